@@ -1,0 +1,36 @@
+"""diamondlab: the DiamondTorre (LRnLA) algorithm for the 3D acoustic wave equation.
+
+``import diamondlab`` is light: it loads NumPy and the geometry and numerics
+layers; Numba is imported when a kernel is first built, and widgets,
+plotting and numba.cuda only when asked for.
+"""
+
+from diamondlab import geometry, numerics
+from diamondlab.geometry import Conoid, DiamondTile, DiamondTorre, StageSchedule, stage_schedule
+from diamondlab.numerics import WaveParameters, courant_limit, gaussian_pulse, stencil_weights
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Conoid",
+    "DiamondTile",
+    "DiamondTorre",
+    "Simulation",
+    "StageSchedule",
+    "WaveParameters",
+    "__version__",
+    "courant_limit",
+    "gaussian_pulse",
+    "geometry",
+    "numerics",
+    "stage_schedule",
+    "stencil_weights",
+]
+
+
+def __getattr__(name):
+    if name == "Simulation":
+        from diamondlab.engine.simulation import Simulation
+
+        return Simulation
+    raise AttributeError(f"module 'diamondlab' has no attribute {name!r}")

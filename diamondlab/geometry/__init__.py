@@ -1,0 +1,20 @@
+"""LRnLA geometry of DiamondTorre: tiles, torres, conoids, stage schedules, locality.
+
+NumPy only; every object is a frozen dataclass that validates its input.
+"""
+
+from diamondlab.geometry.locality import Transfers, asynchrony, count_transfers, locality
+from diamondlab.geometry.schedule import StageSchedule, stage_schedule
+from diamondlab.geometry.tiles import Conoid, DiamondTile, DiamondTorre
+
+__all__ = [
+    "Conoid",
+    "DiamondTile",
+    "DiamondTorre",
+    "StageSchedule",
+    "Transfers",
+    "asynchrony",
+    "count_transfers",
+    "locality",
+    "stage_schedule",
+]
