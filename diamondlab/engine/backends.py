@@ -1,0 +1,76 @@
+"""Backend registry: where the fields live and which kernels advance them.
+
+Contract
+--------
+A backend class is constructed as ``Backend(params, shape, size, nt)`` with
+:class:`~diamondlab.numerics.WaveParameters` ``params``, the grid
+``shape = (nx, ny, nz)``, the tile size ``size`` (DTS) and the torre height
+``nt``; it raises ``ValueError`` naming the parameter for anything it cannot
+run.  It owns the two field arrays (levels ``n - 1`` and ``n``) and offers::
+
+    set_fields(prev, curr)   # host float32 arrays of shape (nx, ny, nz)
+    fields() -> (prev, curr) # host copies, in (x, y, z) order
+    step(nsteps)             # stepwise time stepping
+    sweep(height)            # one DiamondTorre sweep of 1 <= height <= nt steps
+    synchronize()            # wait until queued work is done (timing)
+
+and the class attributes ``name`` and ``available() -> bool``.  The
+simulation object (:mod:`diamondlab.engine.simulation`) keeps the clock.
+
+Backends are registered by name with the module that defines them, so that
+looking one up imports only that backend (``"cuda"`` imports numba.cuda).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["BACKENDS", "available_backends", "get_backend", "register_backend", "resolve_backend"]
+
+#: name -> "module:Class"
+BACKENDS: dict[str, str] = {
+    "cpu": "diamondlab.engine.cpu_backend:CPUBackend",
+    "cuda": "diamondlab.engine.cuda_backend:CUDABackend",
+}
+
+
+def register_backend(name: str, target: str) -> None:
+    """Register a backend class given as ``"package.module:Class"``."""
+    if ":" not in target:
+        raise ValueError(f"target must look like 'package.module:Class'; got {target!r}")
+    BACKENDS[name] = target
+
+
+def get_backend(name: str):
+    """The backend class registered as ``name``."""
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {sorted(BACKENDS) + ['auto']}; got {name!r}")
+    module, cls = BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def available_backends() -> list[str]:
+    """Names of the registered backends that can run on this machine."""
+    out = []
+    for name in BACKENDS:
+        try:
+            if get_backend(name).available():
+                out.append(name)
+        except ImportError:
+            continue
+    return out
+
+
+def resolve_backend(name: str) -> str:
+    """Turn ``"auto"`` into ``"cuda"`` where a GPU is present, else ``"cpu"``; check the rest."""
+    if name == "auto":
+        try:
+            if get_backend("cuda").available():
+                return "cuda"
+        except ImportError:
+            pass
+        return "cpu"
+    cls = get_backend(name)
+    if not cls.available():
+        raise RuntimeError(cls.unavailable_reason())
+    return name
