@@ -8,13 +8,15 @@ A backend class is constructed as ``Backend(params, shape, size, nt)`` with
 ``nt``; it raises ``ValueError`` naming the parameter for anything it cannot
 run.  It owns the two field arrays (levels ``n - 1`` and ``n``) and offers::
 
+    compile()                # build or load the kernels (called before the first timing)
     set_fields(prev, curr)   # host float32 arrays of shape (nx, ny, nz)
     fields() -> (prev, curr) # host copies, in (x, y, z) order
     step(nsteps)             # stepwise time stepping
     sweep(height)            # one DiamondTorre sweep of 1 <= height <= nt steps
     synchronize()            # wait until queued work is done (timing)
 
-and the class attributes ``name`` and ``available() -> bool``.  The
+and the class attributes ``name``, ``available() -> bool``,
+``unavailable_reason() -> str`` and ``default_tiling(order) -> (DTS, Nt)``.  The
 simulation object (:mod:`diamondlab.engine.simulation`) keeps the clock.
 
 Backends are registered by name with the module that defines them, so that
@@ -46,7 +48,12 @@ def get_backend(name: str):
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {sorted(BACKENDS) + ['auto']}; got {name!r}")
     module, cls = BACKENDS[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ImportError as err:
+        raise RuntimeError(
+            f"backend {name!r} cannot be loaded ({err}); install diamondlab[{name}] or use backend='cpu'"
+        ) from err
 
 
 def available_backends() -> list[str]:
@@ -56,7 +63,7 @@ def available_backends() -> list[str]:
         try:
             if get_backend(name).available():
                 out.append(name)
-        except ImportError:
+        except RuntimeError:
             continue
     return out
 
@@ -67,7 +74,7 @@ def resolve_backend(name: str) -> str:
         try:
             if get_backend("cuda").available():
                 return "cuda"
-        except ImportError:
+        except RuntimeError:
             pass
         return "cpu"
     cls = get_backend(name)

@@ -36,6 +36,14 @@ class CPUBackend:
 
     name = "cpu"
 
+    #: (DTS, Nt) per NO measured best on a 2-core machine at 256^3 (see BENCHMARKS.md)
+    TILING = {2: (6, 24), 4: (3, 24), 6: (2, 24), 8: (2, 32)}
+
+    @classmethod
+    def default_tiling(cls, order: int) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order``."""
+        return cls.TILING[order]
+
     @staticmethod
     def available() -> bool:
         return True
@@ -71,6 +79,15 @@ class CPUBackend:
     def schedule(self, height: int) -> StageSchedule:
         tile = DiamondTile(self.params.order, self.size)
         return StageSchedule(DiamondTorre(tile, height), self.shape[0], self.shape[1])
+
+    def compile(self) -> None:
+        """Compile (or load from Numba's cache) both kernels before anything is timed."""
+        h = self.halo
+        dummy = np.zeros((2 * h + 1,) * 3, dtype=np.float32)
+        empty = np.zeros(1, dtype=np.int64)
+        coeffs = self.params.coefficients
+        self.kernels.stepwise_steps(dummy, dummy.copy(), 0, coeffs)
+        self.kernels.diamondtorre_sweep(dummy, dummy.copy(), 0, 1, empty, empty, empty[:1], coeffs)
 
     def step(self, nsteps: int) -> None:
         self.kernels.stepwise_steps(self._curr, self._prev, nsteps, self.params.coefficients)

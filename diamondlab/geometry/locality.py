@@ -95,8 +95,7 @@ def count_transfers(vertices, order: int, domain: tuple[int, int] | None = None)
                 loads.add(src)
         # readers of (x, y, t) are the mirrored offsets
         if any(
-            in_domain(x - dx, y - dy) and (x - dx, y - dy, t - dt) not in inside
-            for dx, dy, dt in offsets
+            in_domain(x - dx, y - dy) and (x - dx, y - dy, t - dt) not in inside for dx, dy, dt in offsets
         ):
             saves += 1
     return Transfers(vertices=len(inside), loads=len(loads), saves=saves)
@@ -166,6 +165,5 @@ def asynchrony(
     if shape == "wavefront":
         return tile * ny / (2 * size * shs) * nx / (2 * nt * shs)
     raise ValueError(
-        "shape must be one of 'stepwise_row', 'diamond_tile', 'torre_row', 'wavefront'; "
-        f"got {shape!r}"
+        f"shape must be one of 'stepwise_row', 'diamond_tile', 'torre_row', 'wavefront'; got {shape!r}"
     )

@@ -1,0 +1,5 @@
+import sys
+
+from diamondlab.cli import main
+
+sys.exit(main())

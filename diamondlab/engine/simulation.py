@@ -1,0 +1,276 @@
+"""The simulation object that the CLI, the widgets and the notebooks drive.
+
+Contract
+--------
+A :class:`Simulation` holds two time levels ``u^{n-1}, u^n`` of a float32
+field on an ``(nx, ny, nz)`` grid with the zero boundary, a backend that
+owns them (``"cpu"``, ``"cuda"`` or ``"auto"``) and an algorithm
+(``"diamondtorre"`` or ``"stepwise"``).  :meth:`Simulation.run` advances
+any number of steps: DiamondTorre runs whole sweeps of ``Nt`` steps and a
+last, shorter sweep for the remainder, so a run always ends with every cell
+at the same time level.  A run that is stopped (``stop()``, a
+``threading.Event``, or Ctrl-C) stops between sweeps: the fields and the
+clock stay consistent, and Ctrl-C is re-raised after the bookkeeping.
+
+Fields come back as NumPy arrays in (x, y, z) order; on the GPU they are
+copied only when asked for.  ``last_run`` reports the throughput (cell
+updates per second) of the most recent run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from diamondlab.engine.backends import get_backend, resolve_backend
+from diamondlab.numerics import WaveParameters, gaussian_pulse
+
+__all__ = ["ALGORITHMS", "RunStats", "Simulation"]
+
+ALGORITHMS = ("diamondtorre", "stepwise")
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What one call of :meth:`Simulation.run` did."""
+
+    steps: int
+    seconds: float
+    cells: int
+    algorithm: str
+    backend: str
+    interrupted: bool = False
+
+    @property
+    def cell_updates(self) -> int:
+        return self.steps * self.cells
+
+    @property
+    def cells_per_second(self) -> float:
+        """Cell updates per second (0 when nothing ran)."""
+        return self.cell_updates / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def gcells_per_second(self) -> float:
+        return self.cells_per_second / 1e9
+
+
+@contextlib.contextmanager
+def _deferred_sigint():
+    """Hold Ctrl-C until the block is done (main thread only), then raise it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
+
+
+class Simulation:
+    """A 3D acoustic wave simulation run by DiamondTorre or stepwise time stepping.
+
+    Parameters
+    ----------
+    shape : (nx, ny, nz)
+        Grid size in cells.
+    order : int
+        Stencil order NO (2, 4, 6, 8).
+    size, nt : int, optional
+        Diamond tile size DTS and torre height Nt; the backend's defaults
+        for ``order`` when omitted.
+    courant, dt : float, optional
+        Courant number ``c dt / h`` or time step (default: half the limit).
+    spacing, velocity : float
+        Grid spacing ``h`` and wave speed ``c``.
+    backend : {"auto", "cpu", "cuda"}
+    algorithm : {"diamondtorre", "stepwise"}
+    initial : "gaussian", "zero", an array, or a pair of arrays
+        ``"gaussian"``: a pulse of ``pulse_width`` cells at the centre,
+        released at rest (both layers exact).  One array: a field at rest
+        (both layers equal).  A pair: ``(u^{n-1}, u^n)``.
+
+    Examples
+    --------
+    >>> sim = Simulation((24, 20, 16), order=2, backend="cpu", size=2, nt=4)
+    >>> stats = sim.run(10)
+    >>> sim.time_step, stats.steps, sim.field.shape
+    (10, 10, (24, 20, 16))
+    """
+
+    def __init__(
+        self,
+        shape=(64, 64, 64),
+        order: int = 2,
+        *,
+        size: int | None = None,
+        nt: int | None = None,
+        courant: float | None = None,
+        dt: float | None = None,
+        spacing: float = 1.0,
+        velocity: float = 1.0,
+        backend: str = "auto",
+        algorithm: str = "diamondtorre",
+        initial="gaussian",
+        pulse_width: float | None = None,
+    ):
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
+        self.params = WaveParameters(order=order, spacing=spacing, velocity=velocity, courant=courant, dt=dt)
+        self.backend_name = resolve_backend(backend)
+        cls = get_backend(self.backend_name)
+        default_size, default_nt = cls.default_tiling(self.params.order)
+        if size is None:
+            # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
+            shs, span = self.params.order // 2, min(int(n) for n in tuple(shape)[:2])
+            size = max(1, min(default_size, span // (2 * shs)))
+        self.size = size
+        self.nt = default_nt if nt is None else nt
+        self.algorithm = algorithm
+        self.backend = cls(self.params, shape, self.size, self.nt)
+        self.shape = self.backend.shape
+        self.pulse_width = pulse_width if pulse_width is not None else max(2.0, min(self.shape) / 12)
+        self._initial = initial
+        self._stop = threading.Event()
+        self._compiled = False
+        self.last_run: RunStats | None = None
+        self.reset(initial)
+
+    # ------------------------------------------------------------ state
+    @property
+    def order(self) -> int:
+        return self.params.order
+
+    @property
+    def cells(self) -> int:
+        nx, ny, nz = self.shape
+        return nx * ny * nz
+
+    @property
+    def time(self) -> float:
+        """Physical time ``n dt`` of the current level."""
+        return self.time_step * self.params.dt
+
+    def _check_array(self, name: str, a) -> np.ndarray:
+        a = np.asarray(a)
+        if a.shape != self.shape:
+            raise ValueError(f"{name} must have shape {self.shape} (nx, ny, nz); got {a.shape}")
+        if not np.issubdtype(a.dtype, np.floating):
+            raise TypeError(f"{name} must be a real floating array (float32 preferred); got {a.dtype}")
+        a = a.astype(np.float32, copy=False)
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} contains NaN or infinite values")
+        return a
+
+    def reset(self, initial=None) -> None:
+        """Set the two initial layers (default: the ones given at construction) and ``n = 0``."""
+        initial = self._initial if initial is None else initial
+        if isinstance(initial, str):
+            if initial == "gaussian":
+                prev = gaussian_pulse(self.shape, width=self.pulse_width)
+                curr = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant)
+            elif initial == "zero":
+                prev = curr = np.zeros(self.shape, dtype=np.float32)
+            else:
+                raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
+        elif isinstance(initial, (tuple, list)) and len(initial) == 2:
+            prev = self._check_array("initial[0] (u^{n-1})", initial[0])
+            curr = self._check_array("initial[1] (u^n)", initial[1])
+        else:
+            prev = curr = self._check_array("initial", initial)
+        self._initial = initial
+        self.backend.set_fields(prev, curr)
+        self.time_step = 0
+
+    @property
+    def fields(self) -> tuple[np.ndarray, np.ndarray]:
+        """Host copies ``(u^{n-1}, u^n)`` in (x, y, z) order."""
+        return self.backend.fields()
+
+    @property
+    def field(self) -> np.ndarray:
+        """Host copy of the current level ``u^n``."""
+        return self.backend.fields()[1]
+
+    # -------------------------------------------------------------- run
+    def stop(self) -> None:
+        """Ask a running :meth:`run` (in another thread) to stop after the current sweep."""
+        self._stop.set()
+
+    def run(
+        self,
+        steps: int,
+        *,
+        progress: bool = False,
+        callback: Callable[[Simulation, RunStats], None] | None = None,
+        stop_event: threading.Event | None = None,
+    ) -> RunStats:
+        """Advance ``steps`` time steps; return (and keep in ``last_run``) the throughput.
+
+        ``callback(sim, stats_so_far)`` is called after every sweep (every
+        ``Nt`` steps for stepwise runs too).  ``progress=True`` shows a tqdm bar.
+        """
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"steps must be an int >= 0; got {steps!r}")
+        self._stop.clear()
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=int(steps), unit="step", desc=f"{self.algorithm} ({self.backend_name})")
+        if not self._compiled:
+            if bar is not None:
+                bar.set_postfix_str("compiling kernels (once per order)")
+            self.backend.compile()
+            self._compiled = True
+        done, elapsed, interrupted = 0, 0.0, False
+        try:
+            while done < steps:
+                if self._stop.is_set() or (stop_event is not None and stop_event.is_set()):
+                    interrupted = True
+                    break
+                height = min(self.nt, steps - done)
+                with _deferred_sigint():
+                    t0 = time.perf_counter()
+                    if self.algorithm == "diamondtorre":
+                        self.backend.sweep(height)
+                    else:
+                        self.backend.step(height)
+                    self.backend.synchronize()
+                    elapsed += time.perf_counter() - t0
+                    done += height
+                    self.time_step += height
+                stats = self._stats(done, elapsed)
+                if bar is not None:
+                    bar.update(height)
+                    bar.set_postfix_str(f"{stats.gcells_per_second:.3g} Gcells/s")
+                if callback is not None:
+                    callback(self, stats)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+            self.last_run = self._stats(done, elapsed, interrupted)
+        return self.last_run
+
+    def _stats(self, done: int, elapsed: float, interrupted: bool = False) -> RunStats:
+        return RunStats(done, elapsed, self.cells, self.algorithm, self.backend_name, interrupted)
+
+    def __repr__(self) -> str:
+        return (
+            f"Simulation(shape={self.shape}, order={self.order}, size={self.size}, nt={self.nt}, "
+            f"courant={self.params.courant:.4g}, backend={self.backend_name!r}, "
+            f"algorithm={self.algorithm!r}, time_step={self.time_step})"
+        )

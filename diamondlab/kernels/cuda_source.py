@@ -1,0 +1,420 @@
+"""Source generator for the Numba-CUDA kernels of one (NO, DTS).
+
+Contract
+--------
+:func:`generate_source` returns the text of a Python module that defines,
+for stencil order ``NO`` and tile size ``DTS`` (``R = ShS * DTS``):
+
+``cell_update(f0, g, c0.., x1m, x1p, y1m, y1p, z1m, z1p, ...)``
+    the per-cell float32 update of :mod:`diamondlab.numerics`, a plain
+    ``device=True`` function that both kernels call, so that DiamondTorre
+    equals stepwise bit for bit (``fastmath`` off).
+``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)``
+    one time step ``B <- 2A - B + lap(A)``: z across the threads of a block
+    (coalesced), y across the block's second dimension, each thread streaming
+    over ``xchunk`` x planes with the x neighbours in a register queue.
+``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
+counter, ticket_base, epoch, coeffs)``
+    one whole sweep of height ``nt`` in ONE launch of one block per torre.
+    Blocks take tickets from ``counter`` in schedule order (stage by stage);
+    a block waits (thread 0 spinning on ``done``) only until the two torres
+    of the previous stage whose rows touch its own (``deps``) are finished,
+    then runs its torre and publishes ``done[t] = epoch``.  A block only ever
+    waits on smaller tickets, which resident blocks hold, so the launch cannot
+    deadlock; there is no barrier between or inside stages.
+
+Inside a torre the threads of the block run along z (``blockDim.x >= nz``,
+one z per thread).  The tile's two time levels live in scalar registers
+(named per tile cell; every index is a compile-time constant, the tile code
+is fully unrolled).  Per tier and per tile row the block loads the ``2 ShS``
+cells that enter the window (the tile's new right strip and the right halo),
+the y-halo rows beyond the tile, writes the tile's level-n values to shared
+memory (double buffered, one ``syncthreads`` per tier) for the z
+derivative, and stores only the cells that leave the torre (those not in the
+tier two steps up), everything on the last two tiers.  Interior torres take
+a path without bounds checks; boundary torres check every cell against the
+domain (outside values are zero).  Loads use ``ld.global.cg`` (L2 only) so
+that values written by other blocks of the same launch are never read from a
+stale L1 line.
+
+With ``simulator=True`` the same code is emitted with plain indexing in place
+of the CUDA-only intrinsics (``ldcg``, ``nanosleep``, unsigned casts), which
+the CUDA simulator lacks.
+"""
+
+from __future__ import annotations
+
+from diamondlab.numerics import validate_order
+
+__all__ = ["generate_source", "tile_rows"]
+
+
+def tile_rows(radius: int) -> list[tuple[int, int]]:
+    """Rows ``(v, w)`` of a tile of radius ``R``: ``v = dy``, cells ``u = 1-w .. w``.
+
+    >>> tile_rows(2)
+    [(-1, 1), (0, 2), (1, 1)]
+    """
+    return [(v, radius - abs(v)) for v in range(1 - radius, radius)]
+
+
+def _enc(n: int) -> str:
+    return f"m{-n}" if n < 0 else f"p{n}"
+
+
+def _f(u: int, v: int) -> str:
+    return f"f_{_enc(u)}_{_enc(v)}"
+
+
+def _g(u: int, v: int) -> str:
+    return f"g_{_enc(u)}_{_enc(v)}"
+
+
+def _h(u: int, v: int) -> str:
+    return f"h_{_enc(u)}_{_enc(v)}"
+
+
+class _Emitter:
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def __call__(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool) -> str:
+    """Device function that runs one torre; ``interior`` drops every bounds check."""
+    shs = order // 2
+    radius = shs * size
+    rows = tile_rows(radius)
+    cells = [(u, v) for v, w in rows for u in range(1 - w, w + 1)]
+    cell_index = {c: i for i, c in enumerate(cells)}
+    width = dict(rows)
+    coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
+
+    def addr(u: int, v: int) -> str:
+        return f"base + ({u}) * sx + ({v}) * nz"
+
+    def load(array: str, u: int, v: int) -> str:
+        idx = addr(u, v)
+        return f"{array}[{idx}]" if sim else f"cuda.ldcg({array}, {idx})"
+
+    def store(array: str, u: int, v: int, value: str) -> str:
+        idx = addr(u, v)
+        if sim:
+            return f"{array}[{idx}] = {value}"
+        return f"{array}[uint64({idx})] = {value}"
+
+    def guard(u: int, v: int) -> str:
+        return f"yin_{_enc(v)} and xin_{_enc(u)}"
+
+    e = _Emitter()
+    e(0, "@cuda.jit(device=True)")
+    e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}):")
+    e(1, "sx = ny * nz")
+    e(1, "bufsize = NCELLS * stride")
+    if not interior:
+        for v, _ in rows:
+            e(1, f"yv = yc + ({v})")
+            e(1, f"yin_{_enc(v)} = yv >= 0 and yv < ny")
+        yhalo_rows = sorted(
+            {
+                v + s * d
+                for v, _ in rows
+                for d in range(1, shs + 1)
+                for s in (-1, 1)
+                if abs(v + s * d) >= radius
+            }
+        )
+        for v in yhalo_rows:
+            e(1, f"yv = yc + ({v})")
+            e(1, f"yin_{_enc(v)} = yv >= 0 and yv < ny")
+    # ---- initial state: level n on the prefix (T_{-1}), level n-1 on T_0
+    e(1, "base = (int64(x0) * ny + yc) * nz + zc")
+    if not interior:
+        e(1, "ax = x0")
+        for u in range(1 - radius - shs, radius + shs + 1):
+            e(1, f"xu = ax + ({u})")
+            e(1, f"xin_{_enc(u)} = xu >= 0 and xu < nx")
+    for v, w in rows:
+        for u in range(1 - w - shs, w - shs + 1):
+            if interior:
+                e(1, f"{_f(u, v)} = {load('F', u, v)}")
+            else:
+                e(1, f"{_f(u, v)} = {load('F', u, v)} if {guard(u, v)} else ZERO")
+        for u in range(1 - w, w + 1):
+            if interior:
+                e(1, f"{_g(u, v)} = {load('G', u, v)}")
+            else:
+                e(1, f"{_g(u, v)} = {load('G', u, v)} if {guard(u, v)} else ZERO")
+    # ---- tier loop
+    e(1, "k = 0")
+    e(1, "while k < nt:")
+    e(2, "if k % 2 == 0:")
+    e(3, "A = F")
+    e(3, "B = G")
+    e(2, "else:")
+    e(3, "A = G")
+    e(3, "B = F")
+    e(2, f"ax = x0 + {shs} * k")
+    e(2, "base = (int64(ax) * ny + yc) * nz + zc")
+    e(2, "sbuf = (k % 2) * bufsize + SHS + tz")
+    if not interior:
+        for u in range(1 - radius - shs, radius + shs + 1):
+            e(2, f"xu = ax + ({u})")
+            e(2, f"xin_{_enc(u)} = xu >= 0 and xu < nx")
+    # entering cells: the suffix u in [w - ShS + 1, w + ShS] of every row, level n from A
+    for v, w in rows:
+        for u in range(w - shs + 1, w + shs + 1):
+            if interior:
+                e(2, f"{_f(u, v)} = {load('A', u, v)}")
+            else:
+                e(2, f"{_f(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
+    # y halo: neighbours (u, v +- d) beyond the tile rows
+    yhalo = sorted(
+        {
+            (u, v + s * d)
+            for (u, v) in cells
+            for d in range(1, shs + 1)
+            for s in (-1, 1)
+            if abs(v + s * d) >= radius
+        }
+    )
+    for u, v in yhalo:
+        if interior:
+            e(2, f"{_h(u, v)} = {load('A', u, v)}")
+        else:
+            e(2, f"{_h(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
+    # level n of the tile to shared memory for the z derivative
+    for (u, v), c in cell_index.items():
+        e(2, f"sh[sbuf + {c} * stride] = {_f(u, v)} if active else ZERO")
+    e(2, "cuda.syncthreads()")
+
+    def ynb(u: int, v: int) -> str:
+        return _f(u, v) if abs(v) < radius else _h(u, v)
+
+    for (u, v), c in cell_index.items():
+        args = [_f(u, v), _g(u, v), coeff_args]
+        for d in range(1, shs + 1):
+            args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
+            args += [f"sh[sbuf + {c} * stride - {d}]", f"sh[sbuf + {c} * stride + {d}]"]
+        call = f"cell_update({', '.join(args)})"
+        if interior:
+            e(2, f"{_g(u, v)} = {call}")
+        else:
+            e(2, f"if {guard(u, v)}:")
+            e(3, f"{_g(u, v)} = {call}")
+    # stores: leaving cells every tier, the rest on the last two tiers
+    e(2, "if active:")
+    rest = []
+    for v, w in rows:
+        for u in range(1 - w, w + 1):
+            target = rest if u >= 1 - w + 2 * shs else None
+            if target is not None:
+                target.append((u, v))
+                continue
+            if interior:
+                e(3, store("B", u, v, _g(u, v)))
+            else:
+                e(3, f"if {guard(u, v)}:")
+                e(4, store("B", u, v, _g(u, v)))
+    if rest:
+        e(3, "if k >= nt - 2:")
+        for u, v in rest:
+            if interior:
+                e(4, store("B", u, v, _g(u, v)))
+            else:
+                e(4, f"if {guard(u, v)}:")
+                e(5, store("B", u, v, _g(u, v)))
+    # shift the window by ShS: level n+1 on T_k becomes the prefix, level n on T_{k+1} the g's
+    for v, w in rows:
+        for u in range(1 - w, w + 1):
+            e(2, f"t_{_enc(u)}_{_enc(v)} = {_f(u + shs, v)}")
+    for v, w in rows:
+        for u in range(1 - w - shs, w - shs + 1):
+            e(2, f"{_f(u, v)} = {_g(u + shs, v)}")
+    for v, w in rows:
+        for u in range(1 - w, w + 1):
+            e(2, f"{_g(u, v)} = t_{_enc(u)}_{_enc(v)}")
+    e(2, "k += 1")
+    del width
+    return e.text()
+
+
+_HEADER = '''\
+"""Generated by diamondlab.kernels.cuda_source for NO={order}, DTS={size}{simnote}. Do not edit."""
+import numpy as np
+from numba import cuda, float32, int64, uint64
+
+SHS = {shs}
+RADIUS = {radius}
+NCELLS = {ncells}
+ZERO = np.float32(0.0)
+
+
+@cuda.jit(device=True)
+def cell_update(f0, g, {coeff_args}, {nb_args}):
+    """Level n+1 of one cell from level n (f0 and its neighbours) and level n-1 (g)."""
+    lap = c0 * f0
+{lap_lines}
+    return ((f0 + f0) - g) + lap
+'''
+
+
+def _stepwise_kernel(order: int, jit_opts: str, sim: bool) -> str:
+    shs = order // 2
+    coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
+    e = _Emitter()
+
+    def at(array: str, idx: str) -> str:
+        return f"{array}[{idx}]" if sim else f"{array}[uint64({idx})]"
+
+    e(0, f"@cuda.jit({jit_opts})")
+    e(0, "def stepwise_step(A, B, nx, ny, nz, xchunk, coeffs):")
+    e(1, '"""One step B <- level n+1; z across threads, streaming over x with a register queue."""')
+    e(1, "z = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x")
+    e(1, "y = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y")
+    e(1, "if z >= nz or y >= ny:")
+    e(2, "return")
+    for i in range(shs + 1):
+        e(1, f"c{i} = coeffs[{i}]")
+    e(1, "xs = cuda.blockIdx.z * xchunk")
+    e(1, "xe = min(xs + xchunk, nx)")
+    e(1, "sx = int64(ny) * nz")
+    e(1, "col = int64(y) * nz + z")
+    for d in range(1, shs + 1):
+        e(1, f"ym{d}ok = y >= {d}")
+        e(1, f"yp{d}ok = y + {d} < ny")
+        e(1, f"zm{d}ok = z >= {d}")
+        e(1, f"zp{d}ok = z + {d} < nz")
+    for d in range(-shs, shs + 1):
+        e(1, f"xq = xs + ({d})")
+        e(1, f"q{_enc(d)} = {at('A', 'xq * sx + col')} if xq >= 0 and xq < nx else ZERO")
+    e(1, "for x in range(xs, xe):")
+    e(2, "i = x * sx + col")
+    args = [f"q{_enc(0)}", "gv", coeff_args]
+    for d in range(1, shs + 1):
+        e(2, f"ym{d} = {at('A', f'i - {d} * nz')} if ym{d}ok else ZERO")
+        e(2, f"yp{d} = {at('A', f'i + {d} * nz')} if yp{d}ok else ZERO")
+        e(2, f"zm{d} = {at('A', f'i - {d}')} if zm{d}ok else ZERO")
+        e(2, f"zp{d} = {at('A', f'i + {d}')} if zp{d}ok else ZERO")
+        args += [f"q{_enc(-d)}", f"q{_enc(d)}", f"ym{d}", f"yp{d}", f"zm{d}", f"zp{d}"]
+    e(2, f"gv = {at('B', 'i')}")
+    e(2, f"{at('B', 'i')} = cell_update({', '.join(args)})")
+    for d in range(-shs, shs):
+        e(2, f"q{_enc(d)} = q{_enc(d + 1)}")
+    e(2, f"xq = x + {shs + 1}")
+    e(2, f"q{_enc(shs)} = {at('A', 'xq * sx + col')} if xq < nx else ZERO")
+    return e.text()
+
+
+def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool) -> str:
+    shs = order // 2
+    radius = shs * size
+    coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
+    e = _Emitter()
+    e(0, f"@cuda.jit({jit_opts})")
+    e(0, "def diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,")
+    e(0, "                       ticket_base, epoch, coeffs):")
+    e(1, '"""One DiamondTorre sweep of height nt: one block per torre, one launch per sweep."""')
+    e(1, "sh = cuda.shared.array(0, dtype=float32)")
+    e(1, "slot = cuda.shared.array(1, dtype=int64)")
+    e(1, "tz = cuda.threadIdx.x")
+    e(1, "nzb = cuda.blockDim.x")
+    e(1, "stride = nzb + 2 * SHS")
+    e(1, "if tz == 0:")
+    e(2, "t = cuda.atomic.add(counter, 0, 1) - ticket_base")
+    e(2, "slot[0] = t")
+    for j in range(2):
+        e(2, f"d = deps[t, {j}]")
+        e(2, "if d >= 0:")
+        e(3, "while cuda.atomic.max(done, d, 0) < epoch:")
+        e(4, "pass" if sim else "cuda.nanosleep(64)")
+    e(2, "cuda.threadfence()")
+    e(1, "if tz < SHS:")
+    e(2, "for c in range(2 * NCELLS):")
+    e(3, "sh[c * stride + tz] = ZERO")
+    e(3, "sh[c * stride + nzb + SHS + tz] = ZERO")
+    e(1, "cuda.syncthreads()")
+    e(1, "t = slot[0]")
+    e(1, "x0 = torre_x0[t]")
+    e(1, "yc = torre_yc[t]")
+    e(1, "active = tz < nz")
+    e(1, "zc = min(tz, nz - 1)")
+    for i in range(shs + 1):
+        e(1, f"c{i} = coeffs[{i}]")
+    lo_x = 1 - radius - shs
+    hi_y = radius + shs - 1
+    e(1, f"interior = (x0 + ({lo_x}) >= 0 and x0 + {shs} * (nt - 1) + {radius + shs} < nx")
+    e(1, f"            and yc >= {hi_y} and yc + {hi_y} < ny)")
+    call = f"(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args})"
+    e(1, "if interior:")
+    e(2, f"torre_interior{call}")
+    e(1, "else:")
+    e(2, f"torre_boundary{call}")
+    e(1, "cuda.syncthreads()")
+    e(1, "if tz == 0:")
+    e(2, "cuda.threadfence()")
+    e(2, "cuda.atomic.max(done, t, epoch)")
+    return e.text()
+
+
+def generate_source(order: int, size: int, max_registers: int | None = None, simulator: bool = False) -> str:
+    """Python source of the kernel module for ``(NO, DTS)``.
+
+    Parameters
+    ----------
+    order, size : int
+        Stencil order NO and tile size DTS.
+    max_registers : int, optional
+        Register cap of the sweep kernel (ignored with ``simulator=True``).
+    simulator : bool
+        Emit code the CUDA simulator can run (no ``ldcg``/``nanosleep``).
+
+    Examples
+    --------
+    >>> src = generate_source(2, 1, simulator=True)
+    >>> "def diamondtorre_sweep" in src and "def stepwise_step" in src
+    True
+    """
+    shs = validate_order(order) // 2
+    radius = shs * size
+    nb_args = ", ".join(f"x{d}m, x{d}p, y{d}m, y{d}p, z{d}m, z{d}p" for d in range(1, shs + 1))
+    coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
+    lap = "\n".join(
+        f"    lap = lap + c{d} * (((x{d}m + x{d}p) + (y{d}m + y{d}p)) + (z{d}m + z{d}p))"
+        for d in range(1, shs + 1)
+    )
+    parts = [
+        _HEADER.format(
+            order=order,
+            size=size,
+            shs=shs,
+            radius=radius,
+            ncells=2 * radius**2,
+            coeff_args=coeff_args,
+            nb_args=nb_args,
+            lap_lines=lap,
+            simnote=" (simulator)" if simulator else "",
+        ),
+        _torre_function("torre_interior", order, size, True, simulator),
+        "",
+        _torre_function("torre_boundary", order, size, False, simulator),
+        "",
+    ]
+    opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
+    sweep_opts = opts
+    if max_registers and not simulator:
+        sweep_opts += f", max_registers={int(max_registers)}"
+    parts += [
+        "",
+        _stepwise_kernel(order, opts, simulator),
+        "",
+        "",
+        _sweep_kernel(order, size, sweep_opts, simulator),
+        "",
+    ]
+    return "\n".join(parts)
