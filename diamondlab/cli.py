@@ -161,8 +161,8 @@ def _bench(args) -> int:
     print(f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'stepwise':>9} {'ratio':>6} {'equal':>6}")
     for r in rows:
         print(
-            f"{r['order']:>3} {r['dts']:>4} {r['nt']:>4} {r['diamondtorre']:>13.3f} "
-            f"{r['stepwise']:>9.3f} {r['ratio']:>6.2f} {str(r['bit_equal']):>6}"
+            f"{r['order']:>3} {r['dts']:>4} {r['nt']:>4} {r['diamondtorre']:>13.4g} "
+            f"{r['stepwise']:>9.4g} {r['ratio']:>6.2f} {str(r['bit_equal']):>6}"
         )
     print("(G cell updates per second)")
     return 0

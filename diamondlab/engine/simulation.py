@@ -97,7 +97,8 @@ class Simulation:
     algorithm : {"diamondtorre", "stepwise"}
     initial : "gaussian", "zero", an array, or a pair of arrays
         ``"gaussian"``: a pulse of ``pulse_width`` cells at the centre,
-        released at rest (both layers exact).  One array: a field at rest
+        released at rest at ``t = 0`` (``u^0`` the pulse, ``u^{-1}`` the exact
+        solution at ``-dt``).  One array: a field at rest
         (both layers equal).  A pair: ``(u^{n-1}, u^n)``.
 
     Examples
@@ -177,8 +178,9 @@ class Simulation:
         initial = self._initial if initial is None else initial
         if isinstance(initial, str):
             if initial == "gaussian":
-                prev = gaussian_pulse(self.shape, width=self.pulse_width)
-                curr = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant)
+                # released at rest: the solution is even in time, so u^{-1} = u(+dt)
+                curr = gaussian_pulse(self.shape, width=self.pulse_width)
+                prev = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant)
             elif initial == "zero":
                 prev = curr = np.zeros(self.shape, dtype=np.float32)
             else:

@@ -175,7 +175,8 @@ class DiamondTorre:
 
     def top_conoid(self) -> Conoid:
         """Dependence conoid of the top tile (anchored ``(Nt-1) ShS`` further in x)."""
-        return Conoid(self.tile, "dependence", self.nt - 1, x0=self.tile.shs * (self.nt - 1))
+        top = self.nt - 1
+        return Conoid(self.tile, "dependence", top, x0=self.tile.shs * top, t0=top)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,126 @@
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+from diamondlab.engine.backends import available_backends, resolve_backend
+from diamondlab.engine.simulation import Simulation, _deferred_sigint
+from diamondlab.numerics import courant_limit
+
+SHAPE = (23, 19, 10)
+
+
+def _sim(**kw):
+    kw.setdefault("backend", "cpu")
+    return Simulation(SHAPE, kw.pop("order", 4), **kw)
+
+
+@pytest.mark.parametrize("order", [2, 4, 6, 8])
+@pytest.mark.parametrize("steps", [1, 7, 13])
+def test_diamondtorre_equals_stepwise_for_any_step_count(order, steps):
+    dt = Simulation(SHAPE, order, backend="cpu", size=1, nt=5)
+    sw = Simulation(SHAPE, order, backend="cpu", size=1, nt=5, algorithm="stepwise")
+    dt.run(steps)
+    sw.run(steps)
+    assert dt.time_step == sw.time_step == steps
+    for a, b in zip(dt.fields, sw.fields, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_runs_accumulate_and_report_throughput():
+    sim = _sim(size=2, nt=4)
+    first = sim.run(6)
+    sim.run(5)
+    one_go = _sim(size=2, nt=4)
+    one_go.run(11)
+    assert sim.time_step == 11
+    assert np.array_equal(sim.field, one_go.field)
+    assert first.steps == 6 and first.cells == np.prod(SHAPE)
+    assert sim.last_run.cells_per_second > 0
+    assert sim.time == pytest.approx(11 * sim.params.dt)
+
+
+def test_stop_event_stops_between_sweeps_at_a_consistent_level():
+    sim = _sim(size=1, nt=3)
+
+    def stop_after_two_sweeps(s, stats):
+        if stats.steps >= 6:
+            s.stop()
+
+    stats = sim.run(30, callback=stop_after_two_sweeps)
+    assert stats.interrupted and stats.steps == 6 == sim.time_step
+    ref = _sim(size=1, nt=3, algorithm="stepwise")
+    ref.run(6)
+    assert np.array_equal(sim.field, ref.field)
+    event = threading.Event()
+    event.set()
+    assert sim.run(10, stop_event=event).steps == 0
+
+
+def test_ctrl_c_is_held_until_the_sweep_is_booked():
+    reached = []
+    with pytest.raises(KeyboardInterrupt), _deferred_sigint():
+        os.kill(os.getpid(), signal.SIGINT)
+        reached.append("after the signal")
+    assert reached == ["after the signal"]
+
+
+def test_initial_conditions():
+    a = np.random.default_rng(1).standard_normal(SHAPE).astype(np.float32)
+    sim = _sim(initial=(a, 2 * a))
+    prev, curr = sim.fields
+    assert np.array_equal(prev, a) and np.array_equal(curr, 2 * a)
+    sim.run(3)
+    sim.reset()
+    assert sim.time_step == 0 and np.array_equal(sim.field, 2 * a)
+    rest = _sim(initial=a.astype(np.float64))
+    assert np.array_equal(rest.fields[0], rest.fields[1])
+    zero = _sim(initial="zero")
+    zero.run(4)
+    assert not zero.field.any()
+    gauss = _sim()
+    peak = np.unravel_index(np.argmax(gauss.field), SHAPE)
+    assert gauss.field.max() > 0.9 and peak[:2] == (11, 9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"order": 5}, ValueError, r"order \(NO\) must be one of"),
+        ({"size": 0}, ValueError, r"size \(DTS\) must be an int >= 1"),
+        ({"size": 5}, ValueError, "grid too small for one tile: ny=19"),
+        ({"nt": 0}, ValueError, r"nt \(Nt, torre height\)"),
+        ({"courant": 0.6}, ValueError, "above the stability limit 0.5"),
+        ({"algorithm": "wavefront"}, ValueError, "algorithm must be one of"),
+        ({"backend": "tpu"}, ValueError, r"backend must be one of \['cpu', 'cuda', 'auto'\]"),
+        ({"initial": np.zeros((3, 3, 3))}, ValueError, r"initial must have shape \(23, 19, 10\)"),
+        ({"initial": np.zeros(SHAPE, dtype=int)}, TypeError, "real floating array"),
+        ({"initial": "noise"}, ValueError, "initial must be 'gaussian'"),
+    ],
+)
+def test_bad_input_names_the_parameter(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        _sim(**kwargs)
+
+
+def test_nan_initial_is_rejected_and_steps_must_be_non_negative():
+    bad = np.zeros(SHAPE, dtype=np.float32)
+    bad[1, 1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _sim(initial=bad)
+    with pytest.raises(ValueError, match="steps must be an int >= 0"):
+        _sim().run(-1)
+
+
+def test_courant_at_the_limit_is_accepted():
+    assert _sim(order=2, courant=courant_limit(2)).params.courant == pytest.approx(0.57735, 1e-4)
+
+
+def test_auto_backend_is_cpu_without_a_gpu():
+    if "cuda" in available_backends():
+        pytest.skip("a GPU is present")
+    assert resolve_backend("auto") == "cpu"
+    with pytest.raises(RuntimeError, match="cuda"):
+        _sim(backend="cuda")

@@ -1,0 +1,71 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from diamondlab.geometry import stage_schedule
+
+CASES = [
+    (order, size, nt) for order, size, nt in itertools.product([2, 4, 6, 8], [1, 2, 3, 4], [1, 2, 3, 5, 8])
+]
+
+
+def _domains(order, size):
+    r = order // 2 * size
+    return [(2 * r + 3, 2 * r + 5), (3 * r + 1, 2 * r)]
+
+
+@pytest.mark.parametrize(("order", "size", "nt"), CASES)
+def test_every_vertex_exactly_once_and_in_place_replay_is_correct(order, size, nt):
+    for nx, ny in _domains(order, size):
+        s = stage_schedule(order, size, nt, nx, ny)
+        v = s.vertices()
+        assert len(v) == nx * ny * nt
+        assert len(np.unique(v, axis=0)) == len(v)
+        assert v[:, 0].min() == 0 and v[:, 0].max() == nx - 1
+        assert v[:, 1].min() == 0 and v[:, 1].max() == ny - 1
+        assert s.replay_in_place() == []
+
+
+def test_replay_detects_a_wrong_order():
+    s = stage_schedule(2, 2, 4, 12, 12)
+    # run the stages left to right instead: reads must find the wrong levels
+    reversed_schedule = stage_schedule(2, 2, 4, 12, 12)
+    start = s.stage_start
+    order = np.concatenate([np.arange(start[i], start[i + 1]) for i in reversed(range(s.nstages))])
+    object.__setattr__(reversed_schedule, "torre_x0", s.torre_x0[order])
+    object.__setattr__(reversed_schedule, "torre_yc", s.torre_yc[order])
+    sizes = np.diff(start)[::-1]
+    object.__setattr__(reversed_schedule, "stage_start", np.concatenate([[0], np.cumsum(sizes)]))
+    assert reversed_schedule.replay_in_place() != []
+
+
+def test_stages_run_right_to_left_and_torres_of_a_stage_share_x():
+    s = stage_schedule(4, 2, 6, 30, 21)
+    r = s.tile.radius
+    assert (np.diff(s.stage_m) == -1).all()
+    for i in range(s.nstages):
+        t = s.stage_torres(i)
+        assert (s.torre_x0[t] == r * s.stage_m[i]).all()
+        assert (np.diff(s.torre_yc[t]) == 2 * r).all()
+
+
+def test_boundary_torres_are_the_clipped_ones():
+    s = stage_schedule(2, 2, 4, 40, 40)
+    cells = s.tier_cells()
+    interior = ~s.boundary
+    assert interior.any() and s.boundary.any()
+    assert (cells[interior] == s.tile.ncells).all()
+
+
+def test_time_levels_mid_sweep():
+    s = stage_schedule(2, 2, 8, 24, 16)
+    levels = s.time_levels(s.nstages // 2)
+    assert levels.min() == 0 and levels.max() == 8
+    assert levels[12:].mean() > levels[:12].mean()  # the right part of the domain is ahead
+    assert (s.time_levels(s.nstages) == 8).all()
+
+
+def test_grid_too_small_for_one_tile():
+    with pytest.raises(ValueError, match=r"grid too small for one tile: ny=7 .* use ny >= 8"):
+        stage_schedule(4, 2, 4, 20, 7)

@@ -1,0 +1,35 @@
+import numpy as np
+
+from diamondlab.cli import main
+from diamondlab.engine.io import load_run
+
+
+def test_run_saves_and_continues(tmp_path, capsys):
+    out = tmp_path / "run.npz"
+    argv = ["run", "--shape", "20x18x8", "--order", "4", "--steps", "7", "--backend", "cpu"]
+    assert main([*argv, "--dts", "2", "--nt", "3", "--save", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "7 steps of 20x18x8" in text and "G cell updates/s" in text
+    rec = load_run(out)
+    assert rec["steps"] == 7 and rec["final_curr"].shape == (20, 18, 8)
+    again = tmp_path / "again.npz"
+    assert main([*argv, "--initial", str(out), "--save", str(again), "--no-progress"]) == 0
+    rec2 = load_run(again)
+    assert np.array_equal(rec2["initial_curr"], rec["final_curr"])
+
+
+def test_bad_input_is_a_clear_error(capsys):
+    assert main(["run", "--order", "3", "--shape", "16", "--no-progress"]) == 2
+    assert "order (NO) must be one of (2, 4, 6, 8)" in capsys.readouterr().err
+    assert main(["run", "--courant", "0.9", "--shape", "16", "--no-progress"]) == 2
+    assert "stability limit" in capsys.readouterr().err
+
+
+def test_bench_prints_a_table(capsys):
+    argv = ["bench", "--shape", "24x20x8", "--orders", "2", "4", "--backend", "cpu"]
+    assert main([*argv, "--repeats", "1", "--nt", "4"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["NO", "DTS", "Nt", "DiamondTorre", "stepwise", "ratio", "equal"]
+    rows = [line.split() for line in lines[2:4]]
+    assert [r[0] for r in rows] == ["2", "4"]
+    assert all(float(r[3]) > 0 and float(r[4]) > 0 and r[6] == "True" for r in rows)
