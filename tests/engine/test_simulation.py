@@ -61,10 +61,15 @@ def test_stop_event_stops_between_sweeps_at_a_consistent_level():
 
 def test_ctrl_c_is_held_until_the_sweep_is_booked():
     reached = []
-    with pytest.raises(KeyboardInterrupt), _deferred_sigint():
-        os.kill(os.getpid(), signal.SIGINT)
-        reached.append("after the signal")
-    assert reached == ["after the signal"]
+
+    def sweep_and_book():
+        with _deferred_sigint():
+            os.kill(os.getpid(), signal.SIGINT)
+            reached.append("booked after the signal")
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep_and_book()
+    assert reached == ["booked after the signal"]
 
 
 def test_initial_conditions():
