@@ -92,7 +92,6 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
     rows = tile_rows(radius)
     cells = [(u, v) for v, w in rows for u in range(1 - w, w + 1)]
     cell_index = {c: i for i, c in enumerate(cells)}
-    width = dict(rows)
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
 
     def addr(u: int, v: int) -> str:
@@ -240,7 +239,6 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
         for u in range(1 - w, w + 1):
             e(2, f"{_g(u, v)} = t_{_enc(u)}_{_enc(v)}")
     e(2, "k += 1")
-    del width
     return e.text()
 
 

@@ -1,0 +1,233 @@
+"""Roofline performance model of stepwise and DiamondTorre runs, and a CUDA benchmark.
+
+Contract
+--------
+A run is memory bound or compute bound.  Per cell update a stepwise kernel
+moves at least 12 bytes (read ``F``, read ``G``, write ``G``); a DiamondTorre
+row moves about ``4 / locality`` bytes, with the locality parameter of a row
+of torres (paper 000, section 5; :func:`diamondlab.geometry.locality.locality`
+with ``"torre_row"``).  Per update the scheme does ``4 + 7 ShS`` float32
+operations (an FMA counted as two).  The predicted rate is::
+
+    min(bandwidth / bytes_per_update, fp32_rate / flops_per_update)
+
+in cell updates per second.  :func:`predict` returns it with its parts;
+:func:`fraction_of_model` reports a measured rate against it.  The device
+numbers come from :class:`DeviceNumbers` (H100 defaults, measured on this
+project's card: 3.0 TB/s device-to-device copy, counting bytes read plus
+written) or from :func:`measure_copy_bandwidth` on the current CUDA device.
+
+``python -m diamondlab.engine.perfmodel`` runs the CUDA benchmark
+(:func:`benchmark`): per NO, the stepwise and the DiamondTorre rates (medians
+of several timed runs, CUDA events), their ratio, the model, the copy
+bandwidth measured in the same run and the sweep kernel's registers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+from diamondlab.geometry.locality import locality
+from diamondlab.numerics import validate_order
+
+__all__ = [
+    "H100",
+    "DeviceNumbers",
+    "Prediction",
+    "benchmark",
+    "flops_per_update",
+    "fraction_of_model",
+    "measure_copy_bandwidth",
+    "predict",
+]
+
+
+@dataclass(frozen=True)
+class DeviceNumbers:
+    """Measured ceilings of a device: copy bandwidth (bytes/s, read + write) and FP32 flop/s."""
+
+    name: str
+    bandwidth: float
+    fp32_rate: float
+
+
+#: NVIDIA H100 80GB HBM3: 3.0 TB/s copy (NOTES, measured), 67 TFLOP/s FP32 (FMA = 2 flops).
+H100 = DeviceNumbers("NVIDIA H100 80GB HBM3", 3.0e12, 67e12)
+
+
+def flops_per_update(order: int) -> int:
+    """Float32 operations of one cell update, an FMA counted as two.
+
+    >>> flops_per_update(2), flops_per_update(8)
+    (11, 32)
+    """
+    shs = validate_order(order) // 2
+    return 4 + 7 * shs
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Roofline prediction in cell updates per second, with its memory and compute parts."""
+
+    bytes_per_update: float
+    memory_bound: float
+    compute_bound: float
+
+    @property
+    def rate(self) -> float:
+        return min(self.memory_bound, self.compute_bound)
+
+    @property
+    def bound(self) -> str:
+        return "memory" if self.memory_bound <= self.compute_bound else "compute"
+
+
+def predict(algorithm: str, order: int, size: int = 1, nt: int = 1,
+            device: DeviceNumbers = H100) -> Prediction:
+    """Predicted rate of ``"stepwise"`` or ``"diamondtorre"`` on ``device``.
+
+    >>> round(predict("stepwise", 2).rate / 1e9)  # 3.0 TB/s / 12 B
+    250
+    >>> p = predict("diamondtorre", 2, size=4, nt=32)
+    >>> round(p.bytes_per_update, 2), p.bound
+    (4.14, 'memory')
+    """
+    if algorithm == "stepwise":
+        nbytes = 12.0
+    elif algorithm == "diamondtorre":
+        nbytes = 4.0 / locality("torre_row", order=order, size=size, nt=nt)
+    else:
+        raise ValueError(f"algorithm must be 'stepwise' or 'diamondtorre'; got {algorithm!r}")
+    return Prediction(nbytes, device.bandwidth / nbytes, device.fp32_rate / flops_per_update(order))
+
+
+def fraction_of_model(measured_rate: float, algorithm: str, order: int, size: int = 1,
+                      nt: int = 1, device: DeviceNumbers = H100) -> float:
+    """``measured_rate`` (cell updates/s) as a fraction of :func:`predict`'s rate.
+
+    >>> round(fraction_of_model(200e9, "stepwise", 2), 2)
+    0.8
+    """
+    return measured_rate / predict(algorithm, order, size, nt, device).rate
+
+
+def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10) -> float:
+    """Device-to-device copy bandwidth of the current CUDA device (bytes read + written per s)."""
+    import numpy as np
+    from numba import cuda
+
+    n = nbytes // 4
+    src = cuda.device_array(n, dtype=np.float32)
+    dst = cuda.device_array(n, dtype=np.float32)
+    dst.copy_to_device(src)
+    times = []
+    for _ in range(repeats):
+        start, stop = cuda.event(), cuda.event()
+        start.record()
+        dst.copy_to_device(src)
+        stop.record()
+        stop.synchronize()
+        times.append(cuda.event_elapsed_time(start, stop) / 1e3)
+    del src, dst
+    return 2 * n * 4 / statistics.median(times)
+
+
+def _time_runs(run, sync, repeats: int) -> list[float]:
+    from numba import cuda
+
+    run()  # warm-up: compilation, module load
+    sync()
+    times = []
+    for _ in range(repeats):
+        start, stop = cuda.event(), cuda.event()
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(cuda.event_elapsed_time(start, stop) / 1e3)
+    return times
+
+
+def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), steps: int = 64,
+              repeats: int = 5, sizes: dict | None = None, log=print) -> list[dict]:
+    """Measure stepwise and DiamondTorre rates on the current CUDA device; one dict per run."""
+    import numpy as np
+
+    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.kernels.cuda import SUPPORTED_SIZES
+    from diamondlab.numerics import WaveParameters
+
+    bandwidth = measure_copy_bandwidth()
+    device = DeviceNumbers(H100.name, bandwidth, H100.fp32_rate)
+    log(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s; shape {shape}; "
+        f"{2 * 4 * int(np.prod(shape)) / 2**30:.2f} GiB in two fields")
+    cells = float(np.prod(shape))
+    rng = np.random.default_rng(1)
+    init = rng.standard_normal(shape, dtype=np.float32)
+    results = []
+    for order in orders:
+        params = WaveParameters(order=order)
+        backend = None
+        for size in (sizes or SUPPORTED_SIZES)[order]:
+            for nt in nts:
+                t0 = time.perf_counter()
+                backend = None
+                backend = CUDABackend(params, shape, size, nt)
+                backend.set_fields(init, init)
+                nsweeps = max(1, steps // nt)
+
+                def run_dt(b=backend, nt=nt, nsweeps=nsweeps):
+                    for _ in range(nsweeps):
+                        b.sweep(nt)
+
+                times = _time_runs(run_dt, backend.synchronize, repeats)
+                rate = cells * nt * nsweeps / statistics.median(times)
+                res = backend.resources() or {}
+                model = predict("diamondtorre", order, size, nt, device)
+                row = {"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
+                       "rate": rate, "times": times, "model": model.rate,
+                       "fraction": rate / model.rate, "setup_s": time.perf_counter() - t0, **res}
+                results.append(row)
+                log(f"NO={order} DTS={size} Nt={nt}: DT {rate / 1e9:7.1f} G/s "
+                    f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}) regs "
+                    f"{res.get('registers')} local {res.get('local_bytes')}")
+        nsteps = min(steps, 32)
+
+        def run_sw(b=backend, nsteps=nsteps):
+            b.step(nsteps)
+
+        times = _time_runs(run_sw, backend.synchronize, repeats)
+        rate = cells * nsteps / statistics.median(times)
+        model = predict("stepwise", order, device=device)
+        results.append({"algorithm": "stepwise", "order": order, "rate": rate, "times": times,
+                        "model": model.rate, "fraction": rate / model.rate})
+        log(f"NO={order} stepwise {rate / 1e9:7.1f} G/s (ceiling {model.rate / 1e9:.0f})")
+        del backend
+    for row in results:
+        row["bandwidth"] = bandwidth
+    return results
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="CUDA stepwise vs DiamondTorre benchmark")
+    parser.add_argument("--shape", type=int, nargs=3, default=(512, 2048, 256))
+    parser.add_argument("--orders", type=int, nargs="+", default=(2, 4, 6, 8))
+    parser.add_argument("--nts", type=int, nargs="+", default=(8, 16, 32))
+    parser.add_argument("--steps", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    results = benchmark(tuple(args.shape), tuple(args.orders), tuple(args.nts), args.steps,
+                        args.repeats, log=lambda s: print(s, flush=True))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"shape": args.shape, "results": results, "defaults": asdict(H100)}, fh,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()

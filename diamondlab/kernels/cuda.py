@@ -1,0 +1,255 @@
+"""Numba-CUDA kernels: a stepwise kernel and a one-launch DiamondTorre sweep per (NO, DTS).
+
+Contract
+--------
+Kernels take plain arrays and ints.  A field is a flat C-ordered float32
+device array of ``nx * ny * nz`` cells, cell ``(x, y, z)`` at
+``(x * ny + y) * nz + z``, with no halo: values outside the domain are zero
+(the kernels check).  ``F`` holds level ``n`` and ``G`` level ``n - 1``; a
+step overwrites ``G`` (the caller swaps the roles); a sweep of height ``nt``
+runs tier ``k`` from ``F`` into ``G`` when ``k`` is even and the other way
+round when odd, exactly like :mod:`diamondlab.kernels.cpu`.
+
+:func:`cuda_kernels` generates the module for one ``(NO, DTS)`` (source in
+:mod:`diamondlab.kernels.cuda_source`), writes it to the user cache folder
+and imports it; its kernels are compiled on first launch with Numba's disk
+cache (``cache=True``), so a second process reuses them.  The pairs built are
+:data:`SUPPORTED_SIZES` (the DTS values whose two register-resident tile
+levels fit the register file); :func:`check_pair` raises ``ValueError`` for
+the rest.  A DiamondTorre block holds one whole z column, one z per thread:
+``nz <= MAX_NZ`` (:func:`check_nz`).
+
+The launch helpers (:func:`launch_stepwise`, :func:`launch_sweep`) compile
+once per argument types, raise the block's dynamic shared-memory limit where
+the double-buffered z exchange needs more than 48 KiB, and launch through the
+compiled kernel object (no per-launch typing).  numba.cuda is imported only
+when a kernel module is built or launched.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from diamondlab.kernels.cpu import cache_dir
+from diamondlab.kernels.cuda_source import generate_source
+from diamondlab.numerics import validate_order
+
+__all__ = [
+    "MAX_NZ",
+    "SUPPORTED_SIZES",
+    "check_nz",
+    "check_pair",
+    "cuda_kernels",
+    "kernel_resources",
+    "launch_stepwise",
+    "launch_sweep",
+    "simulator_enabled",
+    "sweep_block",
+    "sweep_dependencies",
+    "sweep_shared_bytes",
+]
+
+#: DTS values built per NO: the tile's two levels plus its ShS-wide side strips
+#: (``4 R^2 + 2 ShS (2R - 1)`` floats) must stay in registers.
+SUPPORTED_SIZES: dict[int, tuple[int, ...]] = {2: (1, 2, 3, 4), 4: (1, 2), 6: (1,), 8: (1,)}
+
+#: Register cap of the sweep kernel per (NO, DTS): 128 lets two 256-thread
+#: blocks share a multiprocessor without spilling (NOTES, H100).
+DEFAULT_MAX_REGISTERS: dict[tuple[int, int], int] = {(2, 4): 128, (4, 2): 128}
+
+#: Most z cells a DiamondTorre block holds (one z per thread, 1024 threads).
+MAX_NZ = 1024
+
+#: Stepwise launch shape: threads along z and y per block, x planes per thread.
+STEPWISE_BLOCK = (32, 8)
+STEPWISE_XCHUNK = 32
+
+
+def simulator_enabled() -> bool:
+    """Whether Numba runs CUDA kernels in its simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
+    from numba.core import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+def check_pair(order: int, size: int) -> None:
+    """Raise ``ValueError`` unless the CUDA engine builds ``(NO, DTS)``.
+
+    >>> check_pair(2, 3)
+    >>> check_pair(8, 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the CUDA DiamondTorre engine is built for NO=8 with DTS in (1,); got DTS=2 ...
+    """
+    order = validate_order(order)
+    sizes = SUPPORTED_SIZES[order]
+    if size not in sizes:
+        raise ValueError(
+            f"the CUDA DiamondTorre engine is built for NO={order} with DTS in {sizes}; "
+            f"got DTS={size} (its tile would not fit in registers)"
+        )
+
+
+def check_nz(nz: int) -> None:
+    """Raise ``ValueError`` if a z column is taller than one block holds.
+
+    >>> check_nz(2048)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the CUDA DiamondTorre engine keeps a whole z column ... got nz=2048 ...
+    """
+    if nz > MAX_NZ:
+        raise ValueError(
+            "the CUDA DiamondTorre engine keeps a whole z column in one block (one z per "
+            f"thread): nz must be <= {MAX_NZ}; got nz={nz} (use backend='cpu', or put the "
+            "longest axis along x or y)"
+        )
+
+
+def sweep_block(nz: int) -> int:
+    """Threads per DiamondTorre block: ``nz`` rounded up to a whole warp."""
+    return -(-nz // 32) * 32
+
+
+def sweep_shared_bytes(order: int, size: int, nz: int) -> int:
+    """Dynamic shared memory of a sweep block: two buffers of the tile's level-n z columns."""
+    shs = order // 2
+    radius = shs * size
+    return 2 * (2 * radius * radius) * (sweep_block(nz) + 2 * shs) * 4
+
+
+def sweep_dependencies(torre_x0: np.ndarray, torre_yc: np.ndarray, stage_start: np.ndarray,
+                       radius: int) -> np.ndarray:
+    """For every torre, the torres of the previous stage at ``yc - R`` and ``yc + R`` (or -1).
+
+    Those two are the only direct dependencies: every other torre whose
+    footprint touches this one is reached through them (paper 000, section 6).
+
+    >>> from diamondlab.geometry import stage_schedule
+    >>> s = stage_schedule(order=2, size=2, nt=3, nx=8, ny=8)
+    >>> d = sweep_dependencies(s.torre_x0, s.torre_yc, s.stage_start, 2)
+    >>> d.shape == (s.ntorres, 2) and bool((d[: s.stage_start[1]] == -1).all())
+    True
+    """
+    deps = np.full((len(torre_x0), 2), -1, dtype=np.int64)
+    for s in range(1, len(stage_start) - 1):
+        prev = {int(torre_yc[i]): i for i in range(stage_start[s - 1], stage_start[s])}
+        for i in range(stage_start[s], stage_start[s + 1]):
+            for j, dy in enumerate((-radius, radius)):
+                deps[i, j] = prev.get(int(torre_yc[i]) + dy, -1)
+    return deps
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+@functools.cache
+def cuda_kernels(order: int, size: int, max_registers: int | None = None) -> ModuleType:
+    """The generated kernel module for ``(NO, DTS)`` (built once per process).
+
+    Its kernels: ``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)`` and
+    ``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
+    counter, ticket_base, epoch, coeffs)``; see :mod:`diamondlab.kernels.cuda_source`.
+    """
+    check_pair(order, size)
+    if max_registers is None:
+        max_registers = DEFAULT_MAX_REGISTERS.get((order, size))
+    sim = simulator_enabled()
+    source = generate_source(order, size, max_registers=max_registers, simulator=sim)
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
+    name = f"diamondlab_cuda_no{order}_dts{size}_{'sim_' if sim else ''}{digest}"
+    path = cache_dir() / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        _write_atomically(path, source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    module.compiled = {}
+    return module
+
+
+def _compiled(module: ModuleType, kernel_name: str, args: tuple):
+    """The compiled kernel object of ``module.kernel_name`` for the types of ``args``."""
+    dispatcher = getattr(module, kernel_name)
+    types = tuple(dispatcher.typeof_pyval(a) for a in args)
+    key = (kernel_name, types)
+    kernel = module.compiled.get(key)
+    if kernel is None:
+        kernel = dispatcher.compile(types)
+        module.compiled[key] = kernel
+    return kernel
+
+
+def _allow_shared(kernel, nbytes: int) -> None:
+    """Raise the kernel's dynamic shared-memory limit to ``nbytes`` (above the 48 KiB default)."""
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    cufunc = kernel._codelibrary.get_cufunc()
+    if getattr(cufunc, "_diamondlab_shared", 0) >= nbytes:
+        return
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attr, int(nbytes), cufunc.handle, cufunc.device.id)
+    cufunc._diamondlab_shared = nbytes
+
+
+def kernel_resources(kernel) -> dict[str, int]:
+    """Registers per thread, local (spill) bytes per thread and static shared bytes of a kernel."""
+    return {
+        "registers": int(kernel.regs_per_thread),
+        "local_bytes": int(kernel.local_mem_per_thread),
+        "shared_bytes": int(kernel.shared_mem_per_block),
+    }
+
+
+def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0) -> None:
+    """One stepwise step on device arrays: ``B <- level n+1`` from ``A`` (level n) and ``B``."""
+    nx, ny, nz = shape
+    bz, by = STEPWISE_BLOCK
+    grid = (-(-nz // bz), -(-ny // by), -(-nx // STEPWISE_XCHUNK))
+    args = (A, B, nx, ny, nz, STEPWISE_XCHUNK, coeffs)
+    if simulator_enabled():
+        module.stepwise_step[grid, (bz, by), stream](*args)
+        return
+    kernel = _compiled(module, "stepwise_step", args)
+    kernel.launch(args, grid, (bz, by, 1), stream, 0)
+
+
+def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, schedule_arrays,
+                 sync_arrays, ticket_base: int, epoch: int, coeffs, stream=0):
+    """Launch one DiamondTorre sweep of height ``nt``; return the compiled kernel object.
+
+    ``schedule_arrays = (torre_x0, torre_yc, deps)`` and ``sync_arrays =
+    (done, counter)`` are device arrays; ``ticket_base`` is the value of
+    ``counter`` before this launch and ``epoch`` a number larger than every
+    value in ``done``.
+    """
+    nx, ny, nz = shape
+    torre_x0, torre_yc, deps = schedule_arrays
+    done, counter = sync_arrays
+    ntorres = len(torre_x0)
+    block = sweep_block(nz)
+    shared = sweep_shared_bytes(order, size, nz)
+    args = (F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,
+            np.int64(ticket_base), np.int64(epoch), coeffs)
+    if simulator_enabled():
+        module.diamondtorre_sweep[ntorres, block, stream, shared](*args)
+        return None
+    kernel = _compiled(module, "diamondtorre_sweep", args)
+    if shared > 48 * 1024:
+        _allow_shared(kernel, shared)
+    kernel.launch(args, (ntorres, 1, 1), (block, 1, 1), stream, shared)
+    return kernel

@@ -1,0 +1,137 @@
+"""CUDA backend: contract, errors before any work, and GPU correctness (tests marked gpu)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from diamondlab.engine.cuda_backend import CUDABackend
+from diamondlab.kernels.cuda import SUPPORTED_SIZES
+from diamondlab.numerics import WaveParameters
+
+
+@functools.cache
+def gpu_present() -> bool:
+    """Whether a real CUDA GPU is usable (asked in a subprocess, outside simulator mode)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    code = "from numba import cuda; print(cuda.is_available())"
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.stdout.strip() == "True"
+
+
+needs_gpu = pytest.mark.skipif("not gpu_present()", reason="needs a real CUDA GPU")
+no_gpu = pytest.mark.skipif("gpu_present()", reason="checks the behaviour without a GPU")
+
+#: (NO, DTS, Nt, odd shape): every built pair, each with interior and boundary torres.
+GPU_CASES = [
+    (order, size, nt, shape)
+    for order, sizes in sorted(SUPPORTED_SIZES.items())
+    for size in sizes
+    for nt, shape in ((7, (45, 61, 37)), (8, (70, 66, 131)))
+]
+
+
+def max_rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def test_backend_contract_attributes():
+    assert CUDABackend.name == "cuda"
+    for method in ("set_fields", "fields", "step", "sweep", "synchronize"):
+        assert callable(getattr(CUDABackend, method))
+    assert isinstance(CUDABackend.available(), bool)
+
+
+def test_unsupported_pair_fails_before_any_work():
+    with pytest.raises(ValueError, match="DTS in"):
+        CUDABackend(WaveParameters(order=8), (40, 40, 40), 3, 4)
+
+
+def test_too_many_z_cells_fails_before_any_work():
+    with pytest.raises(ValueError, match="nz must be <= 1024"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 4096), 1, 4)
+
+
+def test_domain_smaller_than_a_tile_is_a_value_error():
+    with pytest.raises(ValueError, match="grid too small"):
+        CUDABackend(WaveParameters(order=2), (5, 40, 40), 4, 4)
+
+
+@no_gpu
+def test_no_gpu_is_a_clear_runtime_error():
+    assert CUDABackend.available() is False
+    reason = CUDABackend.unavailable_reason()
+    assert "backend='cuda'" in reason and "backend='cpu'" in reason
+    with pytest.raises(RuntimeError, match="NVIDIA GPU"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize(("order", "size", "nt", "shape"), GPU_CASES)
+def test_gpu_diamondtorre_equals_stepwise_and_cpu(order, size, nt, shape):
+    from diamondlab.engine.cpu_backend import CPUBackend
+
+    params = WaveParameters(order=order)
+    rng = np.random.default_rng(order * 100 + size)
+    prev = rng.standard_normal(shape).astype(np.float32)
+    curr = rng.standard_normal(shape).astype(np.float32)
+    nsteps = 200
+    heights = [nt] * (nsteps // nt) + ([nsteps % nt] if nsteps % nt else [])
+    dt = CUDABackend(params, shape, size, nt)
+    dt.set_fields(prev, curr)
+    for h in heights:
+        dt.sweep(h)
+    sw = CUDABackend(params, shape, size, nt)
+    sw.set_fields(prev, curr)
+    sw.step(nsteps)
+    cpu = CPUBackend(params, shape, size, nt)
+    cpu.set_fields(prev, curr)
+    cpu.step(nsteps)
+    (dp, dc), (sp, sc), (cp, cc) = dt.fields(), sw.fields(), cpu.fields()
+    assert np.array_equal(dc, sc) and np.array_equal(dp, sp), max_rel(dc, sc)
+    assert max_rel(sc, cc) <= 1e-5 and max_rel(sp, cp) <= 1e-5
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_shape_larger_than_memory_is_a_value_error():
+    with pytest.raises(ValueError, match="GiB of GPU memory"):
+        CUDABackend(WaveParameters(order=2), (4096, 4096, 1024), 1, 4)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_memory_is_two_fields_plus_a_few_percent():
+    from diamondlab.engine.cuda_backend import device_memory
+
+    shape = (256, 512, 512)
+    fields = 2 * 4 * int(np.prod(shape))
+    free0, _ = device_memory()
+    b = CUDABackend(WaveParameters(order=2), shape, 3, 16)
+    b.sweep(16)
+    b.step(2)
+    b.synchronize()
+    free1, _ = device_memory()
+    assert free0 - free1 <= fields * 1.03 + 8 * 2**20
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_fields_round_trip_and_stay_on_device():
+    shape = (20, 22, 33)
+    b = CUDABackend(WaveParameters(order=4), shape, 2, 4)
+    prev = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    b.set_fields(prev, prev * 2)
+    p, c = b.fields()
+    assert np.array_equal(p, prev) and np.array_equal(c, prev * 2)
+    assert not isinstance(b._curr, np.ndarray)

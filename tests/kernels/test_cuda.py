@@ -1,0 +1,117 @@
+"""CUDA kernels: generator, factory checks, the simulator run (CI), and GPU runs (marked gpu)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diamondlab.geometry import stage_schedule
+from diamondlab.kernels import cuda as kc
+from diamondlab.kernels.cuda_source import generate_source, tile_rows
+
+HERE = Path(__file__).parent
+
+
+@functools.cache
+def gpu_present() -> bool:
+    """Whether a real CUDA GPU is usable (asked in a subprocess, outside simulator mode)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    code = "from numba import cuda; print(cuda.is_available())"
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.stdout.strip() == "True"
+
+
+needs_gpu = pytest.mark.skipif("not gpu_present()", reason="needs a real CUDA GPU")
+
+
+@pytest.mark.parametrize(("order", "sizes"), sorted(kc.SUPPORTED_SIZES.items()))
+def test_every_supported_pair_generates(order, sizes):
+    for size in sizes:
+        src = generate_source(order, size)
+        compile(src, f"no{order}_dts{size}", "exec")
+        assert "cuda.ldcg" in src and "max_registers" not in generate_source(order, size, simulator=True)
+
+
+def test_unsupported_pair_is_a_value_error():
+    with pytest.raises(ValueError, match="DTS in"):
+        kc.check_pair(2, 9)
+    with pytest.raises(ValueError, match="order"):
+        kc.check_pair(3, 1)
+
+
+def test_nz_limit_message():
+    kc.check_nz(kc.MAX_NZ)
+    with pytest.raises(ValueError, match="nz must be <= 1024"):
+        kc.check_nz(kc.MAX_NZ + 1)
+
+
+def test_tile_rows_hold_2r2_cells():
+    for radius in range(1, 7):
+        assert sum(2 * w for _, w in tile_rows(radius)) == 2 * radius**2
+
+
+def test_dependencies_point_to_previous_stage_neighbours():
+    s = stage_schedule(order=4, size=2, nt=5, nx=30, ny=27)
+    deps = kc.sweep_dependencies(s.torre_x0, s.torre_yc, s.stage_start, s.tile.radius)
+    r = s.tile.radius
+    for i in range(s.ntorres):
+        for j, dy in enumerate((-r, r)):
+            d = deps[i, j]
+            if d >= 0:
+                assert s.torre_stage[d] == s.torre_stage[i] - 1
+                assert s.torre_yc[d] == s.torre_yc[i] + dy
+                assert s.torre_x0[d] == s.torre_x0[i] + r
+
+
+def test_shared_bytes_and_block():
+    assert kc.sweep_block(45) == 64
+    assert kc.sweep_shared_bytes(2, 3, 256) == 2 * 18 * (256 + 2) * 4
+
+
+def test_import_does_not_load_numba_cuda():
+    code = (
+        "import sys, diamondlab, diamondlab.kernels.cuda, diamondlab.engine.cuda_backend; "
+        "print('numba.cuda' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_kernels_under_cuda_simulator():
+    """DiamondTorre == stepwise bit for bit and == CPU, every built (NO, DTS), in the simulator."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run(
+        [sys.executable, str(HERE / "cuda_sim_cases.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("ok NO=") == 8, out.stdout
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_kernels_report_no_local_memory():
+    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.numerics import WaveParameters
+
+    for order, sizes in kc.SUPPORTED_SIZES.items():
+        for size in sizes:
+            b = CUDABackend(WaveParameters(order=order), (40, 40, 64), size, 4)
+            b.sweep(4)
+            res = b.resources()
+            assert res["local_bytes"] == 0, (order, size, res)
+            assert res["registers"] <= 255
