@@ -1,0 +1,28 @@
+import importlib.util
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("make_assets", ROOT / "assets" / "make_assets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_figures_are_drawn_from_the_schedule():
+    m = _module()
+    svg = ET.fromstring(m.time_levels_svg(order=2, size=1, nt=4, nx=10, ny=6, stages_done=3))
+    ns = "{http://www.w3.org/2000/svg}"
+    cells = [r for r in svg.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    assert len(cells) == 60
+    stages = ET.fromstring(m.stages_svg(order=2, size=1, nt=4, nx=10, ny=6))
+    assert len(list(stages.iter(f"{ns}polygon"))) > 0
+
+
+def test_committed_figures_are_current():
+    m = _module()
+    assert (ROOT / "assets" / "time_levels.svg").read_text() == m.time_levels_svg()
+    assert (ROOT / "assets" / "stages.svg").read_text() == m.stages_svg()
