@@ -37,6 +37,7 @@ import numpy as np
 __all__ = [
     "SUPPORTED_ORDERS",
     "WaveParameters",
+    "bare_weights",
     "courant_limit",
     "gaussian_pulse",
     "reference_step",
@@ -120,6 +121,18 @@ def update_coefficients(order: int, courant: float) -> np.ndarray:
     coeffs[0] = np.float32(3.0 * k * w[0])
     coeffs[1:] = (k * w[1:]).astype(np.float32)
     return coeffs
+
+
+def bare_weights(order: int) -> np.ndarray:
+    """Float32 ``[3 w0, w1, .., w_ShS]``: the update coefficients for ``K = 1``.
+
+    Kernels with a per-cell ``K`` sum the Laplacian with these and multiply
+    by ``K`` afterwards.
+
+    >>> bare_weights(2).tolist()
+    [-6.0, 1.0]
+    """
+    return update_coefficients(order, 1.0)
 
 
 def reference_step(f: np.ndarray, g: np.ndarray, coeffs: np.ndarray) -> np.ndarray:

@@ -13,7 +13,8 @@ import numpy as np
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
-from diamondlab.numerics import WaveParameters
+from diamondlab.kernels.points import point_tables
+from diamondlab.numerics import WaveParameters, bare_weights
 
 __all__ = ["CPUBackend", "check_shape"]
 
@@ -62,6 +63,9 @@ class CPUBackend:
         padded = tuple(n + 2 * self.halo for n in self.shape)
         self._prev = np.zeros(padded, dtype=np.float32)
         self._curr = np.zeros(padded, dtype=np.float32)
+        self._medium: tuple[np.ndarray, np.ndarray] | None = None
+        self._weights = bare_weights(params.order)
+        self._points = point_tables(self.shape, self.halo)
 
     @property
     def _interior(self):
@@ -80,34 +84,71 @@ class CPUBackend:
         tile = DiamondTile(self.params.order, self.size)
         return StageSchedule(DiamondTorre(tile, height), self.shape[0], self.shape[1])
 
+    def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
+        """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2`` (None, None: constant K, no sponge)."""
+        if kappa is None and damp is None:
+            self._medium = None
+            return
+        padded = self._prev.shape
+        k = np.zeros(padded, dtype=np.float32)
+        d = np.zeros(padded, dtype=np.float32)
+        k[self._interior] = self.params.courant**2 if kappa is None else kappa
+        if damp is not None:
+            d[self._interior] = damp
+        self._medium = (k, d)
+
+    def set_points(self, sources=(), receivers=()) -> None:
+        """Integer ``(x, y, z)`` cells of the source and receiver points (see kernels.points)."""
+        self._points = point_tables(self.shape, self.halo, sources, receivers)
+
     def compile(self) -> None:
-        """Compile (or load from Numba's cache) both kernels before anything is timed."""
+        """Compile (or load from Numba's cache) the kernels before anything is timed."""
         h = self.halo
-        dummy = np.zeros((2 * h + 1,) * 3, dtype=np.float32)
-        empty = np.zeros(1, dtype=np.int64)
-        coeffs = self.params.coefficients
-        self.kernels.stepwise_steps(dummy, dummy.copy(), 0, coeffs)
-        self.kernels.diamondtorre_sweep(dummy, dummy.copy(), 0, 1, empty, empty, empty[:1], coeffs)
+        small = DiamondTile(self.params.order, 1)
+        saved = (self._prev, self._curr, self._points, self.shape)
+        self.shape = (2 * small.radius,) * 2 + (1,)
+        self._prev = np.zeros(tuple(n + 2 * h for n in self.shape), dtype=np.float32)
+        self._curr = self._prev.copy()
+        self._points = point_tables(self.shape, h)
+        medium = self._medium
+        if medium is not None:
+            self._medium = tuple(np.zeros_like(self._prev) for _ in medium)
+        try:
+            self._run(StageSchedule(DiamondTorre(small, 1), *self.shape[:2]), 1, None)
+            self._run(None, 1, None)
+        finally:
+            self._prev, self._curr, self._points, self.shape = saved
+            self._medium = medium
 
-    def step(self, nsteps: int) -> None:
-        self.kernels.stepwise_steps(self._curr, self._prev, nsteps, self.params.coefficients)
-        if nsteps % 2:
-            self._prev, self._curr = self._curr, self._prev
-
-    def sweep(self, height: int) -> None:
-        s = self.schedule(height)
-        self.kernels.diamondtorre_sweep(
-            self._curr,
-            self._prev,
-            height,
-            s.tile.radius,
-            s.torre_x0,
-            s.torre_yc,
-            s.stage_start,
-            self.params.coefficients,
-        )
+    def _run(self, schedule: StageSchedule | None, height: int, src_samples) -> np.ndarray:
+        t = self._points
+        tables = t.kernel_args(height, src_samples)
+        rec = tables[-1]
+        if self._medium is None:
+            coeffs, medium, variant = self.params.coefficients, (), "constant"
+        else:
+            coeffs, medium, variant = self._weights, self._medium, "variable"
+        if schedule is None:
+            kernel = getattr(self.kernels, f"stepwise_{variant}")
+            kernel(self._curr, self._prev, height, coeffs, *medium, *tables)
+        else:
+            s = schedule
+            kernel = getattr(self.kernels, f"diamondtorre_{variant}")
+            kernel(
+                self._curr, self._prev, height, s.tile.radius, s.torre_x0, s.torre_yc, s.stage_start,
+                coeffs, *medium, *tables,
+            )  # fmt: skip
         if height % 2:
             self._prev, self._curr = self._curr, self._prev
+        return rec[:, : t.nreceivers]
+
+    def step(self, nsteps: int, src_samples: np.ndarray | None = None) -> np.ndarray:
+        """``nsteps`` stepwise steps; return the receiver points' values ``(nsteps, nreceivers)``."""
+        return self._run(None, nsteps, src_samples)
+
+    def sweep(self, height: int, src_samples: np.ndarray | None = None) -> np.ndarray:
+        """One DiamondTorre sweep; return the receiver points' values ``(height, nreceivers)``."""
+        return self._run(self.schedule(height), height, src_samples)
 
     def synchronize(self) -> None:
         return None

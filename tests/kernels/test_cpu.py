@@ -5,6 +5,7 @@ import pytest
 
 from diamondlab.geometry import stage_schedule
 from diamondlab.kernels.cpu import cpu_kernels, generate_source
+from diamondlab.kernels.points import point_tables
 from diamondlab.numerics import reference_step, update_coefficients
 
 ORDERS = [2, 4, 6, 8]
@@ -19,13 +20,17 @@ def _pad(a, h):
     return np.ascontiguousarray(np.pad(a, h))
 
 
+def _no_points(shape, h, height):
+    return point_tables(shape, h).kernel_args(height)
+
+
 @pytest.mark.parametrize("order", ORDERS)
 def test_stepwise_kernel_equals_numpy_reference(order):
     h = order // 2
     prev, curr = _random_layers((11, 9, 7), seed=order)
     coeffs = update_coefficients(order, 0.3)
     f, g = _pad(curr, h), _pad(prev, h)
-    cpu_kernels(order).stepwise_steps(f, g, 1, coeffs)
+    cpu_kernels(order).stepwise_constant(f, g, 1, coeffs, *_no_points(curr.shape, h, 1))
     assert np.array_equal(g[h:-h, h:-h, h:-h], reference_step(curr, prev, coeffs))
     # the halo stays zero: the boundary is never written
     g[h:-h, h:-h, h:-h] = 0
@@ -43,9 +48,12 @@ def test_diamondtorre_equals_stepwise_bit_for_bit(order, size):
             s = stage_schedule(order, size, nt, nx, ny)
             f1, g1 = _pad(curr, h), _pad(prev, h)
             f2, g2 = f1.copy(), g1.copy()
+            tables = _no_points((nx, ny, nz), h, nt)
             for _ in range(2):  # two sweeps
-                kernels.stepwise_steps(f1, g1, nt, coeffs)
-                kernels.diamondtorre_sweep(f2, g2, nt, r, s.torre_x0, s.torre_yc, s.stage_start, coeffs)
+                kernels.stepwise_constant(f1, g1, nt, coeffs, *tables)
+                kernels.diamondtorre_constant(
+                    f2, g2, nt, r, s.torre_x0, s.torre_yc, s.stage_start, coeffs, *tables
+                )
             assert np.array_equal(f1, f2), (nx, ny, nt)
             assert np.array_equal(g1, g2), (nx, ny, nt)
 
