@@ -32,6 +32,28 @@ def _shape(text: str) -> tuple[int, int, int]:
     return shape
 
 
+def _point(text: str) -> tuple[float, float, float]:
+    try:
+        point = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a position must look like X,Y,Z; got {text!r}") from None
+    if len(point) != 3:
+        raise argparse.ArgumentTypeError(f"a position needs three numbers X,Y,Z; got {text!r}")
+    return point
+
+
+def _velocity(text: str, shape):
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if text in ("layered", "anomaly"):
+        from diamondlab.media import example_model
+
+        return example_model(text, shape)
+    return np.load(text)
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shape", type=_shape, default=(128, 128, 128), help="grid NXxNYxNZ or N (default 128)")
     p.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
@@ -59,6 +81,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--pulse-width", type=float, default=None, help="Gaussian width in cells")
     run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters")
+    run.add_argument("--spacing", type=float, default=1.0, help="grid spacing h (physical units)")
+    run.add_argument(
+        "--velocity",
+        default="1.0",
+        help="wave speed: a number, FILE.npy (per-cell model), or an example model 'layered'/'anomaly'",
+    )
+    run.add_argument(
+        "--source",
+        type=_point,
+        action="append",
+        default=[],
+        metavar="X,Y,Z",
+        help="point source at physical position X,Y,Z (repeatable)",
+    )
+    run.add_argument("--wavelet", default="ricker", choices=["ricker", "gaussian_derivative"])
+    run.add_argument("--frequency", type=float, default=None, help="peak frequency of the wavelet")
+    run.add_argument(
+        "--receiver", type=_point, action="append", default=[], metavar="X,Y,Z", help="receiver (repeatable)"
+    )
+    run.add_argument(
+        "--sponge", type=int, default=None, help="absorbing layer width in cells; 0: zero boundary"
+    )
+    run.add_argument("--snapshot-every", type=int, default=None, metavar="K", help="snapshot every K steps")
+    run.add_argument("--snapshot-format", default="npz", help="comma list of npz, vti (default npz)")
+    run.add_argument("--out", default="diamondlab-out", metavar="DIR", help="snapshots and traces go here")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     bench = sub.add_parser("bench", help="DiamondTorre against stepwise on one grid, one process")
@@ -88,6 +135,14 @@ def _run(args) -> int:
 
     initial, _ = _initial_from(args)
     shape = initial[0].shape if isinstance(initial, tuple) else args.shape
+    velocity = _velocity(args.velocity, shape)
+    sources = []
+    if args.source:
+        from diamondlab.sources import Source
+
+        vmin = float(np.min(velocity))
+        frequency = args.frequency or vmin / (2.5 * 8 * args.spacing)  # 8 points per shortest wavelength
+        sources = [Source(p, args.wavelet, frequency=frequency) for p in args.source]
     sim = Simulation(
         shape,
         args.order,
@@ -98,11 +153,22 @@ def _run(args) -> int:
         algorithm=args.algorithm,
         initial=initial,
         pulse_width=args.pulse_width,
+        spacing=args.spacing,
+        velocity=velocity,
+        sources=sources,
+        receivers=args.receiver,
+        sponge=args.sponge,
     )
     print(sim)
     first = sim.fields if args.save else None
+    snapshots = None
+    if args.snapshot_every:
+        from diamondlab.engine.snapshots import Snapshots
+
+        formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
+        snapshots = Snapshots(args.snapshot_every, args.out, formats)
     try:
-        stats = sim.run(args.steps, progress=not args.no_progress)
+        stats = sim.run(args.steps, progress=not args.no_progress, snapshots=snapshots)
     except KeyboardInterrupt:
         stats = sim.last_run
         print(f"interrupted at step {sim.time_step}: fields are consistent at that level")
@@ -113,6 +179,20 @@ def _run(args) -> int:
     if args.save:
         path = save_run(args.save, sim, first)
         print(f"saved {path}")
+    if snapshots is not None:
+        print(f"{len(snapshots.files)} snapshot files in {args.out}")
+    if sim.receivers:
+        from pathlib import Path
+
+        from diamondlab.engine.io import write_atomically
+
+        record = {
+            "traces": sim.traces,
+            "times": sim.trace_times,
+            "receivers": np.array([r.position for r in sim.receivers]),
+        }
+        path = write_atomically(Path(args.out) / "traces.npz", lambda fh: np.savez(fh, **record))
+        print(f"traces of {len(sim.receivers)} receivers ({len(sim.traces)} steps) in {path}")
     return 130 if stats.interrupted else 0
 
 

@@ -33,3 +33,22 @@ def test_bench_prints_a_table(capsys):
     rows = [line.split() for line in lines[2:4]]
     assert [r[0] for r in rows] == ["2", "4"]
     assert all(float(r[3]) > 0 and float(r[4]) > 0 and r[6] == "True" for r in rows)
+
+
+def test_run_with_sources_receivers_velocity_and_snapshots(tmp_path, capsys):
+    model = tmp_path / "v.npy"
+    np.save(model, np.full((24, 22, 16), 2.0))
+    out = tmp_path / "out"
+    argv = ["run", "--shape", "24x22x16", "--steps", "9", "--backend", "cpu", "--no-progress"]
+    argv += ["--velocity", str(model), "--source", "12,11,8", "--frequency", "0.1", "--sponge", "4"]
+    argv += ["--receiver", "15.5,11,8", "--receiver", "3,3,3", "--snapshot-every", "4", "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "traces of 2 receivers (9 steps)" in text
+    assert sorted(p.name for p in out.iterdir()) == [
+        "snapshot_0000000.npz", "snapshot_0000004.npz", "snapshot_0000008.npz", "traces.npz"
+    ]  # fmt: skip
+    with np.load(out / "traces.npz") as data:
+        assert data["traces"].shape == (9, 2) and np.abs(data["traces"][:, 0]).max() > 0
+    assert main(["run", "--shape", "16", "--source", "40,1,1", "--no-progress"]) == 2
+    assert "source 0 at (40.0, 1.0, 1.0) lies outside the grid" in capsys.readouterr().err

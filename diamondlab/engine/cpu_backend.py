@@ -85,7 +85,10 @@ class CPUBackend:
         return StageSchedule(DiamondTorre(tile, height), self.shape[0], self.shape[1])
 
     def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
-        """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2`` (None, None: constant K, no sponge)."""
+        """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2``.
+
+        ``(None, None)`` selects the constant-K kernels without sponge.
+        """
         if kappa is None and damp is None:
             self._medium = None
             return

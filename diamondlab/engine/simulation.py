@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.engine.backends import get_backend, resolve_backend
+from diamondlab.engine.physics import Physics
+from diamondlab.engine.snapshots import Snapshots
 from diamondlab.numerics import WaveParameters, gaussian_pulse
 
 __all__ = ["ALGORITHMS", "RunStats", "Simulation"]
@@ -77,6 +79,16 @@ def _deferred_sigint():
             raise KeyboardInterrupt
 
 
+def _check_shape(shape) -> tuple[int, int, int]:
+    try:
+        out = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        raise TypeError(f"shape must be three ints (nx, ny, nz); got {shape!r}") from None
+    if len(out) != 3 or min(out) < 1:
+        raise ValueError(f"shape must be three positive ints (nx, ny, nz); got {shape!r}")
+    return out
+
+
 class Simulation:
     """A 3D acoustic wave simulation run by DiamondTorre or stepwise time stepping.
 
@@ -91,8 +103,12 @@ class Simulation:
         for ``order`` when omitted.
     courant, dt : float, optional
         Courant number ``c dt / h`` or time step (default: half the limit).
-    spacing, velocity : float
-        Grid spacing ``h`` and wave speed ``c``.
+    spacing : float
+        Grid spacing ``h``.
+    velocity : float or array
+        Wave speed ``c``: a constant (the fast path) or a per-cell model of
+        the grid's shape (see :mod:`diamondlab.media`); the stability limit
+        applies to its maximum.
     backend : {"auto", "cpu", "cuda"}
     algorithm : {"diamondtorre", "stepwise"}
     initial : "gaussian", "zero", an array, or a pair of arrays
@@ -100,6 +116,13 @@ class Simulation:
         released at rest at ``t = 0`` (``u^0`` the pulse, ``u^{-1}`` the exact
         solution at ``-dt``).  One array: a field at rest
         (both layers equal).  A pair: ``(u^{n-1}, u^n)``.
+    sources, receivers : sequences
+        :class:`~diamondlab.sources.Source` objects; receivers as
+        :class:`~diamondlab.sources.Receiver` or ``(x, y, z)`` positions
+        (physical units).  Both work inside DiamondTorre tiers.
+    sponge : int, optional
+        Width in cells of the absorbing layer; 0 for the zero (reflecting)
+        boundary.  Default: 16 cells when there are sources, else 0.
 
     Examples
     --------
@@ -119,27 +142,45 @@ class Simulation:
         courant: float | None = None,
         dt: float | None = None,
         spacing: float = 1.0,
-        velocity: float = 1.0,
+        velocity=1.0,
         backend: str = "auto",
         algorithm: str = "diamondtorre",
         initial="gaussian",
         pulse_width: float | None = None,
+        sources=(),
+        receivers=(),
+        sponge: int | None = None,
     ):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
-        self.params = WaveParameters(order=order, spacing=spacing, velocity=velocity, courant=courant, dt=dt)
+        shape = _check_shape(shape)
+        self.physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
+        self.params = WaveParameters(
+            order=order, spacing=spacing, velocity=self.physics.velocity_max, courant=courant, dt=dt
+        )
         self.backend_name = resolve_backend(backend)
         cls = get_backend(self.backend_name)
         default_size, default_nt = cls.default_tiling(self.params.order)
         if size is None:
             # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
-            shs, span = self.params.order // 2, min(int(n) for n in tuple(shape)[:2])
+            shs, span = self.params.order // 2, min(shape[:2])
             size = max(1, min(default_size, span // (2 * shs)))
         self.size = size
         self.nt = default_nt if nt is None else nt
         self.algorithm = algorithm
         self.backend = cls(self.params, shape, self.size, self.nt)
         self.shape = self.backend.shape
+        kappa, damp = self.physics.medium(self.params.dt)
+        needs = kappa is not None or self.physics.has_points
+        if needs and not (hasattr(self.backend, "set_medium") and hasattr(self.backend, "set_points")):
+            raise ValueError(
+                f"backend {self.backend_name!r} does not run velocity models, sponges, sources or "
+                "receivers yet; use backend='cpu'"
+            )
+        if needs:
+            self.backend.set_medium(kappa, damp)
+            self.backend.set_points(self.physics.source_points.cells, self.physics.receiver_points.cells)
+        self._traces: list[np.ndarray] = []
         self.pulse_width = pulse_width if pulse_width is not None else max(2.0, min(self.shape) / 12)
         self._initial = initial
         self._stop = threading.Event()
@@ -193,6 +234,27 @@ class Simulation:
         self._initial = initial
         self.backend.set_fields(prev, curr)
         self.time_step = 0
+        self._traces = []
+
+    @property
+    def sources(self):
+        return self.physics.sources
+
+    @property
+    def receivers(self):
+        return self.physics.receivers
+
+    @property
+    def traces(self) -> np.ndarray:
+        """Receiver traces, float32 ``(steps, receivers)``: row ``i`` is level ``i + 1`` since the reset."""
+        if not self._traces:
+            return np.zeros((0, len(self.physics.receivers)), dtype=np.float32)
+        return np.concatenate(self._traces)
+
+    @property
+    def trace_times(self) -> np.ndarray:
+        """Physical times of the rows of :attr:`traces`."""
+        return self.params.dt * np.arange(1, len(self.traces) + 1)
 
     @property
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
@@ -216,15 +278,29 @@ class Simulation:
         progress: bool = False,
         callback: Callable[[Simulation, RunStats], None] | None = None,
         stop_event: threading.Event | None = None,
+        snapshots: Snapshots | None = None,
+        snapshot_every: int | None = None,
+        snapshot_dir=None,
+        snapshot_formats=("npz",),
     ) -> RunStats:
         """Advance ``steps`` time steps; return (and keep in ``last_run``) the throughput.
 
         ``callback(sim, stats_so_far)`` is called after every sweep (every
         ``Nt`` steps for stepwise runs too).  ``progress=True`` shows a tqdm bar.
+        ``snapshot_every=k`` keeps the field every ``k`` steps (and at step 0)
+        in ``self.snapshots`` (a :class:`~diamondlab.engine.snapshots.Snapshots`),
+        in memory or, with ``snapshot_dir``, as files in ``snapshot_formats``
+        (``"npz"``, ``"vti"``); sweeps are cut to stop at those steps.
         """
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
             raise ValueError(f"steps must be an int >= 0; got {steps!r}")
         self._stop.clear()
+        if snapshots is None and snapshot_every is not None:
+            snapshots = Snapshots(snapshot_every, snapshot_dir, snapshot_formats)
+        if snapshots is not None:
+            self.snapshots = snapshots
+            if snapshots.due(self.time_step):
+                self._snapshot(snapshots)
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -242,16 +318,13 @@ class Simulation:
                     interrupted = True
                     break
                 height = min(self.nt, steps - done)
+                if snapshots is not None:
+                    height = min(height, snapshots.steps_to_next(self.time_step))
                 with _deferred_sigint():
-                    t0 = time.perf_counter()
-                    if self.algorithm == "diamondtorre":
-                        self.backend.sweep(height)
-                    else:
-                        self.backend.step(height)
-                    self.backend.synchronize()
-                    elapsed += time.perf_counter() - t0
+                    elapsed += self._advance(height)
                     done += height
-                    self.time_step += height
+                if snapshots is not None and snapshots.due(self.time_step):
+                    self._snapshot(snapshots)
                 stats = self._stats(done, elapsed)
                 if bar is not None:
                     bar.update(height)
@@ -266,6 +339,24 @@ class Simulation:
                 bar.close()
             self.last_run = self._stats(done, elapsed, interrupted)
         return self.last_run
+
+    def _advance(self, height: int) -> float:
+        """Advance ``height`` steps (one sweep); book the clock and the traces; return the seconds."""
+        advance = self.backend.sweep if self.algorithm == "diamondtorre" else self.backend.step
+        samples = None
+        if self.physics.has_points:
+            samples = self.physics.source_samples(self.time_step, height, self.params.dt)
+        t0 = time.perf_counter()
+        values = advance(height) if samples is None else advance(height, samples)
+        self.backend.synchronize()
+        seconds = time.perf_counter() - t0
+        self.time_step += height
+        if self.physics.receivers:
+            self._traces.append(self.physics.traces(values))
+        return seconds
+
+    def _snapshot(self, snapshots: Snapshots) -> None:
+        snapshots.take(self.time_step, self.time, self.field, self.params.spacing)
 
     def _stats(self, done: int, elapsed: float, interrupted: bool = False) -> RunStats:
         return RunStats(done, elapsed, self.cells, self.algorithm, self.backend_name, interrupted)

@@ -14,7 +14,8 @@ additions in the same order (bit-for-bit equal algorithms).
 
 :class:`PointTables` holds, in padded indices (halo ``h``), ``colstart`` and
 ``colcount`` (int64 ``(nx + 2h, ny + 2h)``; ``-1`` where a column has no
-point), ``rowcount`` (points per padded y row) and per point ``pt_z`` (padded z), ``pt_kind`` (0 source, 1 receiver)
+point), ``rowcount`` (points per padded y row) and per point ``pt_z``
+(padded z), ``pt_kind`` (0 source, 1 receiver)
 and ``pt_slot`` (row of ``src_samples`` or column of ``rec_vals``).
 """
 

@@ -1,0 +1,107 @@
+"""Wavefield snapshots every k steps: in memory, or on disk as ``.npz`` and VTK image data.
+
+Contract
+--------
+A :class:`Snapshots` collector is handed the current field whenever the
+simulation's clock reaches a multiple of ``every`` steps (the simulation
+shortens DiamondTorre sweeps so that it stops exactly there: with ``every``
+smaller than ``Nt`` every sweep is ``every`` steps tall, which costs
+locality).  Without a ``directory`` the snapshots stay in memory as
+``(step, array)`` pairs; with one, each is written atomically, named
+``snapshot_{step:07d}.npz`` (arrays ``field``, ``step``, ``time``,
+``spacing``) and/or ``.vti`` (VTK ImageData with point data ``u``, origin 0
+and the grid spacing; read by ParaView and PyVista).  A run interrupted by
+the user keeps every snapshot already written.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from diamondlab.engine.io import write_atomically
+
+__all__ = ["FORMATS", "Snapshots", "write_vti"]
+
+FORMATS = ("npz", "vti")
+
+
+def write_vti(path, field: np.ndarray, spacing: float, name: str = "u") -> Path:
+    """Write ``field`` (x, y, z) as VTK ImageData ``.vti`` atomically (needs pyvista)."""
+    try:
+        import pyvista as pv
+    except ImportError as err:
+        raise RuntimeError(
+            "VTK output (.vti) needs pyvista: pip install 'diamondlab[viz]', or use format 'npz'"
+        ) from err
+    path = Path(path)
+    grid = pv.ImageData(dimensions=field.shape, spacing=(spacing,) * 3, origin=(0.0, 0.0, 0.0))
+    grid.point_data[name] = np.asarray(field, dtype=np.float32).ravel(order="F")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".vti")
+    os.close(fd)
+    try:
+        grid.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+class Snapshots:
+    """Collect a snapshot every ``every`` steps, to memory or to ``directory``.
+
+    Parameters
+    ----------
+    every : int
+        Cadence in steps (>= 1).
+    directory : path, optional
+        Where to write files; in memory when omitted.
+    formats : sequence of {"npz", "vti"}
+        File formats when writing to disk.
+    """
+
+    def __init__(self, every: int, directory=None, formats=("npz",)):
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise ValueError(f"snapshot_every must be an int >= 1 steps; got {every!r}")
+        formats = tuple(formats)
+        unknown = [f for f in formats if f not in FORMATS]
+        if unknown or not formats:
+            raise ValueError(f"snapshot formats must be among {FORMATS}; got {formats}")
+        self.every = int(every)
+        self.directory = None if directory is None else Path(directory)
+        self.formats = formats
+        self.frames: list[tuple[int, np.ndarray]] = []
+        self.files: list[Path] = []
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            if "vti" in formats:
+                try:
+                    import pyvista  # noqa: F401
+                except ImportError as err:
+                    raise RuntimeError(
+                        "VTK snapshots (.vti) need pyvista: pip install 'diamondlab[viz]', or use 'npz'"
+                    ) from err
+
+    def due(self, step: int) -> bool:
+        return step % self.every == 0
+
+    def steps_to_next(self, step: int) -> int:
+        """Steps from ``step`` to the next snapshot time (``every`` when ``step`` is one)."""
+        return self.every - step % self.every
+
+    def take(self, step: int, time: float, field: np.ndarray, spacing: float) -> None:
+        """Record the field at ``step``."""
+        if self.directory is None:
+            self.frames.append((step, field))
+            return
+        stem = self.directory / f"snapshot_{step:07d}"
+        if "npz" in self.formats:
+            record = {"field": field, "step": np.int64(step), "time": np.float64(time)}
+            record["spacing"] = np.float64(spacing)
+            self.files.append(write_atomically(f"{stem}.npz", lambda fh: np.savez(fh, **record)))
+        if "vti" in self.formats:
+            self.files.append(write_vti(f"{stem}.vti", field, spacing))

@@ -1,0 +1,37 @@
+import numpy as np
+import pytest
+
+from diamondlab.media import anomaly_model, check_velocity, example_model, layered_model, sponge_damping
+
+
+def test_example_models_have_the_grid_shape_and_positive_values():
+    for name in ("layered", "anomaly"):
+        m = example_model(name, (10, 12, 14))
+        assert m.shape == (10, 12, 14) and m.dtype == np.float32 and (m > 0).all()
+        assert len(np.unique(m)) > 1
+    assert layered_model((2, 2, 4), (1.0, 3.0), depths=[1])[0, 0].tolist() == [1.0, 3.0, 3.0, 3.0]
+    assert anomaly_model((5, 5, 5), 2.0, 1.0, radius=0.5).min() == 1.0
+
+
+@pytest.mark.parametrize(
+    ("velocity", "match"),
+    [
+        (np.ones((3, 3)), r"shape \(3, 3, 3\); got \(3, 3\)"),
+        (np.zeros((3, 3, 3)), "finite and > 0 everywhere; 27 cells are not"),
+        (np.full((3, 3, 3), np.nan), "finite and > 0"),
+    ],
+)
+def test_bad_velocity_models(velocity, match):
+    with pytest.raises(ValueError, match=match):
+        check_velocity(velocity, (3, 3, 3))
+
+
+def test_sponge_profile():
+    s = sponge_damping((30, 30, 30), 6, velocity_max=2.0, spacing=1.0, dt=0.25)
+    assert s[6:24, 6:24, 6:24].max() == 0
+    edge = s[:7, 15, 15]
+    assert (np.diff(edge) < 0).all() and edge[-1] == 0
+    eta_max = 3 * 2.0 * np.log(1e2) / (2 * 6)
+    assert s[0, 15, 15] == pytest.approx(eta_max * 0.25 / 2, rel=1e-6)
+    with pytest.raises(ValueError, match="leaves no interior"):
+        sponge_damping((10, 30, 30), 5, 1.0, 1.0, 0.1)
