@@ -115,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--nt", type=int, default=None, help="Nt for every order (default per order)")
     bench.add_argument("--steps", type=int, default=None, help="steps per timed run (default 2 Nt)")
     bench.add_argument("--repeats", type=int, default=5, help="timed runs of each algorithm")
+    bench.add_argument(
+        "--velocity", default="1.0", help="a number, FILE.npy, 'layered' or 'anomaly' (cost of a model)"
+    )
+    bench.add_argument("--sponge", type=int, default=0, help="absorbing layer width (default 0)")
     return parser
 
 
@@ -196,14 +200,21 @@ def _run(args) -> int:
     return 130 if stats.interrupted else 0
 
 
-def bench_rows(shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None, repeats=5):
-    """Time both algorithms per order on one grid in this process; return a list of dict rows."""
+def bench_rows(
+    shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None, repeats=5, **physics
+):
+    """Time both algorithms per order on one grid in this process; return a list of dict rows.
+
+    ``physics`` (``velocity``, ``sponge``, ``sources``, ``receivers``) goes to both simulations.
+    """
     from diamondlab.engine.simulation import Simulation
 
     rows = []
     for order in orders:
         sims = {
-            alg: Simulation(shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg)
+            alg: Simulation(
+                shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg, **physics
+            )
             for alg in ("diamondtorre", "stepwise")
         }
         dt_sim = sims["diamondtorre"]
@@ -233,11 +244,17 @@ def bench_rows(shape, orders, backend="auto", courant=None, size=None, nt=None, 
 
 
 def _bench(args) -> int:
+    velocity = _velocity(args.velocity, args.shape)
     rows = bench_rows(
-        args.shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats
-    )
+        args.shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
+        velocity=velocity, sponge=args.sponge,
+    )  # fmt: skip
     nx, ny, nz = args.shape
-    print(f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, medians of {args.repeats} runs")
+    medium = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
+    print(
+        f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, {medium}, sponge {args.sponge}, "
+        f"medians of {args.repeats} runs"
+    )
     print(f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'stepwise':>9} {'ratio':>6} {'equal':>6}")
     for r in rows:
         print(

@@ -94,7 +94,7 @@ def column_points(b, x, y, base, k, colstart, colcount, pt_z, pt_kind, pt_slot, 
 _LOOPS = """
 
 @njit(cache=True, parallel=True, nogil=True)
-def stepwise_{variant}(F, G, nsteps, coeffs, {extra}rowcount, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
+def stepwise_{variant}(F, G, nsteps, coeffs, {extra}xcount, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
     \"\"\"Advance ``nsteps`` steps: x planes in parallel, y columns in order, z vectorised.\"\"\"
     {coeff_unpack}
     f = F.reshape(F.size)
@@ -121,7 +121,7 @@ def stepwise_{variant}(F, G, nsteps, coeffs, {extra}rowcount, colstart, colcount
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, coeffs, {extra}rowcount, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
+def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, coeffs, {extra}xcount, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
     \"\"\"One sweep of height ``nt``: stages in order, the torres of a stage in parallel.\"\"\"
     {coeff_unpack}
     f = F.reshape(F.size)
@@ -142,22 +142,23 @@ def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, co
                 else:
                     a, b = g, f
                 ax = x0 + SHS * k
-                for dy in range(1 - radius, radius):
-                    y = yc + dy
-                    if y < 0 or y >= ny:
+                # the tile column by column: the y cells of a column are neighbours in memory
+                for u in range(1 - radius, radius + 1):
+                    x = ax + u
+                    if x < 0 or x >= nx:
                         continue
-                    w = radius - abs(dy)
-                    lo = max(ax - w + 1, 0)
-                    hi = min(ax + w, nx - 1)
-                    row = uint64(y + SHS) * sy
-                    for x in range(lo, hi + 1):
-                        base = uint64(x + SHS) * sx + row
+                    hw = radius - u if u >= 1 else radius - 1 + u  # |y - yc| <= hw
+                    lo = max(yc - hw, 0)
+                    hi = min(yc + hw, ny - 1)
+                    col = uint64(x + SHS) * sx
+                    for y in range(lo, hi + 1):
+                        base = col + uint64(y + SHS) * sy
                         column_{variant}(a, b, {extra_call}base, sx, sy, nzh, {coeff_args})
-                    if rowcount[y + SHS] > 0:  # points act after the row: a tier's columns are independent
-                        for x in range(lo, hi + 1):
+                    if xcount[x + SHS] > 0:  # points act after the column: a tier's cells are independent
+                        for y in range(lo, hi + 1):
                             if colstart[x + SHS, y + SHS] >= 0:
                                 column_points(
-                                    b, x + SHS, y + SHS, uint64(x + SHS) * sx + row, k, colstart,
+                                    b, x + SHS, y + SHS, col + uint64(y + SHS) * sy, k, colstart,
                                     colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals
                                 )
 """

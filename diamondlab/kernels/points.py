@@ -14,7 +14,7 @@ additions in the same order (bit-for-bit equal algorithms).
 
 :class:`PointTables` holds, in padded indices (halo ``h``), ``colstart`` and
 ``colcount`` (int64 ``(nx + 2h, ny + 2h)``; ``-1`` where a column has no
-point), ``rowcount`` (points per padded y row) and per point ``pt_z``
+point), ``xcount`` (points per padded x plane) and per point ``pt_z``
 (padded z), ``pt_kind`` (0 source, 1 receiver)
 and ``pt_slot`` (row of ``src_samples`` or column of ``rec_vals``).
 """
@@ -32,7 +32,7 @@ __all__ = ["PointTables", "point_tables"]
 class PointTables:
     """Plain-array tables of the source and receiver points, grouped by column."""
 
-    rowcount: np.ndarray
+    xcount: np.ndarray
     colstart: np.ndarray
     colcount: np.ndarray
     pt_z: np.ndarray
@@ -46,7 +46,7 @@ class PointTables:
         """The trailing kernel arguments: tables, source samples and a fresh receiver buffer."""
         samples = self.source_samples(height) if src_samples is None else src_samples
         return (
-            self.rowcount, self.colstart, self.colcount, self.pt_z, self.pt_kind, self.pt_slot,
+            self.xcount, self.colstart, self.colcount, self.pt_z, self.pt_kind, self.pt_slot,
             samples, self.receiver_buffer(height),
         )  # fmt: skip
 
@@ -87,10 +87,10 @@ def point_tables(shape, halo: int, sources=(), receivers=()) -> PointTables:
     uniq, first, counts = np.unique(column, return_index=True, return_counts=True)
     colstart.reshape(-1)[uniq] = first
     colcount.reshape(-1)[uniq] = counts
-    rowcount = np.zeros(ny + 2 * halo, dtype=np.int64)
-    np.add.at(rowcount, pts[:, 1] + halo, 1)
+    xcount = np.zeros(nx + 2 * halo, dtype=np.int64)
+    np.add.at(xcount, pts[:, 0] + halo, 1)
     return PointTables(
-        rowcount=rowcount,
+        xcount=xcount,
         colstart=colstart,
         colcount=colcount,
         pt_z=pts[:, 2] + halo,
