@@ -1,0 +1,132 @@
+"""Orthogonal slices of a wavefield, downsampled for live display, and receiver traces.
+
+Contract
+--------
+:func:`field_slices` cuts the current level ``u^n`` of a simulation (or any
+``(nx, ny, nz)`` array) through one point ``(ix, iy, iz)`` into three planes
+(``xy`` at ``z = iz``, ``xz`` at ``y = iy``, ``yz`` at ``x = ix``), each
+taken with a stride so that no side exceeds ``max_points`` values: a 256^3
+run sends three 86 x 86 planes per refresh, not 64 MiB.
+
+Reading the planes must not copy the whole field.  :func:`current_level`
+returns the current level as an array *view* where the backend allows it
+(the CPU backend keeps padded NumPy fields, read between sweeps from the
+thread that runs them) and falls back to ``sim.field`` (a full host copy;
+the GPU backend) otherwise.  Call it only between sweeps (the callback of
+:meth:`Simulation.run` is such a place).
+
+:func:`slices_figure` makes the three heatmaps once; :func:`update_slices`
+replaces their data in one ``batch_update`` when the figure is a
+``FigureWidget``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["current_level", "field_slices", "slices_figure", "stride_for", "traces_figure", "update_slices"]
+
+PLANES = ("xy", "xz", "yz")
+
+
+def stride_for(n: int, max_points: int) -> int:
+    """Smallest stride that leaves at most ``max_points`` of ``n`` samples.
+
+    >>> stride_for(256, 96), stride_for(64, 96)
+    (3, 1)
+    """
+    return max(1, math.ceil(int(n) / int(max_points)))
+
+
+def current_level(sim) -> np.ndarray:
+    """The current level ``u^n`` as an ``(nx, ny, nz)`` array: a view where possible, else a copy."""
+    if isinstance(sim, np.ndarray):
+        return sim
+    backend = getattr(sim, "backend", None)
+    curr, halo = getattr(backend, "_curr", None), getattr(backend, "halo", None)
+    if isinstance(curr, np.ndarray) and isinstance(halo, int) and curr.ndim == 3:
+        view = curr[tuple(slice(halo, halo + n) for n in sim.shape)]
+        if view.shape == tuple(sim.shape):
+            return view
+    return sim.field
+
+
+def field_slices(source, index=None, max_points: int = 96) -> dict[str, np.ndarray]:
+    """Three downsampled planes through ``index = (ix, iy, iz)`` (default: the centre).
+
+    Returns ``{"xy": (nx', ny'), "xz": (nx', nz'), "yz": (ny', nz'), "x", "y", "z"}``
+    where ``x``, ``y``, ``z`` are the sampled cell indices along each axis.
+
+    >>> u = np.arange(4 * 6 * 8, dtype=np.float32).reshape(4, 6, 8)
+    >>> s = field_slices(u, max_points=3)
+    >>> s["xy"].shape, s["x"].tolist(), s["z"].tolist()
+    ((2, 3), [0, 2], [0, 3, 6])
+    """
+    u = current_level(source)
+    shape = u.shape
+    ix, iy, iz = (n // 2 for n in shape) if index is None else (int(i) for i in index)
+    ix, iy, iz = (min(max(i, 0), n - 1) for i, n in zip((ix, iy, iz), shape, strict=True))
+    sx, sy, sz = (stride_for(n, max_points) for n in shape)
+    return {
+        "xy": np.array(u[::sx, ::sy, iz], dtype=np.float32),
+        "xz": np.array(u[::sx, iy, ::sz], dtype=np.float32),
+        "yz": np.array(u[ix, ::sy, ::sz], dtype=np.float32),
+        "x": np.arange(0, shape[0], sx), "y": np.arange(0, shape[1], sy), "z": np.arange(0, shape[2], sz),
+    }
+
+
+def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float = 1.0):
+    """Three heatmaps (xy, xz, yz) for a grid of ``shape``; a ``FigureWidget`` when ``widget``."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    zeros = field_slices(np.zeros(tuple(int(n) for n in shape), dtype=np.float32), max_points=max_points)
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.06,
+                        subplot_titles=("xy (z = centre)", "xz (y = centre)", "yz (x = centre)"))
+    axes = {"xy": ("x", "y"), "xz": ("x", "z"), "yz": ("y", "z")}
+    for col, plane in enumerate(PLANES, start=1):
+        a, b = axes[plane]
+        fig.add_heatmap(
+            z=zeros[plane].T, x=zeros[a], y=zeros[b], zmin=-zmax, zmax=zmax, colorscale="RdBu_r",
+            showscale=col == 3, colorbar=dict(title="u", len=0.9), name=plane,
+            hovertemplate=f"{a}=%{{x}} {b}=%{{y}} u=%{{z:.3g}}<extra>{plane}</extra>", row=1, col=col,
+        )
+        fig.update_xaxes(title_text=a, row=1, col=col, constrain="domain")
+        fig.update_yaxes(title_text=b, row=1, col=col, scaleanchor=f"x{col if col > 1 else ''}")
+    fig.update_layout(height=330, margin=dict(l=40, r=10, t=50, b=40), title="u at n = 0")
+    return go.FigureWidget(fig) if widget else fig
+
+
+def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
+                  symmetric: bool = True) -> None:
+    """Put new planes into a figure of :func:`slices_figure` (one message for a ``FigureWidget``)."""
+    vmax = max(float(np.abs(slices[p]).max()) for p in PLANES) or 1.0
+    context = fig.batch_update() if hasattr(fig, "batch_update") else _null()
+    with context:
+        for i, plane in enumerate(PLANES):
+            trace = fig.data[i]
+            trace.z = slices[plane].T
+            if symmetric:
+                trace.zmin, trace.zmax = -vmax, vmax
+        if title is not None:
+            fig.layout.title.text = title
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def traces_figure(names=(), widget: bool = False, title: str = "receivers"):
+    """Empty line plot with one trace per receiver name (amplitude against time step)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure([go.Scatter(x=[], y=[], mode="lines", name=str(n)) for n in names])
+    fig.update_layout(title=title, xaxis_title="time step", yaxis_title="u", height=330,
+                      margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
+    return go.FigureWidget(fig) if widget else fig

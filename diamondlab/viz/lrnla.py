@@ -1,0 +1,245 @@
+"""Plotly views of the LRnLA shapes in (x, y, t), drawn from the geometry layer.
+
+Contract
+--------
+Every vertex ``(x, y, t)`` (a z column at one time step) is drawn as the
+box ``[x - 1/2, x + 1/2] x [y - 1/2, y + 1/2] x [t, t + 1]``; runs of
+vertices along x are merged into one box, so a tier of a torre is ``2R - 1``
+boxes.  The vertex sets come from :class:`~diamondlab.geometry.Conoid`,
+:class:`~diamondlab.geometry.DiamondTorre` and
+:class:`~diamondlab.geometry.StageSchedule` (``vertices``, ``contains``,
+``tier_rows``, ``time_levels``); nothing here recomputes their shapes.
+
+- :func:`conoid_figure`: a tile's influence and dependence conoids and their
+  intersection, which is the DiamondTorre prism (paper 000, figure 5);
+- :func:`stage_figure`: the torres of a sweep up to a stage, coloured by
+  stage, with one torre's dependencies (paper 000, figures 6 and 8);
+- :func:`time_levels_figure`: steps done per column mid-sweep (figure 9);
+- :func:`locality_figure` and :func:`lrnla_summary`: locality and asynchrony
+  of the current (NO, DTS, Nt) next to stepwise shapes (section 5).
+
+Which torres a torre reads from is counted exactly by
+:func:`torre_dependencies` (in :mod:`diamondlab.viz.stages`) on the schedule's
+vertex ownership.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from diamondlab.geometry import Conoid, DiamondTile, DiamondTorre, StageSchedule, asynchrony, locality
+from diamondlab.geometry.locality import count_transfers
+
+__all__ = [
+    "STAGE_COLORSCALE",
+    "box_mesh",
+    "conoid_figure",
+    "locality_figure",
+    "lrnla_summary",
+    "runs_from_vertices",
+    "time_levels_figure",
+]
+
+#: colours of stages, right (first) to left (last)
+STAGE_COLORSCALE = "Viridis"
+_SCENE = dict(
+    xaxis_title="x", yaxis_title="y", zaxis_title="t (step)", aspectmode="manual",
+    camera=dict(eye=dict(x=1.6, y=-1.6, z=0.9)),
+)
+
+
+def runs_from_vertices(vertices) -> np.ndarray:
+    """Merge ``(x, y, t)`` vertices into runs along x: an int array ``(n, 4)`` of ``(x_lo, x_hi, y, t)``.
+
+    >>> runs_from_vertices([[0, 0, 0], [1, 0, 0], [3, 0, 0], [0, 1, 0]]).tolist()
+    [[0, 1, 0, 0], [3, 3, 0, 0], [0, 0, 1, 0]]
+    """
+    v = np.unique(np.asarray(vertices, dtype=np.int64).reshape(-1, 3), axis=0)
+    if len(v) == 0:
+        return np.zeros((0, 4), dtype=np.int64)
+    v = v[np.lexsort((v[:, 0], v[:, 1], v[:, 2]))]
+    new = np.ones(len(v), dtype=bool)
+    new[1:] = (np.diff(v[:, 0]) != 1) | (np.diff(v[:, 1]) != 0) | (np.diff(v[:, 2]) != 0)
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], len(v)) - 1
+    return np.stack([v[starts, 0], v[ends, 0], v[starts, 1], v[starts, 2]], axis=1)
+
+
+def rows_to_runs(rows, t: int) -> np.ndarray:
+    """Clipped tier rows ``(y, x_first, x_last)`` of :meth:`StageSchedule.tier_rows` at step ``t`` as runs."""
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+    return np.stack([rows[:, 1], rows[:, 2], rows[:, 0], np.full(len(rows), t)], axis=1)
+
+
+_CUBE = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]])
+_TRIS = np.array([
+    [0, 1, 2], [0, 2, 3], [4, 6, 5], [4, 7, 6], [0, 4, 5], [0, 5, 1],
+    [1, 5, 6], [1, 6, 2], [2, 6, 7], [2, 7, 3], [3, 7, 4], [3, 4, 0],
+])
+
+
+def box_mesh(runs, tscale: float = 1.0) -> dict[str, np.ndarray]:
+    """Vertices and triangles of one box per run, as ``Mesh3d`` keyword arrays (x, y, z, i, j, k)."""
+    runs = np.asarray(runs, dtype=np.float64).reshape(-1, 4)
+    lo = np.stack([runs[:, 0] - 0.5, runs[:, 2] - 0.5, runs[:, 3] * tscale], axis=1)
+    size = np.stack([runs[:, 1] - runs[:, 0] + 1, np.ones(len(runs)), np.full(len(runs), tscale)], axis=1)
+    pts = (lo[:, None, :] + _CUBE[None, :, :] * size[:, None, :]).reshape(-1, 3)
+    tri = (_TRIS[None, :, :] + 8 * np.arange(len(runs))[:, None, None]).reshape(-1, 3)
+    return dict(x=pts[:, 0], y=pts[:, 1], z=pts[:, 2], i=tri[:, 0], j=tri[:, 1], k=tri[:, 2])
+
+
+def mesh_trace(runs, color: str, name: str, opacity: float = 1.0, tscale: float = 1.0, **kw) -> go.Mesh3d:
+    """A ``Mesh3d`` of boxes for ``runs`` in one colour."""
+    return go.Mesh3d(
+        **box_mesh(runs, tscale), color=color, opacity=opacity, name=name, flatshading=True,
+        showlegend=True, hoverinfo="name", lighting=dict(ambient=0.55, diffuse=0.7), **kw,
+    )
+
+
+def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.0) -> go.Figure:
+    """Influence conoid of a bottom tile, dependence conoid of the top tile, and their intersection.
+
+    The intersection is computed with :meth:`Conoid.contains` on the
+    influence conoid's vertices and is exactly the
+    :class:`~diamondlab.geometry.DiamondTorre` (the figure's title says so,
+    with the vertex counts).
+
+    Parameters
+    ----------
+    order, size, nt : int
+        NO, DTS and Nt of the torre.
+    """
+    torre = DiamondTorre(DiamondTile(order, size), nt)
+    influence, dependence = torre.bottom_conoid(), torre.top_conoid()
+    vin = influence.vertices()
+    both = vin[dependence.contains(vin[:, 0], vin[:, 1], vin[:, 2])]
+    same = {tuple(r) for r in both.tolist()} == {tuple(r) for r in torre.vertices().tolist()}
+    fig = go.Figure([
+        mesh_trace(runs_from_vertices(vin), "#f39c12", "influence conoid of the bottom tile", 0.18, tscale),
+        mesh_trace(runs_from_vertices(dependence.vertices()), "#c0392b", "dependence conoid of the top tile",
+                   0.18, tscale),
+        mesh_trace(runs_from_vertices(both), "#2e86c1", "intersection = DiamondTorre", 1.0, tscale),
+    ])
+    r = torre.tile.radius
+    fig.update_layout(
+        title=(f"NO={order}, DTS={size}, Nt={nt}: R={r}, tile {torre.tile.ncells} columns; intersection "
+               f"{len(both)} vertices {'=' if same else '≠'} torre Nt·2R² = {torre.nvertices}"),
+        scene=dict(_SCENE, aspectratio=dict(x=1, y=1, z=max(0.4, nt * tscale / (4 * r + 2 * nt)))),
+        legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=520,
+    )
+    return fig
+
+
+def torre_runs(schedule: StageSchedule, torre: int) -> np.ndarray:
+    """Boxes of all clipped tiers of one torre of ``schedule`` (runs ``(x_lo, x_hi, y, t)``)."""
+    parts = [rows_to_runs(schedule.tier_rows(torre, k), k) for k in range(schedule.nt)]
+    return np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
+
+
+def stage_colours(nstages: int) -> list[str]:
+    """One colour per stage (first, rightmost stage dark; last stage bright)."""
+    from plotly.colors import sample_colorscale
+
+    return sample_colorscale(STAGE_COLORSCALE, np.linspace(0, 1, max(nstages, 2)).tolist())[:nstages]
+
+
+def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None) -> go.Figure:
+    """Steps completed by every column after ``stages_done`` stages (paper 000, figure 9).
+
+    Default: the middle of the sweep.  The bottom tiles of the next stage are outlined.
+    """
+    s = schedule
+    done = s.nstages // 2 if stages_done is None else int(np.clip(stages_done, 0, s.nstages))
+    levels = s.time_levels(done)
+    fig = go.Figure(go.Heatmap(
+        z=levels.T, zmin=0, zmax=s.nt, colorscale=STAGE_COLORSCALE, colorbar=dict(title="steps done"),
+        hovertemplate="x=%{x} y=%{y}: %{z} steps<extra></extra>",
+    ))
+    if done < s.nstages:
+        for i in s.stage_torres(done):
+            rows = s.tier_rows(int(i), 0)
+            if len(rows):
+                xs, ys = _outline(rows)
+                fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(color="white", width=2),
+                                hoverinfo="skip", showlegend=False)
+    fig.update_layout(
+        title=f"Steps done after {done} of {s.nstages} stages (NO={s.tile.order}, DTS={s.tile.size}, "
+              f"Nt={s.nt}); next stage outlined",
+        xaxis=dict(title="x", range=[-0.5, s.nx - 0.5], constrain="domain"),
+        yaxis=dict(title="y", range=[-0.5, s.ny - 0.5], scaleanchor="x"),
+        margin=dict(l=40, r=10, t=40, b=40), height=420,
+    )
+    return fig
+
+
+def _outline(rows) -> tuple[list[float], list[float]]:
+    """Staircase outline of one clipped tier from its rows ``(y, x_first, x_last)``."""
+    right, left = [], []
+    for y, lo, hi in np.asarray(rows).tolist():
+        right += [(hi + 0.5, y - 0.5), (hi + 0.5, y + 0.5)]
+        left += [(lo - 0.5, y - 0.5), (lo - 0.5, y + 0.5)]
+    pts = right + left[::-1] + right[:1]
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def lrnla_summary(order: int, size: int, nt: int, shape=(64, 64, 64)) -> dict[str, float]:
+    """Locality and asynchrony of the current (NO, DTS, Nt) on ``shape`` (closed formulas and an exact count).
+
+    Keys: ``locality_torre``, ``locality_torre_exact`` (counted on the torre's
+    vertices), ``locality_row``, ``locality_stepwise``, ``bytes_per_update``
+    (``4 / locality_row``), ``async_tile``, ``async_row``, ``async_wavefront``,
+    ``torres_per_stage``, ``stages``.
+    """
+    torre = DiamondTorre(DiamondTile(order, size), nt)
+    exact = count_transfers(torre.vertices(), order).locality if torre.nvertices <= 20000 else float("nan")
+    row = locality("torre_row", order, size, nt)
+    nx, ny, _ = (int(n) for n in shape)
+    sched = StageSchedule(torre, nx, ny)
+    return dict(
+        locality_torre=locality("diamond_torre", order, size, nt), locality_torre_exact=exact,
+        locality_row=row, locality_stepwise=locality("stepwise_layer", order),
+        bytes_per_update=4.0 / row,
+        async_tile=asynchrony("diamond_tile", order, size, nt, tuple(shape)),
+        async_row=asynchrony("torre_row", order, size, nt, tuple(shape)),
+        async_wavefront=asynchrony("wavefront", order, size, nt, tuple(shape)),
+        torres_per_stage=float(np.diff(sched.stage_start).max()), stages=float(sched.nstages),
+    )
+
+
+def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64)) -> go.Figure:
+    """Locality of the paper's shapes (closed formulas) with the current (NO, DTS, Nt) highlighted,
+    and the asynchrony of a tile, a stage and a wavefront of stages on ``shape``."""
+    from plotly.subplots import make_subplots
+
+    names = ["naive", "stepwise_row", "stepwise_layer", "diamond_tile", "diamond_torre", "torre_row"]
+    labels = ["naive (1 vertex)", "stepwise z row", "stepwise layer (max)", "DiamondTile (Nt=1)",
+              "one DiamondTorre", "row of torres (a stage)"]
+    values = [locality(n, order, size, nt) for n in names]
+    colours = ["#95a5a6"] * 3 + ["#5dade2", "#2e86c1", "#1b4f72"]
+    info = lrnla_summary(order, size, nt, shape)
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.22,
+                        subplot_titles=("locality (updates per value moved)",
+                                        "asynchrony (concurrent updates)"))
+    fig.add_bar(y=labels, x=values, orientation="h", marker_color=colours, showlegend=False,
+                text=[f"{v:.3g}" for v in values], textposition="auto", row=1, col=1)
+    alabels = ["stepwise z row", "one tile tier", "a stage", "wavefront of stages"]
+    avalues = [float(shape[2]), info["async_tile"], info["async_row"], info["async_wavefront"]]
+    fig.add_bar(y=alabels, x=avalues, orientation="h", marker_color="#7d3c98", showlegend=False,
+                text=[f"{v:.3g}" for v in avalues], textposition="auto", row=1, col=2)
+    fig.update_xaxes(type="log", row=1, col=2)
+    fig.update_layout(
+        title=(f"NO={order}, DTS={size}, Nt={nt} on {tuple(shape)}: {info['bytes_per_update']:.2f} bytes "
+               f"per update for a stage (stepwise ≥ 12); exact count on one torre: "
+               f"{info['locality_torre_exact']:.3f}"),
+        margin=dict(l=10, r=10, t=60, b=30), height=340,
+    )
+    return fig
+
+
+def conoid_summary(order: int, size: int, nt: int) -> dict[str, int]:
+    """Sizes of the shapes of :func:`conoid_figure` (for readouts and tests)."""
+    torre = DiamondTorre(DiamondTile(order, size), nt)
+    c: Conoid = torre.bottom_conoid()
+    return dict(radius=torre.tile.radius, tile_cells=torre.tile.ncells, torre_vertices=torre.nvertices,
+                conoid_vertices=int(sum(c.ncells_at(k) for k in range(c.steps + 1))))

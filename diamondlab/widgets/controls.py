@@ -1,0 +1,263 @@
+"""Controllers of a run: NO, DTS, Nt, grid, backend, algorithm, Courant number, and the run buttons.
+
+Contract
+--------
+:class:`Controls` holds ipywidgets 8 controls and turns them into a
+:class:`RunConfig` (:meth:`Controls.config`).  :func:`check_config` asks the
+package's own validators (``WaveParameters``, the backend registry, the
+stage schedule, the CUDA engine's ``check_pair``/``check_nz``) whether a
+configuration can run, without allocating a grid, and returns the
+message to show (an empty string when it can).  :meth:`Controls.validate`
+shows that message in the widget's message area; nothing here raises into
+the notebook.  :func:`build_simulation` makes the simulation of a config.
+
+Changing NO or the backend puts DTS and Nt at that backend's defaults for
+the order (clipped to the grid), so a scientist starts from a tuned point.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, replace
+
+import ipywidgets as widgets
+
+from diamondlab.numerics import SUPPORTED_ORDERS, WaveParameters, courant_limit
+
+__all__ = ["Controls", "RunConfig", "build_simulation", "check_config"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything the controllers choose."""
+
+    order: int = 2
+    size: int = 2
+    nt: int = 8
+    shape: tuple[int, int, int] = (64, 64, 64)
+    backend: str = "cpu"
+    algorithm: str = "diamondtorre"
+    courant: float = 0.25
+    steps: int = 0
+
+    def sim_kwargs(self) -> dict:
+        """Keyword arguments of :class:`~diamondlab.Simulation` (besides sources and receivers)."""
+        d = asdict(self)
+        d.pop("steps")
+        d["shape"] = tuple(d["shape"])
+        return d
+
+
+def default_tiling(backend: str, order: int, shape) -> tuple[int, int]:
+    """The backend's default (DTS, Nt) for ``order``, DTS reduced until a tile fits the grid."""
+    from diamondlab.engine.backends import get_backend, resolve_backend
+
+    try:
+        cls = get_backend(resolve_backend(backend))
+        size, nt = cls.default_tiling(order)
+    except (RuntimeError, ValueError, AttributeError):
+        size, nt = 2, 8
+    span = min(int(shape[0]), int(shape[1]))
+    return max(1, min(size, span // order)), nt
+
+
+def check_config(cfg: RunConfig) -> str:
+    """Why ``cfg`` cannot run ('' when it can), from the package's validators, without allocating."""
+    from diamondlab.engine.backends import resolve_backend
+    from diamondlab.geometry import stage_schedule
+
+    try:
+        params = WaveParameters(order=cfg.order, courant=cfg.courant)
+        if cfg.algorithm not in ("diamondtorre", "stepwise"):
+            raise ValueError(f"algorithm must be 'diamondtorre' or 'stepwise'; got {cfg.algorithm!r}")
+        nx, ny, nz = (int(n) for n in cfg.shape)
+        if min(nx, ny, nz) < 1:
+            raise ValueError(f"grid sizes must be >= 1; got {cfg.shape}")
+        stage_schedule(params.order, cfg.size, cfg.nt, nx, ny)
+        name = resolve_backend(cfg.backend)
+        if name == "cuda":
+            from diamondlab.kernels import cuda as kernels
+
+            kernels.check_pair(cfg.order, cfg.size)
+            kernels.check_nz(nz)
+        need = 2 * 4 * nx * ny * nz
+        if name == "cpu" and need > 0.7 * _host_memory():
+            raise ValueError(f"grid {cfg.shape} needs {need / 2**30:.1f} GiB for its two fields; this "
+                             f"machine has {_host_memory() / 2**30:.1f} GiB: use a smaller grid")
+    except (ValueError, TypeError, RuntimeError) as err:
+        return str(err)
+    return ""
+
+
+def _host_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 2**34
+
+
+def build_simulation(cfg: RunConfig, **extra):
+    """The :class:`~diamondlab.Simulation` of ``cfg`` (``extra``: sources, receivers, ...)."""
+    from diamondlab.engine.simulation import Simulation
+
+    return Simulation(**cfg.sim_kwargs(), **extra)
+
+
+def _available_backends() -> list[str]:
+    from diamondlab.engine.backends import available_backends
+
+    try:
+        names = available_backends()
+    except Exception:  # noqa: BLE001 - a broken backend must not break the controls
+        names = ["cpu"]
+    return ["auto", *names] if "cuda" in names else ["cpu", "auto"]
+
+
+class Controls:
+    """The controllers; ``widget`` is the panel to display.
+
+    Parameters
+    ----------
+    config : RunConfig, optional
+        Initial values.
+    """
+
+    def __init__(self, config: RunConfig | None = None):
+        cfg = config or RunConfig()
+        style = {"description_width": "110px"}
+        lay = widgets.Layout(width="330px")
+        self.order = widgets.Dropdown(options=list(SUPPORTED_ORDERS), value=cfg.order,
+                                      description="NO (order)", style=style, layout=lay)
+        self.size = widgets.BoundedIntText(value=cfg.size, min=1, max=64, description="DTS (tile)",
+                                           style=style, layout=lay)
+        self.nt = widgets.BoundedIntText(value=cfg.nt, min=1, max=1024, description="Nt (height)",
+                                         style=style, layout=lay)
+        self.nx, self.ny, self.nz = (
+            widgets.BoundedIntText(value=int(n), min=1, max=4096, description=f"n{a}", style=style,
+                                   layout=widgets.Layout(width="200px"))
+            for a, n in zip("xyz", cfg.shape, strict=True)
+        )
+        self.backend = widgets.Dropdown(options=_available_backends(), value=cfg.backend,
+                                        description="backend", style=style, layout=lay)
+        self.algorithm = widgets.ToggleButtons(options=["diamondtorre", "stepwise"], value=cfg.algorithm,
+                                               description="algorithm", style=style)
+        self.courant = widgets.BoundedFloatText(value=cfg.courant, min=0.0, max=2.0, step=0.01,
+                                                description="Courant c·dt/h", style=style, layout=lay)
+        self.steps = widgets.BoundedIntText(value=cfg.steps, min=0, max=10**9, description="steps (0 = ∞)",
+                                            style=style, layout=lay)
+        self.run_button = widgets.Button(description="Run", icon="play", button_style="success")
+        self.pause_button = widgets.Button(description="Pause", icon="pause", button_style="warning")
+        self.step_button = widgets.Button(description="Step", icon="step-forward",
+                                          tooltip="one sweep (Nt steps)")
+        self.reset_button = widgets.Button(description="Reset", icon="undo", tooltip="back to n = 0")
+        self.message = widgets.HTML(value="")
+        self.message.add_class("diamondlab-message")
+        self.status = widgets.HTML(value="idle")
+        self.status.add_class("diamondlab-status")
+        self.limit = widgets.HTML()
+        self._structural = [self.order, self.size, self.nt, self.nx, self.ny, self.nz, self.backend,
+                            self.algorithm, self.courant]
+        for w in self._structural:
+            w.observe(self._changed, names="value")
+        self.order.observe(self._defaults, names="value")
+        self.backend.observe(self._defaults, names="value")
+        grid = widgets.VBox([widgets.HTML("<b>grid</b>"), self.nx, self.ny, self.nz])
+        params = widgets.VBox([self.order, self.size, self.nt, self.courant, self.limit, self.steps])
+        choose = widgets.VBox([self.backend, self.algorithm])
+        buttons = widgets.HBox([self.run_button, self.pause_button, self.step_button, self.reset_button])
+        self.widget = widgets.VBox([widgets.HBox([params, grid, choose]), buttons, self.status, self.message])
+        self.widget.add_class("diamondlab-controls")
+        self._listeners = []
+        self.validate()
+
+    # ------------------------------------------------------------- values
+    def config(self) -> RunConfig:
+        """The configuration the controllers show now."""
+        return RunConfig(
+            order=int(self.order.value), size=int(self.size.value), nt=int(self.nt.value),
+            shape=(int(self.nx.value), int(self.ny.value), int(self.nz.value)), backend=self.backend.value,
+            algorithm=self.algorithm.value, courant=float(self.courant.value), steps=int(self.steps.value),
+        )
+
+    def set(self, **values) -> None:
+        """Set controllers by name (``order``, ``size``, ``nt``, ``shape``, ``backend``, ...)."""
+        cfg = replace(self.config(), **values)
+        with self.hold():
+            for name in ("order", "backend", "size", "nt", "algorithm", "courant", "steps"):
+                if name in values:
+                    getattr(self, name).value = getattr(cfg, name)
+            if "shape" in values:
+                self.nx.value, self.ny.value, self.nz.value = (int(n) for n in cfg.shape)
+        self.validate()
+
+    def hold(self):
+        """Context: change several controllers with one validation at the end."""
+        controls = self
+
+        class _Hold:
+            def __enter__(self):
+                controls._held = True
+
+            def __exit__(self, *exc):
+                controls._held = False
+                controls._changed(None)
+                return False
+
+        return _Hold()
+
+    _held = False
+
+    def on_change(self, listener) -> None:
+        """Call ``listener(config, message)`` after every change of a structural controller."""
+        self._listeners.append(listener)
+
+    def _defaults(self, change) -> None:
+        if self._held:
+            return
+        cfg = self.config()
+        size, nt = default_tiling(cfg.backend, cfg.order, cfg.shape)
+        self._held = True
+        try:
+            self.size.value, self.nt.value = size, nt
+            lim = courant_limit(cfg.order)
+            if self.courant.value > lim:
+                self.courant.value = round(0.5 * lim, 4)
+        finally:
+            self._held = False
+        self._changed(None)
+
+    def _changed(self, change) -> None:
+        if self._held:
+            return
+        message = self.validate()
+        for listener in list(self._listeners):
+            listener(self.config(), message)
+
+    def validate(self) -> str:
+        """Check the current configuration; show and return the message ('' when it can run)."""
+        cfg = self.config()
+        self.limit.value = (f"<small>stable for Courant ≤ {courant_limit(cfg.order):.4f} "
+                            f"(NO={cfg.order})</small>")
+        message = check_config(cfg)
+        self.show_message(message, "error" if message else "ok")
+        self.run_button.disabled = self.step_button.disabled = bool(message)
+        return message
+
+    def show_message(self, text: str, kind: str = "error") -> None:
+        """Show ``text`` in the message area (``kind``: error, info, ok)."""
+        colour = {"error": "#c0392b", "info": "#1f618d", "ok": "#1e8449"}[kind]
+        if kind == "ok" and not text:
+            text = "ready"
+        self.message.value = (f"<div style='color:{colour};white-space:pre-wrap'>"
+                              f"{'⚠ cannot run: ' if kind == 'error' else ''}{_escape(text)}</div>")
+
+    def lock(self, running: bool) -> None:
+        """Disable the structural controllers while a run is in progress."""
+        for w in self._structural:
+            w.disabled = running
+        self.run_button.disabled = self.step_button.disabled = running or bool(check_config(self.config()))
+        self.reset_button.disabled = False
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

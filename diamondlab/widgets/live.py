@@ -1,0 +1,267 @@
+"""Live wavefield view: slices, receiver traces, throughput readout and its history.
+
+Contract
+--------
+A :class:`LiveView` listens to a :class:`~diamondlab.widgets.runner.BackgroundRun`
+and, after a sweep, refreshes (in the run's worker thread, between sweeps,
+so the field is at one time level):
+
+- three orthogonal slices of ``u^n`` (:mod:`diamondlab.viz.fields`,
+  downsampled to ``max_points`` per side) in one ``batch_update``;
+- the receivers' traces (``sim.traces`` where the simulation records
+  receivers) or, without receivers, probes of ``u`` at the slice centre
+  sampled at each refresh;
+- the throughput readout (:class:`ipywidgets.HTML` with class
+  ``diamondlab-throughput``): current and average G cell updates/s, the
+  model's prediction for this configuration and backend
+  (:func:`diamondlab.viz.perf.predicted_rate`), and stepwise for comparison
+  (the model, and the measured rate once a stepwise run of the same grid
+  has been seen);
+- a small history plot of the current and average rate.
+
+Refreshing costs time that the run does not get, so a refresh happens after
+a sweep only when the time since the last one is at least
+``last_cost / budget`` (and ``min_interval``): with the default budget of 4
+percent, watching costs at most about 4 percent of throughput whatever the
+grid.  :meth:`LiveView.refresh` forces one (after a pause or a step).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from diamondlab.viz.fields import current_level, field_slices, slices_figure, traces_figure, update_slices
+
+__all__ = ["LiveView", "format_rate"]
+
+HISTORY = 400
+
+
+def format_rate(value: float | None) -> str:
+    """``1.234`` -> ``"1.23"``; None or NaN -> ``"–"``."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    return f"{value:.3g}"
+
+
+class LiveView:
+    """Slices, traces, readout and rate history of a background run.
+
+    Parameters
+    ----------
+    run : BackgroundRun
+    max_points : int
+        Largest side of a displayed slice.
+    budget : float
+        Largest fraction of wall time spent refreshing.
+    min_interval : float
+        Shortest time between two refreshes (seconds).
+    model : callable, optional
+        ``model(sim) -> (rate, stepwise_rate)`` in G cell updates/s; the
+        default asks :func:`diamondlab.viz.perf.predicted_rate`.
+    measured : dict, optional
+        Shared record of measured average rates keyed by configuration
+        (the lab passes one so that stepwise runs are remembered).
+    """
+
+    def __init__(self, run, max_points: int = 96, budget: float = 0.04, min_interval: float = 0.1,
+                 model=None, measured: dict | None = None):
+        self.max_points = max_points
+        self.budget = budget
+        self.min_interval = min_interval
+        self.model = model or _default_model
+        self.measured = {} if measured is None else measured
+        self.refreshes = 0
+        self.refresh_seconds = 0.0
+        self._last = 0.0
+        self._last_cost = 0.0
+        self._lock = threading.Lock()
+        self._models: dict = {}
+        self._probe_t: list[int] = []
+        self._probe_u: list[float] = []
+        self.readout = widgets.HTML(value=self._readout_html(None, None))
+        self.readout.add_class("diamondlab-throughput")
+        self.run = None
+        self.attach(run)
+        self.widget = widgets.VBox(
+            [self.readout, widgets.HBox([self.slices], layout=widgets.Layout(width="100%")),
+             widgets.HBox([self.traces, self.history], layout=widgets.Layout(width="100%"))],
+            layout=widgets.Layout(width="100%"),
+        )
+        self.widget.add_class("diamondlab-live")
+
+    # ------------------------------------------------------------- wiring
+    def attach(self, run) -> None:
+        """Listen to ``run`` (a new simulation: the figures are rebuilt for its grid)."""
+        first = self.run is None
+        self.run = run
+        sim = run.sim
+        names = self._trace_names(sim)
+        if first:
+            self.slices = slices_figure(sim.shape, self.max_points, widget=True)
+            self.traces = traces_figure(names, widget=True, title=self._trace_title(sim))
+            self.history = go.FigureWidget(_history_figure())
+            for fig in (self.slices, self.traces, self.history):
+                fig.layout.autosize = True
+            self.slices.layout.width = None
+            run.on_start(self._on_start)
+            run.on_sweep(self._on_sweep)
+            run.on_state(self._on_state)
+        else:
+            new = slices_figure(sim.shape, self.max_points)
+            with self.slices.batch_update():
+                for i in range(3):
+                    self.slices.data[i].update(new.data[i])
+            with self.traces.batch_update():
+                self.traces.data = []
+                for name in names:
+                    self.traces.add_scatter(x=[], y=[], mode="lines", name=str(name))
+                self.traces.layout.title.text = self._trace_title(sim)
+        self._probe_t.clear()
+        self._probe_u.clear()
+        self.refresh()
+
+    @staticmethod
+    def _trace_names(sim) -> list[str]:
+        receivers = getattr(sim, "receivers", None) or []
+        if receivers:
+            return [f"receiver {i} {tuple(getattr(r, 'position', ()))}" for i, r in enumerate(receivers)]
+        return ["u at the slice centre"]
+
+    @staticmethod
+    def _trace_title(sim) -> str:
+        if getattr(sim, "receivers", None):
+            return "receivers (every step)"
+        return "probe at the slice centre (sampled at each refresh)"
+
+    # ------------------------------------------------------------ refresh
+    def _on_start(self, sim) -> None:
+        self.models(sim, compute=True)  # in the worker: the model may run a kernel to measure this machine
+
+    def _on_sweep(self, sim, record) -> None:
+        now = time.perf_counter()
+        if now - self._last < max(self.min_interval, self._last_cost / self.budget):
+            return
+        self.refresh(sim, record)
+
+    def _on_state(self, state: str, message: str) -> None:
+        if state in ("paused", "done", "idle"):
+            self.refresh()
+
+    def refresh(self, sim=None, record=None) -> None:
+        """Redraw everything from the current state (call between sweeps)."""
+        with self._lock:
+            t0 = time.perf_counter()
+            sim = self.run.sim if sim is None else sim
+            if record is None and self.run.history:
+                record = self.run.history[-1]
+            u = current_level(sim)
+            slices = field_slices(u, max_points=self.max_points)
+            peak = max(float(np.abs(slices[p]).max()) for p in ("xy", "xz", "yz"))
+            title = f"u at n = {sim.time_step} (t = {sim.time:.4g}); max |u| on the slices = {peak:.3g}"
+            update_slices(self.slices, slices, title)
+            self._update_traces(sim, u)
+            self.readout.value = self._readout_html(sim, record)
+            self._update_history()
+            self.refreshes += 1
+            self._last = time.perf_counter()
+            self._last_cost = self._last - t0
+            self.refresh_seconds += self._last_cost
+
+    def _update_traces(self, sim, u) -> None:
+        traces = getattr(sim, "traces", None)
+        if traces is not None and getattr(sim, "receivers", None):
+            tr = np.asarray(traces)
+            n = min(len(tr), sim.time_step + 1)
+            step = max(1, n // 2000)
+            x = np.arange(n)[::step]
+            with self.traces.batch_update():
+                for i, trace in enumerate(self.traces.data):
+                    if i < tr.shape[1]:
+                        trace.x, trace.y = x, tr[:n:step, i]
+            return
+        nx, ny, nz = sim.shape
+        if not self._probe_t or self._probe_t[-1] != sim.time_step:
+            if self._probe_t and sim.time_step < self._probe_t[-1]:
+                self._probe_t.clear()
+                self._probe_u.clear()
+            self._probe_t.append(sim.time_step)
+            self._probe_u.append(float(u[nx // 2, ny // 2, nz // 2]))
+        with self.traces.batch_update():
+            self.traces.data[0].x, self.traces.data[0].y = self._probe_t[-2000:], self._probe_u[-2000:]
+
+    def _update_history(self) -> None:
+        hist = self.run.history[-HISTORY:]
+        with self.history.batch_update():
+            self.history.data[0].x = [r.time_step for r in hist]
+            self.history.data[0].y = [r.current for r in hist]
+            self.history.data[1].x = [r.time_step for r in hist]
+            self.history.data[1].y = [r.average for r in hist]
+
+    # ------------------------------------------------------------ readout
+    def models(self, sim, compute: bool = False) -> tuple[float, float, str]:
+        """``(model, stepwise model, bound)`` in G cell updates/s for ``sim`` (cached per configuration).
+
+        Only computed when ``compute`` (the run's worker thread asks at the
+        start of a run); until then NaN and "model: at the first run".
+        """
+        key = (sim.backend_name, sim.algorithm, sim.order, sim.size, sim.nt)
+        if key not in self._models:
+            if not compute:
+                return float("nan"), float("nan"), "at the first run"
+            try:
+                self._models[key] = self.model(sim)
+            except Exception as err:  # noqa: BLE001 - the readout says why instead
+                self._models[key] = (float("nan"), float("nan"), f"model unavailable: {err}")
+        return self._models[key]
+
+    def _readout_html(self, sim, record) -> str:
+        if sim is None:
+            return "<div class='dl-readout'><b>Throughput</b>: press Run</div>"
+        model, stepwise_model, bound = self.models(sim)
+        current = record.current if record is not None else None
+        average = record.average if record is not None else None
+        key = (sim.backend_name, "stepwise", sim.order, tuple(sim.shape))
+        if record is not None and sim.algorithm == "stepwise":
+            self.measured[key] = record.average
+        stepwise_measured = self.measured.get(key)
+        state = self.run.state
+        cells = (f"<td><b>{format_rate(current)}</b><br><small>current</small></td>"
+                 f"<td><b>{format_rate(average)}</b><br><small>average</small></td>"
+                 f"<td>{format_rate(model)}<br><small>model ({bound})</small></td>"
+                 f"<td>{format_rate(stepwise_measured)} / {format_rate(stepwise_model)}<br>"
+                 f"<small>stepwise measured / model</small></td>")
+        frac = f" = {average / model:.0%} of the model" if average and model and np.isfinite(model) else ""
+        return (
+            "<div class='dl-readout' style='font-family:sans-serif'>"
+            f"<b>{sim.algorithm}</b> on <b>{sim.backend_name}</b>, grid {sim.shape}, NO={sim.order}, "
+            f"DTS={sim.size}, Nt={sim.nt} &middot; step <b>{sim.time_step}</b> &middot; {state}{frac}"
+            "<table style='text-align:center;min-width:520px'><tr>" + cells + "</tr></table>"
+            "<small>G cell updates per second</small></div>"
+        )
+
+
+def _default_model(sim) -> tuple[float, float, str]:
+    from diamondlab.engine.perfmodel import predict
+    from diamondlab.viz.perf import device_numbers
+
+    device = device_numbers(sim.backend_name, sim.order)
+    p = predict(sim.algorithm, sim.order, sim.size, sim.nt, device)
+    s = predict("stepwise", sim.order, device=device)
+    return p.rate / 1e9, s.rate / 1e9, f"{p.bound} bound"
+
+
+def _history_figure() -> go.Figure:
+    fig = go.Figure([
+        go.Scatter(x=[], y=[], mode="lines", name="current", line=dict(width=1)),
+        go.Scatter(x=[], y=[], mode="lines", name="average", line=dict(width=2)),
+    ])
+    fig.update_layout(title="throughput history", xaxis_title="time step", yaxis_title="G cell updates/s",
+                      height=330, margin=dict(l=50, r=10, t=50, b=40),
+                      legend=dict(orientation="h", y=-0.25), yaxis_rangemode="tozero")
+    return fig

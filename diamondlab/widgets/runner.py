@@ -1,0 +1,226 @@
+"""Run a :class:`~diamondlab.Simulation` in a background thread, sweep by sweep.
+
+Contract
+--------
+:class:`BackgroundRun` owns one simulation and one persistent worker
+thread (a single-thread executor), so that every kernel call of the lab,
+runs, tuning and model measurements alike, comes from the same thread and
+Numba's thread pool is not duplicated.  :meth:`~BackgroundRun.run` queues a
+run and returns at once (the notebook stays responsive),
+:meth:`~BackgroundRun.step` runs one sweep (``Nt`` steps),
+:meth:`~BackgroundRun.pause` asks the run to stop after the sweep in
+progress, :meth:`~BackgroundRun.reset` pauses, waits and puts the
+simulation back at ``n = 0``; :meth:`~BackgroundRun.submit` runs any other
+job in the worker.  Because :meth:`Simulation.run` only stops between
+sweeps, a paused or finished run always sits at one consistent time level.
+
+At the start of a run the worker calls the :meth:`~BackgroundRun.on_start`
+listeners; after every sweep it appends a :class:`SweepRecord` to
+:attr:`~BackgroundRun.history` and calls the :meth:`~BackgroundRun.on_sweep`
+listeners (in the worker thread, between sweeps); state changes
+(``"idle"``, ``"compiling"``, ``"running"``, ``"paused"``, ``"done"``,
+``"error"``) go to the :meth:`~BackgroundRun.on_state` listeners.  A
+listener that raises does not stop the run: its error is kept in
+:attr:`~BackgroundRun.listener_error`.  An error of the run itself
+becomes state ``"error"`` with the message in :attr:`~BackgroundRun.message`;
+nothing here raises into the notebook.  No widget library is imported.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import concurrent.futures
+from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["BackgroundRun", "SweepRecord"]
+
+
+@dataclass(frozen=True)
+class SweepRecord:
+    """Throughput after one sweep.
+
+    ``current`` is the rate of that sweep alone and ``average`` the rate
+    since the last reset, both in G cell updates per second of kernel time
+    (:class:`~diamondlab.engine.simulation.RunStats`); ``wall`` is the
+    average over wall-clock time, listeners and thread hand-offs included.
+    """
+
+    time_step: int
+    steps: int
+    current: float
+    average: float
+    wall: float
+    seconds: float
+
+
+class BackgroundRun:
+    """A simulation advanced in a worker thread, with run, pause, step and reset.
+
+    Parameters
+    ----------
+    sim : Simulation
+        The simulation to drive (replace it with :meth:`replace` when idle).
+
+    Examples
+    --------
+    >>> import diamondlab as dl
+    >>> run = BackgroundRun(dl.Simulation((16, 16, 8), backend="cpu", size=1, nt=4))
+    >>> run.run(8)
+    True
+    >>> run.wait(60)
+    True
+    >>> run.sim.time_step, run.state, len(run.history)
+    (8, 'done', 2)
+    """
+
+    #: steps asked of Simulation.run per chunk when running "until paused"
+    CHUNK_SWEEPS = 1000
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.state = "idle"
+        self.message = ""
+        self.history: list[SweepRecord] = []
+        self.listener_error: str | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="diamondlab-run")
+        self._future: Future | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._start_listeners: list[Callable] = []
+        self._sweep_listeners: list[Callable] = []
+        self._state_listeners: list[Callable] = []
+        self._totals = [0, 0.0, 0.0]  # cell updates, kernel seconds, wall seconds (since reset)
+
+    # ------------------------------------------------------------ listeners
+    def on_start(self, listener: Callable) -> None:
+        """Call ``listener(sim)`` at the start of every run, in the worker thread."""
+        self._start_listeners.append(listener)
+
+    def on_sweep(self, listener: Callable) -> None:
+        """Call ``listener(sim, record)`` after every sweep (in the worker thread)."""
+        self._sweep_listeners.append(listener)
+
+    def on_state(self, listener: Callable) -> None:
+        """Call ``listener(state, message)`` whenever the state changes."""
+        self._state_listeners.append(listener)
+
+    def _set_state(self, state: str, message: str = "") -> None:
+        self.state, self.message = state, message
+        for listener in list(self._state_listeners):
+            try:
+                listener(state, message)
+            except Exception as err:  # noqa: BLE001 - a view must never stop the run
+                self.listener_error = f"{type(err).__name__}: {err}"
+
+    # -------------------------------------------------------------- control
+    @property
+    def running(self) -> bool:
+        """Whether a run or another job is queued or in progress."""
+        return self._future is not None and not self._future.done()
+
+    def submit(self, fn: Callable, *args) -> Future | None:
+        """Run ``fn(*args)`` in the worker thread; None if a job is already in progress."""
+        with self._lock:
+            if self.running:
+                return None
+            self._future = self._executor.submit(fn, *args)
+            return self._future
+
+    def run(self, steps: int | None = None) -> bool:
+        """Start advancing ``steps`` steps (``None`` or 0: until paused); False if already running."""
+        with self._lock:
+            if self.running:
+                return False
+            self._stop.clear()
+            self._future = self._executor.submit(self._work, steps)
+            return True
+
+    def step(self) -> bool:
+        """Advance one sweep (``Nt`` steps) in the background; False if already running."""
+        return self.run(self.sim.nt)
+
+    def pause(self, wait: bool = False, timeout: float | None = None) -> None:
+        """Stop after the sweep in progress (the fields stay at one time level)."""
+        self._stop.set()
+        if wait:
+            self.wait(timeout)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the worker to finish; True if it has."""
+        future = self._future
+        if future is not None:
+            try:
+                future.exception(timeout)
+            except concurrent.futures.TimeoutError:
+                return False
+        return not self.running
+
+    def reset(self, timeout: float | None = 60.0) -> None:
+        """Pause, wait, and put the simulation back at its initial layers (``n = 0``)."""
+        self.pause(wait=True, timeout=timeout)
+        self.sim.reset()
+        self.history.clear()
+        self._totals = [0, 0.0, 0.0]
+        self._set_state("idle", "reset to n = 0")
+
+    def replace(self, sim, timeout: float | None = 60.0) -> None:
+        """Pause, wait, and drive another simulation from now on (history cleared)."""
+        self.pause(wait=True, timeout=timeout)
+        self.sim = sim
+        self.history.clear()
+        self._totals = [0, 0.0, 0.0]
+        self._set_state("idle", "")
+
+    # --------------------------------------------------------------- worker
+    def _work(self, steps: int | None) -> None:
+        sim = self.sim
+        try:
+            for listener in list(self._start_listeners):
+                try:
+                    listener(sim)
+                except Exception as err:  # noqa: BLE001 - a view must never stop the run
+                    self.listener_error = f"{type(err).__name__}: {err}"
+            if not getattr(sim, "_compiled", True):
+                self._set_state("compiling", f"compiling the {sim.backend_name} kernels for NO={sim.order} "
+                                "(once per order, cached on disk) ...")
+            self._set_state("running", "")
+            last = {"done": 0, "seconds": 0.0, "wall": time.perf_counter()}
+
+            def callback(s, stats):
+                now = time.perf_counter()
+                d_steps = stats.steps - last["done"]
+                d_sec = stats.seconds - last["seconds"]
+                self._totals[0] += d_steps * s.cells
+                self._totals[1] += d_sec
+                self._totals[2] += now - last["wall"]
+                # listeners run after ``wall`` is taken: their time counts in the next sweep's wall time
+                last.update(done=stats.steps, seconds=stats.seconds, wall=now)
+                rec = SweepRecord(
+                    time_step=s.time_step, steps=d_steps,
+                    current=d_steps * s.cells / d_sec / 1e9 if d_sec > 0 else 0.0,
+                    average=self._totals[0] / self._totals[1] / 1e9 if self._totals[1] > 0 else 0.0,
+                    wall=self._totals[0] / self._totals[2] / 1e9 if self._totals[2] > 0 else 0.0,
+                    seconds=d_sec,
+                )
+                self.history.append(rec)
+                if self.state != "running":
+                    self._set_state("running", "")
+                for listener in list(self._sweep_listeners):
+                    try:
+                        listener(s, rec)
+                    except Exception as err:  # noqa: BLE001 - a view must never stop the run
+                        self.listener_error = f"{type(err).__name__}: {err}"
+
+            if steps:
+                sim.run(int(steps), callback=callback, stop_event=self._stop)
+            else:
+                while not self._stop.is_set():
+                    sim.run(self.CHUNK_SWEEPS * sim.nt, callback=callback, stop_event=self._stop)
+            stopped = self._stop.is_set()
+            self._set_state("paused" if stopped else "done",
+                            f"{'paused' if stopped else 'done'} at step {sim.time_step}")
+        except Exception as err:  # noqa: BLE001 - shown in the widget, never a traceback
+            self._set_state("error", f"{type(err).__name__}: {err}")

@@ -1,0 +1,51 @@
+"""The background run: responsive, pausable, always at one consistent time level."""
+
+import time
+
+import numpy as np
+
+import diamondlab as dl
+from diamondlab.widgets.runner import BackgroundRun
+
+
+def _sim(**kw):
+    return dl.Simulation((20, 18, 12), 2, backend="cpu", size=1, nt=4, **kw)
+
+
+def test_run_returns_at_once_and_records_every_sweep():
+    run = BackgroundRun(_sim())
+    seen = []
+    run.on_sweep(lambda sim, rec: seen.append((sim.time_step, rec.current)))
+    assert run.run(20)
+    assert not run.run(4)  # one run at a time
+    assert run.wait(60) and run.state == "done"
+    assert [t for t, _ in seen] == [4, 8, 12, 16, 20]
+    assert all(rate > 0 for _, rate in seen) and run.history[-1].average > 0
+
+
+def test_pause_stops_at_a_consistent_level():
+    run = BackgroundRun(_sim())
+    run.run(None)  # until paused
+    deadline = time.time() + 60
+    while len(run.history) < 3 and time.time() < deadline:
+        time.sleep(0.01)
+    run.pause(wait=True, timeout=60)
+    assert run.state == "paused"
+    n = run.sim.time_step
+    assert n % 4 == 0 and n >= 12
+    reference = _sim()
+    reference.run(n)
+    assert all(np.array_equal(a, b) for a, b in zip(run.sim.fields, reference.fields, strict=True))
+
+
+def test_step_reset_and_errors_become_state():
+    run = BackgroundRun(_sim())
+    assert run.step() and run.wait(60) and run.sim.time_step == 4
+    run.reset()
+    assert run.sim.time_step == 0 and run.history == [] and run.state == "idle"
+    run.on_sweep(lambda sim, rec: 1 / 0)  # a broken view does not stop the run
+    run.run(8)
+    assert run.wait(60) and run.sim.time_step == 8 and "ZeroDivisionError" in run.listener_error
+    run.replace(None)
+    run.run(4)
+    assert run.wait(60) and run.state == "error" and "AttributeError" in run.message

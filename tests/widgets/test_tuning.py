@@ -1,0 +1,22 @@
+"""The tuning panel measures on the current backend, plots against the model and applies the best."""
+
+from diamondlab.widgets.controls import Controls, RunConfig
+from diamondlab.widgets.tuning import TuningPanel
+
+
+def test_tuning_panel_measures_and_applies_best():
+    controls = Controls(RunConfig(shape=(24, 24, 16), order=2, size=1, nt=2))
+    panel = TuningPanel(controls)
+    panel.sizes.value, panel.nts.value, panel.repeats.value = "1, 2", "2, 4", 1
+    assert panel.measure(wait=True)
+    assert panel.rows and any(t.name == "best measured" for t in panel.figure.data)
+    panel.apply_best()
+    cfg = controls.config()
+    top = max((r for r in panel.rows if r.algorithm == "diamondtorre"), key=lambda r: r.measured)
+    assert (cfg.size, cfg.nt) == (top.size, top.nt)
+
+
+def test_bad_lists_are_messages():
+    panel = TuningPanel(Controls(RunConfig(shape=(24, 24, 16))))
+    panel.nts.value = "4, eight"
+    assert panel.measure() is False and "whole numbers" in panel.log.value
