@@ -79,7 +79,14 @@ class CUDABackend:
             "use backend='cpu' or 'auto'"
         )
 
-    def __init__(self, params: WaveParameters, shape, size: int, nt: int):
+    def __init__(self, params: WaveParameters, shape, size: int, nt: int,
+                 max_registers: int | None = None, specialize: bool = False):
+        """See the module contract.
+
+        ``max_registers`` overrides the sweep kernel's register cap;
+        ``specialize=True`` compiles the sweep for this grid's (ny, nz) (constant
+        offsets, fewer registers, faster; one compile per shape, cached on disk).
+        """
         from diamondlab.kernels import cuda as kernels
 
         self.params = params
@@ -106,7 +113,9 @@ class CUDABackend:
         from numba import cuda
 
         self._cuda = cuda
-        self.kernels = kernels.cuda_kernels(params.order, size)
+        cap = kernels.sweep_register_cap(params.order, size, self.shape[2], max_registers)
+        yz = self.shape[1:] if specialize else None
+        self.kernels = kernels.cuda_kernels(params.order, size, cap, yz)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._prev = self._zeros(ncells)
         self._curr = self._zeros(ncells)

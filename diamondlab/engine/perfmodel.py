@@ -26,6 +26,7 @@ bandwidth measured in the same run and the sweep kernel's registers.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import time
@@ -115,25 +116,66 @@ def fraction_of_model(measured_rate: float, algorithm: str, order: int, size: in
     return measured_rate / predict(algorithm, order, size, nt, device).rate
 
 
-def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10) -> float:
-    """Device-to-device copy bandwidth of the current CUDA device (bytes read + written per s)."""
+def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10, kernel: bool = True) -> float:
+    """Device-to-device copy bandwidth of the current CUDA device (bytes read + written per s).
+
+    ``kernel=True`` copies with a simple Numba kernel (what a stencil kernel can
+    reach); ``kernel=False`` with the driver's ``cuMemcpyDtoD``.  Median of
+    ``repeats`` copies of ``nbytes``.
+    """
     import numpy as np
     from numba import cuda
 
     n = nbytes // 4
     src = cuda.device_array(n, dtype=np.float32)
     dst = cuda.device_array(n, dtype=np.float32)
-    dst.copy_to_device(src)
+    if kernel:
+        copy = _copy_kernel()
+        blocks = -(-n // 1024)
+
+        def run(src=src, dst=dst):
+            copy[blocks, 256](src, dst)
+    else:
+
+        def run(src=src, dst=dst):
+            dst.copy_to_device(src)
+
+    run()
     times = []
     for _ in range(repeats):
         start, stop = cuda.event(), cuda.event()
         start.record()
-        dst.copy_to_device(src)
+        run()
         stop.record()
         stop.synchronize()
         times.append(cuda.event_elapsed_time(start, stop) / 1e3)
-    del src, dst
     return 2 * n * 4 / statistics.median(times)
+
+
+def _copy_kernel():
+    from numba import cuda
+
+    @cuda.jit
+    def copy(src, dst):
+        # four coalesced elements per thread, loads issued before stores
+        i = cuda.blockIdx.x * cuda.blockDim.x * 4 + cuda.threadIdx.x
+        step = cuda.blockDim.x
+        n = src.size
+        if i + 3 * step < n:
+            a = src[i]
+            b = src[i + step]
+            c = src[i + 2 * step]
+            d = src[i + 3 * step]
+            dst[i] = a
+            dst[i + step] = b
+            dst[i + 2 * step] = c
+            dst[i + 3 * step] = d
+        else:
+            for j in range(4):
+                if i + j * step < n:
+                    dst[i + j * step] = src[i + j * step]
+
+    return copy
 
 
 def _time_runs(run, sync, repeats: int) -> list[float]:
@@ -152,8 +194,33 @@ def _time_runs(run, sync, repeats: int) -> list[float]:
     return times
 
 
+def compile_only(order: int, size: int, max_registers: int | None = None,
+                 yz: tuple[int, int] | None = None) -> dict:
+    """Build and run the kernels of one configuration on a small grid: fills the disk cache.
+
+    With ``yz = (ny, nz)`` the grid is ``(4 R + 8, ny, nz)`` and the sweep is
+    specialised for it (the same kernel a benchmark on ``(nx, ny, nz)`` uses).
+    """
+    import numpy as np
+
+    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.kernels.cuda import kernel_resources
+    from diamondlab.numerics import WaveParameters
+
+    radius = order // 2 * size
+    shape = (4 * radius + 8, *yz) if yz else (2 * radius + 8, 2 * radius + 8, 64)
+    b = CUDABackend(WaveParameters(order=order), shape, size, 4, max_registers=max_registers,
+                    specialize=bool(yz))
+    b.set_fields(np.ones(shape, np.float32), np.ones(shape, np.float32))
+    b.sweep(4)
+    b.step(1)
+    b.synchronize()
+    return {"sweep": b.resources(), "stepwise": kernel_resources(b.kernels.last_stepwise_kernel)}
+
+
 def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), steps: int = 64,
-              repeats: int = 5, sizes: dict | None = None, log=print) -> list[dict]:
+              repeats: int = 5, sizes: dict | None = None, maxregs=(None,),
+              specialize=(False,), log=print) -> list[dict]:
     """Measure stepwise and DiamondTorre rates on the current CUDA device; one dict per run."""
     import numpy as np
 
@@ -161,9 +228,11 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     from diamondlab.kernels.cuda import SUPPORTED_SIZES
     from diamondlab.numerics import WaveParameters
 
-    bandwidth = measure_copy_bandwidth()
+    memcpy = measure_copy_bandwidth(kernel=False)
+    bandwidth = max(measure_copy_bandwidth(), memcpy)
     device = DeviceNumbers(H100.name, bandwidth, H100.fp32_rate)
-    log(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s; shape {shape}; "
+    log(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (cuMemcpyDtoD {memcpy / 1e12:.3f}); "
+        f"shape {shape}; "
         f"{2 * 4 * int(np.prod(shape)) / 2**30:.2f} GiB in two fields")
     cells = float(np.prod(shape))
     rng = np.random.default_rng(1)
@@ -172,11 +241,13 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     for order in orders:
         params = WaveParameters(order=order)
         backend = None
-        for size in (sizes or SUPPORTED_SIZES)[order]:
-            for nt in nts:
+        configs = itertools.product((sizes or SUPPORTED_SIZES)[order], specialize, maxregs, nts)
+        for size, spec, maxreg, nt in configs:
+            if True:
                 t0 = time.perf_counter()
                 backend = None
-                backend = CUDABackend(params, shape, size, nt)
+                backend = CUDABackend(params, shape, size, nt, max_registers=maxreg,
+                                      specialize=spec)
                 backend.set_fields(init, init)
                 nsweeps = max(1, steps // nt)
 
@@ -189,10 +260,11 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
                 res = backend.resources() or {}
                 model = predict("diamondtorre", order, size, nt, device)
                 row = {"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
+                       "max_registers": maxreg, "specialize": spec,
                        "rate": rate, "times": times, "model": model.rate,
                        "fraction": rate / model.rate, "setup_s": time.perf_counter() - t0, **res}
                 results.append(row)
-                log(f"NO={order} DTS={size} Nt={nt}: DT {rate / 1e9:7.1f} G/s "
+                log(f"NO={order} DTS={size} Nt={nt} cap={maxreg} spec={int(spec)}: DT {rate / 1e9:7.1f} G/s "
                     f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}) regs "
                     f"{res.get('registers')} local {res.get('local_bytes')}")
         nsteps = min(steps, 32)
@@ -205,7 +277,12 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
         model = predict("stepwise", order, device=device)
         results.append({"algorithm": "stepwise", "order": order, "rate": rate, "times": times,
                         "model": model.rate, "fraction": rate / model.rate})
-        log(f"NO={order} stepwise {rate / 1e9:7.1f} G/s (ceiling {model.rate / 1e9:.0f})")
+        from diamondlab.kernels.cuda import kernel_resources
+
+        res = kernel_resources(backend.kernels.last_stepwise_kernel)
+        results[-1].update(res)
+        log(f"NO={order} stepwise {rate / 1e9:7.1f} G/s (ceiling {model.rate / 1e9:.0f}) "
+            f"regs {res['registers']}")
         del backend
     for row in results:
         row["bandwidth"] = bandwidth
@@ -219,10 +296,31 @@ def main(argv=None) -> None:
     parser.add_argument("--nts", type=int, nargs="+", default=(8, 16, 32))
     parser.add_argument("--steps", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dts", type=int, nargs="+", default=None,
+                        help="tile sizes to try (those the engine builds for each NO)")
+    parser.add_argument("--maxreg", type=int, nargs="+", default=[0],
+                        help="register caps of the sweep kernel to try (0: the default)")
+    parser.add_argument("--specialize", type=int, nargs="+", default=[0],
+                        help="1: compile the sweep for the grid's (ny, nz); 0: generic; both: 0 1")
+    parser.add_argument("--compile-only", type=int, nargs="+", metavar="N",
+                        help="only build one configuration (fills the disk cache) and print it")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
+    if args.compile_only:
+        order, size, maxreg, *yz = args.compile_only
+        t0 = time.perf_counter()
+        res = compile_only(order, size, maxreg or None, tuple(yz) or None)
+        print(f"compiled NO={order} DTS={size} cap={maxreg} in {time.perf_counter() - t0:.0f} s:"
+              f" {res}", flush=True)
+        return
+    from diamondlab.kernels.cuda import SUPPORTED_SIZES
+
+    sizes = {o: tuple(d for d in SUPPORTED_SIZES[o] if args.dts is None or d in args.dts)
+             or SUPPORTED_SIZES[o][-1:] for o in SUPPORTED_SIZES}
     results = benchmark(tuple(args.shape), tuple(args.orders), tuple(args.nts), args.steps,
-                        args.repeats, log=lambda s: print(s, flush=True))
+                        args.repeats, sizes=sizes, maxregs=[m or None for m in args.maxreg],
+                        specialize=[bool(x) for x in args.specialize],
+                        log=lambda s: print(s, flush=True))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"shape": args.shape, "results": results, "defaults": asdict(H100)}, fh,

@@ -54,6 +54,7 @@ __all__ = [
     "launch_sweep",
     "simulator_enabled",
     "sweep_block",
+    "sweep_register_cap",
     "sweep_dependencies",
     "sweep_shared_bytes",
 ]
@@ -64,7 +65,7 @@ SUPPORTED_SIZES: dict[int, tuple[int, ...]] = {2: (1, 2, 3, 4), 4: (1, 2), 6: (1
 
 #: Register cap of the sweep kernel per (NO, DTS): 128 lets two 256-thread
 #: blocks share a multiprocessor without spilling (NOTES, H100).
-DEFAULT_MAX_REGISTERS: dict[tuple[int, int], int] = {(2, 4): 128, (4, 2): 128}
+DEFAULT_MAX_REGISTERS: dict[tuple[int, int], int] = {(2, 3): 128, (2, 4): 128, (4, 2): 128}
 
 #: Most z cells a DiamondTorre block holds (one z per thread, 1024 threads).
 MAX_NZ = 1024
@@ -124,7 +125,8 @@ def sweep_shared_bytes(order: int, size: int, nz: int) -> int:
     """Dynamic shared memory of a sweep block: two buffers of the tile's level-n z columns."""
     shs = order // 2
     radius = shs * size
-    return 2 * (2 * radius * radius) * (sweep_block(nz) + 2 * shs) * 4
+    ncp = (2 * radius * radius) | 1
+    return 2 * ncp * (sweep_block(nz) + 2 * shs) * 4
 
 
 def sweep_dependencies(torre_x0: np.ndarray, torre_yc: np.ndarray, stage_start: np.ndarray,
@@ -156,9 +158,31 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def sweep_register_cap(order: int, size: int, nz: int, requested: int | None = None) -> int | None:
+    """Register cap of the sweep kernel for columns of ``nz`` cells.
+
+    The preferred cap (``requested``, else :data:`DEFAULT_MAX_REGISTERS`, else
+    none) lowered so that one block of ``sweep_block(nz)`` threads fits the
+    65536 registers of a multiprocessor (tall columns spill, but launch).
+
+    >>> sweep_register_cap(2, 3, 256), sweep_register_cap(2, 1, 1024), sweep_register_cap(8, 1, 64)
+    (128, 64, None)
+    """
+    cap = requested if requested is not None else DEFAULT_MAX_REGISTERS.get((order, size))
+    hard = min(255, 65536 // sweep_block(nz) // 8 * 8)
+    if hard < 255 and (cap is None or cap > hard):
+        cap = hard
+    return cap
+
+
 @functools.cache
-def cuda_kernels(order: int, size: int, max_registers: int | None = None) -> ModuleType:
+def cuda_kernels(order: int, size: int, max_registers: int | None = None,
+                 yz: tuple[int, int] | None = None) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
+
+    ``max_registers`` caps the sweep kernel's registers (default:
+    :data:`DEFAULT_MAX_REGISTERS`); ``yz = (ny, nz)`` specialises the sweep
+    for one grid's y and z sizes (see :func:`~diamondlab.kernels.cuda_source.generate_source`).
 
     Its kernels: ``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)`` and
     ``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
@@ -168,7 +192,7 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None) -> Mod
     if max_registers is None:
         max_registers = DEFAULT_MAX_REGISTERS.get((order, size))
     sim = simulator_enabled()
-    source = generate_source(order, size, max_registers=max_registers, simulator=sim)
+    source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz)
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     name = f"diamondlab_cuda_no{order}_dts{size}_{'sim_' if sim else ''}{digest}"
     path = cache_dir() / f"{name}.py"
@@ -194,16 +218,32 @@ def _compiled(module: ModuleType, kernel_name: str, args: tuple):
     return kernel
 
 
+_SHARED_LIMITS: dict[tuple[int, int], int] = {}
+
+
 def _allow_shared(kernel, nbytes: int) -> None:
     """Raise the kernel's dynamic shared-memory limit to ``nbytes`` (above the 48 KiB default)."""
     from numba.cuda.cudadrv.driver import binding, driver
 
     cufunc = kernel._codelibrary.get_cufunc()
-    if getattr(cufunc, "_diamondlab_shared", 0) >= nbytes:
+    key = (id(cufunc), cufunc.device.id)
+    if _SHARED_LIMITS.get(key, 0) >= nbytes:
         return
     attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     driver.cuKernelSetAttribute(attr, int(nbytes), cufunc.handle, cufunc.device.id)
-    cufunc._diamondlab_shared = nbytes
+    _SHARED_LIMITS[key] = nbytes
+
+
+@functools.cache
+def _core_stream(stream):
+    from numba.cuda.cudadrv import driver
+
+    return driver._to_core_stream(stream)
+
+
+def _launch(kernel, args, grid, block, stream, shared) -> None:
+    """Launch a compiled kernel object directly (no per-call typing by the dispatcher)."""
+    kernel.launch(args, grid, block, _core_stream(stream), shared)
 
 
 def kernel_resources(kernel) -> dict[str, int]:
@@ -225,7 +265,8 @@ def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0) -> None:
         module.stepwise_step[grid, (bz, by), stream](*args)
         return
     kernel = _compiled(module, "stepwise_step", args)
-    kernel.launch(args, grid, (bz, by, 1), stream, 0)
+    module.last_stepwise_kernel = kernel
+    _launch(kernel, args, grid, (bz, by, 1), stream, 0)
 
 
 def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, schedule_arrays,
@@ -251,5 +292,5 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     kernel = _compiled(module, "diamondtorre_sweep", args)
     if shared > 48 * 1024:
         _allow_shared(kernel, shared)
-    kernel.launch(args, (ntorres, 1, 1), (block, 1, 1), stream, shared)
+    _launch(kernel, args, (ntorres, 1, 1), (block, 1, 1), stream, shared)
     return kernel

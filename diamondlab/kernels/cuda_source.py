@@ -29,7 +29,8 @@ one z per thread).  The tile's two time levels live in scalar registers
 is fully unrolled).  Per tier and per tile row the block loads the ``2 ShS``
 cells that enter the window (the tile's new right strip and the right halo),
 the y-halo rows beyond the tile, writes the tile's level-n values to shared
-memory (double buffered, one ``syncthreads`` per tier) for the z
+memory (double buffered, one ``syncthreads`` per tier; z-major rows of
+``NCP`` cells, so every shared offset is a compile-time constant) for the z
 derivative, and stores only the cells that leave the torre (those not in the
 tier two steps up), everything on the last two tiers.  Interior torres take
 a path without bounds checks; boundary torres check every cell against the
@@ -85,17 +86,27 @@ class _Emitter:
         return "\n".join(self.lines)
 
 
-def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool) -> str:
-    """Device function that runs one torre; ``interior`` drops every bounds check."""
+def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
+                    yz: tuple[int, int] | None = None) -> str:
+    """Device function that runs one torre; ``interior`` drops every bounds check.
+
+    With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
+    offset from the tier's base index is a literal (no address registers).
+    """
     shs = order // 2
     radius = shs * size
     rows = tile_rows(radius)
     cells = [(u, v) for v, w in rows for u in range(1 - w, w + 1)]
+    ncp = len(cells) | 1
     cell_index = {c: i for i, c in enumerate(cells)}
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
 
     def addr(u: int, v: int) -> str:
+        if yz is not None:
+            return f"base + ({u * yz[0] * yz[1] + v * yz[1]})"
         return f"base + ({u}) * sx + ({v}) * nz"
+
+    dims = "ny, nz" if yz is None else f"{yz[0]}, {yz[1]}"
 
     def load(array: str, u: int, v: int) -> str:
         idx = addr(u, v)
@@ -107,6 +118,10 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
             return f"{array}[{idx}] = {value}"
         return f"{array}[uint64({idx})] = {value}"
 
+    def shared(offset: int) -> str:
+        # z-major layout: cell c of z row r at r * NCP + c, so every offset is a constant
+        return f"sh[sbuf + ({offset})]" if sim else f"sh[uint64(sbuf + ({offset}))]"
+
     def guard(u: int, v: int) -> str:
         return f"yin_{_enc(v)} and xin_{_enc(u)}"
 
@@ -114,7 +129,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
     e(0, "@cuda.jit(device=True)")
     e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}):")
     e(1, "sx = ny * nz")
-    e(1, "bufsize = NCELLS * stride")
+    e(1, "bufsize = stride * NCP")
     if not interior:
         for v, _ in rows:
             e(1, f"yv = yc + ({v})")
@@ -132,7 +147,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
             e(1, f"yv = yc + ({v})")
             e(1, f"yin_{_enc(v)} = yv >= 0 and yv < ny")
     # ---- initial state: level n on the prefix (T_{-1}), level n-1 on T_0
-    e(1, "base = (int64(x0) * ny + yc) * nz + zc")
+    e(1, "base = (int64(x0) * {} + yc) * {} + zc".format(*dims.split(", ")))
     if not interior:
         e(1, "ax = x0")
         for u in range(1 - radius - shs, radius + shs + 1):
@@ -159,8 +174,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
     e(3, "A = G")
     e(3, "B = F")
     e(2, f"ax = x0 + {shs} * k")
-    e(2, "base = (int64(ax) * ny + yc) * nz + zc")
-    e(2, "sbuf = (k % 2) * bufsize + SHS + tz")
+    e(2, "base = (int64(ax) * {} + yc) * {} + zc".format(*dims.split(", ")))
+    e(2, "sbuf = (k % 2) * bufsize + (tz + SHS) * NCP")
     if not interior:
         for u in range(1 - radius - shs, radius + shs + 1):
             e(2, f"xu = ax + ({u})")
@@ -189,7 +204,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
             e(2, f"{_h(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
     # level n of the tile to shared memory for the z derivative
     for (u, v), c in cell_index.items():
-        e(2, f"sh[sbuf + {c} * stride] = {_f(u, v)} if active else ZERO")
+        e(2, f"{shared(c)} = {_f(u, v)} if active else ZERO")
     e(2, "cuda.syncthreads()")
 
     def ynb(u: int, v: int) -> str:
@@ -199,7 +214,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool)
         args = [_f(u, v), _g(u, v), coeff_args]
         for d in range(1, shs + 1):
             args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
-            args += [f"sh[sbuf + {c} * stride - {d}]", f"sh[sbuf + {c} * stride + {d}]"]
+            args += [shared(c - d * ncp), shared(c + d * ncp)]
         call = f"cell_update({', '.join(args)})"
         if interior:
             e(2, f"{_g(u, v)} = {call}")
@@ -250,6 +265,7 @@ from numba import cuda, float32, int64, uint64
 SHS = {shs}
 RADIUS = {radius}
 NCELLS = {ncells}
+NCP = {ncp}  # shared-memory row length: NCELLS rounded up to odd (no bank conflicts)
 ZERO = np.float32(0.0)
 
 
@@ -333,9 +349,10 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool) -> str:
         e(4, "pass" if sim else "cuda.nanosleep(64)")
     e(2, "cuda.threadfence()")
     e(1, "if tz < SHS:")
-    e(2, "for c in range(2 * NCELLS):")
-    e(3, "sh[c * stride + tz] = ZERO")
-    e(3, "sh[c * stride + nzb + SHS + tz] = ZERO")
+    e(2, "for b in range(2):")
+    e(3, "for c in range(NCP):")
+    e(4, "sh[(b * stride + tz) * NCP + c] = ZERO")
+    e(4, "sh[(b * stride + nzb + SHS + tz) * NCP + c] = ZERO")
     e(1, "cuda.syncthreads()")
     e(1, "t = slot[0]")
     e(1, "x0 = torre_x0[t]")
@@ -360,7 +377,13 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool) -> str:
     return e.text()
 
 
-def generate_source(order: int, size: int, max_registers: int | None = None, simulator: bool = False) -> str:
+def generate_source(
+    order: int,
+    size: int,
+    max_registers: int | None = None,
+    simulator: bool = False,
+    yz: tuple[int, int] | None = None,
+) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
     Parameters
@@ -371,6 +394,9 @@ def generate_source(order: int, size: int, max_registers: int | None = None, sim
         Register cap of the sweep kernel (ignored with ``simulator=True``).
     simulator : bool
         Emit code the CUDA simulator can run (no ``ldcg``/``nanosleep``).
+    yz : (ny, nz), optional
+        Specialise the sweep for these y and z sizes (constant offsets, fewer
+        registers); the kernel must then only be launched on such grids.
 
     Examples
     --------
@@ -392,15 +418,15 @@ def generate_source(order: int, size: int, max_registers: int | None = None, sim
             size=size,
             shs=shs,
             radius=radius,
-            ncells=2 * radius**2,
+            ncells=2 * radius**2, ncp=(2 * radius**2) | 1,
             coeff_args=coeff_args,
             nb_args=nb_args,
             lap_lines=lap,
             simnote=" (simulator)" if simulator else "",
         ),
-        _torre_function("torre_interior", order, size, True, simulator),
+        _torre_function("torre_interior", order, size, True, simulator, yz),
         "",
-        _torre_function("torre_boundary", order, size, False, simulator),
+        _torre_function("torre_boundary", order, size, False, simulator, yz),
         "",
     ]
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"

@@ -37,7 +37,7 @@ GPU_CASES = [
     for order, sizes in sorted(SUPPORTED_SIZES.items())
     for size in sizes
     for nt, shape in ((7, (45, 61, 37)), (8, (70, 66, 131)))
-]
+] + [(2, 3, 9, (61, 70, 100), True), (2, 4, 16, (80, 63, 96), True)]
 
 
 def max_rel(a: np.ndarray, b: np.ndarray) -> float:
@@ -77,8 +77,9 @@ def test_no_gpu_is_a_clear_runtime_error():
 
 @pytest.mark.gpu
 @needs_gpu
-@pytest.mark.parametrize(("order", "size", "nt", "shape"), GPU_CASES)
-def test_gpu_diamondtorre_equals_stepwise_and_cpu(order, size, nt, shape):
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
+def test_gpu_diamondtorre_equals_stepwise_and_cpu(case):
+    order, size, nt, shape, *spec = case
     from diamondlab.engine.cpu_backend import CPUBackend
 
     params = WaveParameters(order=order)
@@ -87,7 +88,7 @@ def test_gpu_diamondtorre_equals_stepwise_and_cpu(order, size, nt, shape):
     curr = rng.standard_normal(shape).astype(np.float32)
     nsteps = 200
     heights = [nt] * (nsteps // nt) + ([nsteps % nt] if nsteps % nt else [])
-    dt = CUDABackend(params, shape, size, nt)
+    dt = CUDABackend(params, shape, size, nt, specialize=bool(spec))
     dt.set_fields(prev, curr)
     for h in heights:
         dt.sweep(h)

