@@ -18,11 +18,13 @@ the order (clipped to the grid), so a scientist starts from a tuned point.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import asdict, dataclass, replace
 
 import ipywidgets as widgets
 
 from diamondlab.numerics import SUPPORTED_ORDERS, WaveParameters, courant_limit
+from diamondlab.widgets.points import PointsPanel, make_points
 
 __all__ = ["Controls", "RunConfig", "build_simulation", "check_config"]
 
@@ -39,12 +41,23 @@ class RunConfig:
     algorithm: str = "diamondtorre"
     courant: float = 0.25
     steps: int = 0
+    sources: tuple = ()
+    receivers: tuple = ()
+    sponge: int = 16
+    initial: str = "gaussian"
 
     def sim_kwargs(self) -> dict:
-        """Keyword arguments of :class:`~diamondlab.Simulation` (besides sources and receivers)."""
+        """Keyword arguments of :class:`~diamondlab.Simulation`.
+
+        Sources ``(x, y, z, wavelet, frequency, amplitude)`` and receivers
+        ``(x, y, z)`` are in grid cells; the sponge applies only with sources
+        or receivers (without them the zero boundary keeps the fast kernels).
+        """
         d = asdict(self)
         d.pop("steps")
         d["shape"] = tuple(d["shape"])
+        d["sources"], d["receivers"] = make_points(self.sources, self.receivers)
+        d["sponge"] = self.sponge if (self.sources or self.receivers) else 0
         return d
 
 
@@ -61,9 +74,14 @@ def default_tiling(backend: str, order: int, shape) -> tuple[int, int]:
     return max(1, min(size, span // order)), nt
 
 
-def check_config(cfg: RunConfig) -> str:
-    """Why ``cfg`` cannot run ('' when it can), from the package's validators, without allocating."""
-    from diamondlab.engine.backends import resolve_backend
+def check_config(cfg: RunConfig, notes: list | None = None) -> str:
+    """Why ``cfg`` cannot run ('' when it can), from the package's validators, without allocating.
+
+    Warnings of the validators (a wavelet with few points per wavelength)
+    are appended to ``notes`` when given.
+    """
+    from diamondlab.engine.backends import get_backend, resolve_backend
+    from diamondlab.engine.physics import Physics
     from diamondlab.geometry import stage_schedule
 
     try:
@@ -75,6 +93,20 @@ def check_config(cfg: RunConfig) -> str:
             raise ValueError(f"grid sizes must be >= 1; got {cfg.shape}")
         stage_schedule(params.order, cfg.size, cfg.nt, nx, ny)
         name = resolve_backend(cfg.backend)
+        if cfg.sources or cfg.receivers:
+            kw = cfg.sim_kwargs()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                Physics((nx, ny, nz), 1.0, 1.0, kw["sources"], kw["receivers"], kw["sponge"])
+            m = min(nx, ny, nz)
+            if kw["sponge"] and m <= 160:  # the sponge's own check (it needs an m^3 array: small grids only)
+                from diamondlab.media import sponge_damping
+
+                sponge_damping((m, m, m), kw["sponge"], 1.0, 1.0, params.courant)
+            if notes is not None:
+                notes.extend(str(w.message) for w in caught)
+            if not hasattr(get_backend(name), "set_points"):
+                raise ValueError(f"backend {name!r} does not run sources or receivers yet; use backend='cpu'")
         if name == "cuda":
             from diamondlab.kernels import cuda as kernels
 
@@ -155,6 +187,10 @@ class Controls:
         self.status = widgets.HTML(value="idle")
         self.status.add_class("diamondlab-status")
         self.limit = widgets.HTML()
+        self.points = PointsPanel(shape=lambda: self.config().shape, sources=cfg.sources,
+                                  receivers=cfg.receivers, sponge=cfg.sponge)
+        self.points.initial.value = cfg.initial
+        self.points.on_change(lambda: self._changed(None))
         self._structural = [self.order, self.size, self.nt, self.nx, self.ny, self.nz, self.backend,
                             self.algorithm, self.courant]
         for w in self._structural:
@@ -165,7 +201,9 @@ class Controls:
         params = widgets.VBox([self.order, self.size, self.nt, self.courant, self.limit, self.steps])
         choose = widgets.VBox([self.backend, self.algorithm])
         buttons = widgets.HBox([self.run_button, self.pause_button, self.step_button, self.reset_button])
-        self.widget = widgets.VBox([widgets.HBox([params, grid, choose]), buttons, self.status, self.message])
+        points = widgets.Accordion(children=[self.points.widget], titles=("sources and receivers",))
+        self.widget = widgets.VBox([widgets.HBox([params, grid, choose]), points, buttons, self.status,
+                                    self.message])
         self.widget.add_class("diamondlab-controls")
         self._listeners = []
         self.validate()
@@ -177,6 +215,7 @@ class Controls:
             order=int(self.order.value), size=int(self.size.value), nt=int(self.nt.value),
             shape=(int(self.nx.value), int(self.ny.value), int(self.nz.value)), backend=self.backend.value,
             algorithm=self.algorithm.value, courant=float(self.courant.value), steps=int(self.steps.value),
+            **self.points.values(),
         )
 
     def set(self, **values) -> None:
@@ -238,8 +277,12 @@ class Controls:
         cfg = self.config()
         self.limit.value = (f"<small>stable for Courant ≤ {courant_limit(cfg.order):.4f} "
                             f"(NO={cfg.order})</small>")
-        message = check_config(cfg)
-        self.show_message(message, "error" if message else "ok")
+        notes: list[str] = []
+        message = check_config(cfg, notes)
+        if message or not notes:
+            self.show_message(message, "error" if message else "ok")
+        else:
+            self.show_message("\n".join(notes), "info")
         self.run_button.disabled = self.step_button.disabled = bool(message)
         return message
 
@@ -255,6 +298,7 @@ class Controls:
         """Disable the structural controllers while a run is in progress."""
         for w in self._structural:
             w.disabled = running
+        self.points.set_disabled(running)
         self.run_button.disabled = self.step_button.disabled = running or bool(check_config(self.config()))
         self.reset_button.disabled = False
 

@@ -40,22 +40,21 @@ class Lab:
     ----------
     panels : tuple of str
         Which tabs to build (default all of :data:`TABS`).
-    sources, receivers : list, optional
-        Passed to the simulation when the engine supports them.
     **config
         Initial controller values (``order``, ``size``, ``nt``, ``shape``,
-        ``backend``, ``algorithm``, ``courant``, ``steps``).
+        ``backend``, ``algorithm``, ``courant``, ``steps``; ``sources`` as
+        ``(x, y, z, wavelet, frequency, amplitude)`` and ``receivers`` as
+        ``(x, y, z)`` in grid cells, ``sponge``, ``initial``).
     """
 
-    def __init__(self, panels=TABS, sources=None, receivers=None, max_points: int = 96, **config):
+    def __init__(self, panels=TABS, max_points: int = 96, **config):
         cfg = RunConfig(**{"shape": (64, 64, 64), **config})
         self.controls = Controls(cfg)
-        self.extra = {k: v for k, v in (("sources", sources), ("receivers", receivers)) if v}
         self.measured: dict = {}
         message = check_config(cfg)
         if message:
             raise ValueError(message)
-        self.runner = BackgroundRun(build_simulation(cfg, **self.extra))
+        self.runner = BackgroundRun(build_simulation(cfg))
         self._config = cfg
         self.live = LiveView(self.runner, max_points=max_points, measured=self.measured)
         self.runner.on_state(self._on_state)
@@ -112,7 +111,7 @@ class Lab:
             return False
         if cfg.sim_kwargs() != self._config.sim_kwargs():
             try:
-                sim = build_simulation(cfg, **self.extra)
+                sim = build_simulation(cfg)
             except Exception as err:  # noqa: BLE001 - shown in the widget
                 self.controls.show_message(f"{type(err).__name__}: {err}")
                 return False

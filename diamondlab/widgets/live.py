@@ -177,9 +177,9 @@ class LiveView:
         traces = getattr(sim, "traces", None)
         if traces is not None and getattr(sim, "receivers", None):
             tr = np.asarray(traces)
-            n = min(len(tr), sim.time_step + 1)
+            n = len(tr)
             step = max(1, n // 2000)
-            x = np.arange(n)[::step]
+            x = np.arange(1, n + 1)[::step]  # row i of the traces is level i + 1
             with self.traces.batch_update():
                 for i, trace in enumerate(self.traces.data):
                     if i < tr.shape[1]:
