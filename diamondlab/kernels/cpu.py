@@ -60,7 +60,7 @@ def column_constant(a, b, base, sx, sy, nzh, {coeff_args}):
         b[p] = ((f0 + f0) - b[p]) + lap
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")  # no zero-division check: the z loop vectorises
 def column_variable(a, b, kappa, damp, base, sx, sy, nzh, {coeff_args}):
     \"\"\"As ``column_constant`` with K per cell (``kappa``) and a damping layer.
 
