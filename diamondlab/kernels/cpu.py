@@ -230,9 +230,15 @@ def _write_atomically(path: Path, text: str) -> None:
 def cpu_kernels(order: int) -> ModuleType:
     """The compiled kernel module for stencil order ``order`` (built once per process).
 
-    Its functions: ``update_column``, ``stepwise_steps(F, G, nsteps, coeffs)``
-    and ``diamondtorre_sweep(F, G, nt, radius, torre_x0, torre_yc,
-    stage_start, coeffs)``.
+    Its kernels, each in a ``constant`` variant (K folded into ``coeffs``)
+    and a ``variable`` one (bare weights, then per-cell ``Kappa`` and
+    ``Damp`` arrays)::
+
+        stepwise_<variant>(F, G, nsteps, coeffs, [Kappa, Damp,] *tables)
+        diamondtorre_<variant>(F, G, nt, radius, torre_x0, torre_yc, stage_start,
+                               coeffs, [Kappa, Damp,] *tables)
+
+    where ``tables`` is :meth:`diamondlab.kernels.points.PointTables.kernel_args`.
     """
     source = generate_source(order)
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
