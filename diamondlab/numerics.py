@@ -44,6 +44,7 @@ __all__ = [
     "stencil_weights",
     "update_coefficients",
     "validate_order",
+    "validate_shape",
 ]
 
 #: Stencil orders NO the engines are built for.
@@ -79,6 +80,21 @@ def validate_order(order: int) -> int:
             f"order (NO) must be one of {SUPPORTED_ORDERS} (even, 2 to 8); got {order} ({parity})"
         )
     return order
+
+
+def validate_shape(shape) -> tuple[int, int, int]:
+    """Return ``shape`` as three positive ints ``(nx, ny, nz)`` or raise an error that says so.
+
+    >>> validate_shape([4, 5.0, 6])
+    (4, 5, 6)
+    """
+    try:
+        out = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        raise TypeError(f"shape must be three ints (nx, ny, nz); got {shape!r}") from None
+    if len(out) != 3 or min(out) < 1:
+        raise ValueError(f"shape must be three positive ints (nx, ny, nz); got {shape!r}")
+    return out
 
 
 def stencil_weights(order: int) -> np.ndarray:

@@ -14,19 +14,14 @@ import numpy as np
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
 from diamondlab.kernels.points import point_tables
-from diamondlab.numerics import WaveParameters, bare_weights
+from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
 
 __all__ = ["CPUBackend", "check_shape"]
 
 
 def check_shape(shape, params: WaveParameters, size: int, nt: int) -> tuple[int, int, int]:
     """Validate ``shape`` and (DTS, Nt) for a DiamondTorre run; return the shape as ints."""
-    try:
-        shape = tuple(int(n) for n in shape)
-    except TypeError:
-        raise TypeError(f"shape must be three ints (nx, ny, nz); got {shape!r}") from None
-    if len(shape) != 3 or min(shape) < 1:
-        raise ValueError(f"shape must be three positive ints (nx, ny, nz); got {shape!r}")
+    shape = validate_shape(shape)
     # builds and validates the tile (DTS >= 1), the torre (Nt >= 1) and the domain (>= one tile)
     StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), shape[0], shape[1])
     return shape

@@ -31,7 +31,7 @@ import numpy as np
 from diamondlab.engine.backends import get_backend, resolve_backend
 from diamondlab.engine.physics import Physics
 from diamondlab.engine.snapshots import Snapshots
-from diamondlab.numerics import WaveParameters, gaussian_pulse
+from diamondlab.numerics import WaveParameters, gaussian_pulse, validate_shape
 
 __all__ = ["ALGORITHMS", "RunStats", "Simulation"]
 
@@ -77,16 +77,6 @@ def _deferred_sigint():
         signal.signal(signal.SIGINT, previous)
         if caught:
             raise KeyboardInterrupt
-
-
-def _check_shape(shape) -> tuple[int, int, int]:
-    try:
-        out = tuple(int(n) for n in shape)
-    except (TypeError, ValueError):
-        raise TypeError(f"shape must be three ints (nx, ny, nz); got {shape!r}") from None
-    if len(out) != 3 or min(out) < 1:
-        raise ValueError(f"shape must be three positive ints (nx, ny, nz); got {shape!r}")
-    return out
 
 
 class Simulation:
@@ -153,7 +143,7 @@ class Simulation:
     ):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
-        shape = _check_shape(shape)
+        shape = validate_shape(shape)
         self.physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
         self.params = WaveParameters(
             order=order, spacing=spacing, velocity=self.physics.velocity_max, courant=courant, dt=dt
