@@ -27,7 +27,7 @@ from diamondlab.geometry import stage_schedule
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture
 
-__all__ = ["ShapesPanel", "StageExplorer", "explorer_domain"]
+__all__ = ["ShapesPanel", "StageExplorer", "explorer_domain", "shapes_app"]
 
 
 def _replace_figure(target: go.FigureWidget, source: go.Figure) -> None:
@@ -151,3 +151,28 @@ class StageExplorer:
             "current stage (its torres are independent); purple one torre, green the torres it reads "
             "from, yellow those that read from it."
         )
+
+
+def shapes_app(order: int = 2, size: int = 2, nt: int = 8, shape=(64, 64, 64)) -> widgets.VBox:
+    """NO, DTS and Nt controllers with a :class:`ShapesPanel` that follows them (notebook 01)."""
+    from diamondlab.widgets.controls import RunConfig, check_config
+
+    style = {"description_width": "80px"}
+    no = widgets.Dropdown(options=[2, 4, 6, 8], value=order, description="NO", style=style)
+    dts = widgets.IntSlider(value=size, min=1, max=8, description="DTS", style=style)
+    nts = widgets.IntSlider(value=nt, min=1, max=64, description="Nt", style=style)
+    message = widgets.HTML()
+    panel = ShapesPanel(RunConfig(order=order, size=size, nt=nt, shape=tuple(shape)))
+
+    def changed(_=None):
+        cfg = RunConfig(order=no.value, size=dts.value, nt=nts.value, shape=tuple(shape))
+        text = check_config(cfg)
+        message.value = f"<span style='color:#c0392b'>{text}</span>" if text else ""
+        panel.update(cfg, text)
+
+    for w in (no, dts, nts):
+        w.observe(changed, names="value")
+    app = widgets.VBox([widgets.HBox([no, dts, nts]), message, panel.widget])
+    app.panel = panel
+    app.controls = (no, dts, nts)
+    return app

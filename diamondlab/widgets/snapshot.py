@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-__all__ = ["SnapshotPanel"]
+__all__ = ["SnapshotPanel", "gallery"]
 
 
 class SnapshotPanel:
@@ -66,3 +66,14 @@ class SnapshotPanel:
             text = f"cannot render: {type(err).__name__}: {err}"
             self.message.value = f"<span style='color:#c0392b'>{text}</span>"
             return False
+
+
+def gallery(frames, mode: str = "both", level: float = 0.3, width: int = 320) -> widgets.HBox:
+    """Off-screen renderings of ``(step, field)`` frames side by side (e.g. ``sim.snapshots.frames``)."""
+    from diamondlab.viz.snapshots import render_png
+
+    images = []
+    for step, field in frames:
+        png = render_png(field, mode, level, window_size=(width, int(width * 0.8)), title=f"n = {step}")
+        images.append(widgets.Image(value=png, format="png", layout=widgets.Layout(width=f"{width}px")))
+    return widgets.HBox(images, layout=widgets.Layout(flex_flow="row wrap"))

@@ -1,0 +1,213 @@
+"""Write the lab's notebooks ``notebooks/01_*.ipynb`` .. ``05_*.ipynb`` (thin: the logic is in the package).
+
+Run ``python assets/make_notebooks.py``.  Every notebook reads
+``DIAMONDLAB_SMALL=1`` (set by the test suite) to shrink its grids, and runs
+top to bottom on a CPU in well under a minute at its default sizes.
+Outputs are not stored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = 'import os\nSMALL = os.environ.get("DIAMONDLAB_SMALL") == "1"   # the tests set it: tiny sizes\n'
+
+
+def _nb(cells) -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.cells = [new_markdown_cell(c[1:]) if c.startswith("#") and c[1] == "!" else new_code_cell(c)
+                for c in cells]
+    return nb
+
+
+def md(text: str) -> str:
+    return "#!" + text.strip()
+
+
+NOTEBOOKS = {
+    "01_lrnla_concepts.ipynb": [
+        md("""
+# 01 · LRnLA concepts: conoids, the DiamondTorre prism, locality
+
+The dependency graph of the 3D wave equation lives in (x, y, z, t); DiamondTorre
+draws it in (x, y, t) and lets every vertex stand for a whole z column
+(paper 000, section 4).  A diamond *tile* of size DTS has radius `R = ShS·DTS`
+(`ShS = NO/2`).  Its **influence conoid** grows by `ShS` per step; the
+**dependence conoid** of a tile `Nt·ShS` further along x shrinks towards it.
+Their intersection is the **DiamondTorre** prism: everything in it can be
+computed from data already inside it or below it.  All figures are drawn
+from `diamondlab.geometry`; rotate them with the mouse.
+"""),
+        SMALL + "from diamondlab.viz import lrnla\n\nNT = 4 if SMALL else 6\n"
+        "lrnla.conoid_figure(order=2, size=2, nt=NT)",
+        md("""
+Higher orders reach further per step (`ShS = NO/2`), so the same DTS makes a
+wider tile and a steeper lean:
+"""),
+        "lrnla.conoid_figure(order=4, size=1, nt=NT)",
+        md("""
+## Locality and asynchrony (paper 000, section 5)
+
+*Locality*: cell updates per value moved to or from memory.  No stepwise
+algorithm exceeds 1/3; a row of torres approaches `DTS / (4 - 1/DTS)`.
+*Asynchrony*: how many updates may run at once (a stage has plenty).
+The exact count on the torre's own vertices is in the title.
+"""),
+        "lrnla.locality_figure(order=2, size=4, nt=16, shape=(256, 256, 256))",
+        md("""
+## Try it
+
+Change NO, DTS and Nt: both figures follow (invalid combinations are
+explained, not raised).
+"""),
+        "from diamondlab.widgets.lrnla import shapes_app\n\napp = shapes_app(order=2, size=2, nt=8)\napp",
+        "# the same from Python (what a test does)\nno, dts, nt = app.controls\ndts.value = 3\n"
+        "print(app.panel.conoids.layout.title.text)",
+    ],
+    "02_diamondtorre_stages.ipynb": [
+        md("""
+# 02 · DiamondTorre stages
+
+A **stage** is a row of torres with the same x, spaced `2R` in y; they do
+not depend on each other, so they run concurrently (CUDA blocks, CPU
+threads).  The next stage is shifted by `-R` in x and `+R` in y; stages run
+from the right (+x) boundary to the left, and after all of them every cell
+has advanced `Nt` steps (paper 000, section 6, figures 6, 8 and 9).
+"""),
+        SMALL + "import diamondlab as dl\nfrom diamondlab.viz.stages import SweepPicture\n\n"
+        "NX, NY = (16, 12) if SMALL else (28, 20)\n"
+        "sched = dl.stage_schedule(order=2, size=2, nt=4, nx=NX, ny=NY)\n"
+        "picture = SweepPicture(sched)\n"
+        "print(f'{sched.nstages} stages, {sched.ntorres} torres, '\n"
+        "      f'{int(sched.boundary.sum())} boundary torres')",
+        md("""
+The sweep after half of its stages: done stages coloured by stage, the
+current stage in red, one of its torres in purple with the torres it reads
+from (green) and those that will read from it (yellow).  The dependencies are
+counted exactly on the schedule's vertices.
+"""),
+        "picture.figure(sched.nstages // 2)",
+        md("The map of time levels at the same moment (paper 000, figure 9):"),
+        "from diamondlab.viz.lrnla import time_levels_figure\n\n"
+        "time_levels_figure(sched, sched.nstages // 2)",
+        md("""
+## Stage explorer
+
+Step with the slider or press play: the 3D sweep and the time-level map
+advance together.
+"""),
+        "from diamondlab.widgets import RunConfig, StageExplorer\n\n"
+        "explorer = StageExplorer(RunConfig(order=2, size=2, nt=4, shape=(NX, NY, 16)))\nexplorer.widget",
+        "explorer.stage.value = explorer.stage.max   # the last stage (what play ends on)\n"
+        "print(explorer.picture.caption(explorer.stage.value))",
+        md("""
+Every torre reads only from earlier stages, never from its own: the sweep is
+valid and each stage is asynchronous.
+"""),
+        "from diamondlab.viz.stages import torre_dependencies\n\n"
+        "deps = torre_dependencies(sched)\n"
+        "print('only earlier stages:', all((sched.torre_stage[d] < sched.torre_stage[i]).all() "
+        "for i, d in enumerate(deps)))",
+    ],
+    "03_live_wavefield.ipynb": [
+        md("""
+# 03 · The live wavefield
+
+The lab runs the simulation in a background thread: the notebook stays
+responsive, **Pause** stops between sweeps (the field is then at one time
+level), **Step** runs one sweep of `Nt` steps, **Reset** goes back to
+`n = 0`.  The slices refresh after sweeps (downsampled, at most a few
+percent of the run's time), the receivers' traces grow beside them, and the
+readout compares the throughput with the roofline model and with stepwise.
+Sources and receivers are edited under *sources and receivers*; invalid
+choices show a message instead of running.
+"""),
+        SMALL + "from diamondlab.widgets import Lab\n\nN = 32 if SMALL else 128\n"
+        "lab = Lab(shape=(N, N, N), order=2, steps=0,\n"
+        "          sources=[(N // 2, N // 2, N // 2, 'ricker', 0.06, 1.0)],\n"
+        "          receivers=[(N // 2 + N // 4, N // 2, N // 2),\n"
+        "                     (N // 2, N // 2 + N // 4, N // 2 + N // 8)],\n"
+        "          sponge=N // 8, initial='zero')\n"
+        "lab",
+        md("Press **Run** above, or from Python (the same thing):"),
+        "lab.run(steps=8 * lab.sim.nt if SMALL else 40 * lab.sim.nt)\n"
+        "lab.wait(120)\nrecord = lab.runner.history[-1]\n"
+        "print(f'step {lab.sim.time_step}: {record.average:.3g} G cell updates/s on average, '\n"
+        "      f'last sweep {record.current:.3g}')",
+        md("""
+The traces are in `lab.sim.traces` (one column per receiver, one row per
+step), the field in `lab.sim.field`.
+"""),
+        "print(lab.sim.traces.shape, float(abs(lab.sim.traces).max()))",
+    ],
+    "04_tuning.ipynb": [
+        md("""
+# 04 · Tuning DTS and Nt against the model
+
+DiamondTorre's locality grows with DTS and Nt, but a bigger tile has fewer
+torres per stage (less asynchrony) and more boundary torres.  The tuning
+panel measures every (NO, DTS, Nt) on the current backend and grid,
+plots it with the roofline prediction, marks the best and puts it into the
+controllers with **Use best**.  On this machine the model's ceilings are
+measured: a memory stream and the stepwise kernel in cache.
+"""),
+        SMALL + "from diamondlab.widgets import Controls, RunConfig, TuningPanel\n\n"
+        "N = 24 if SMALL else 128\n"
+        "controls = Controls(RunConfig(shape=(N, N, N), order=2))\n"
+        "panel = TuningPanel(controls)\n"
+        "panel.sizes.value = '1, 2' if SMALL else '1, 2, 4, 6'\n"
+        "panel.nts.value = '2, 4' if SMALL else '8, 16, 24, 32'\n"
+        "panel.repeats.value = 1 if SMALL else 3\n"
+        "panel.widget",
+        md("Press **Measure** above, or:"),
+        "panel.measure(wait=True)\n"
+        "for r in panel.rows:\n"
+        "    print(f'{r.algorithm:>12} NO={r.order} DTS={r.size:2d} Nt={r.nt:3d}: '\n"
+        "          f'{r.measured:6.3f} G/s measured, {r.model:6.3f} model')",
+        "panel.apply_best()\nprint('controllers now:', controls.config())",
+    ],
+    "05_3d_snapshots.ipynb": [
+        md("""
+# 05 · 3D snapshots
+
+`sim.run(..., snapshot_every=k)` keeps the field every `k` steps.
+`diamondlab.viz.snapshots` renders a field with pyvista: a volume rendering
+(transparent near zero) and isosurfaces at ± a fraction of the largest
+amplitude.  Rendering happens off screen (EGL or OSMesa, no GPU or display
+needed); in JupyterLab the backend is chosen automatically: trame's
+client-side rendering where it is installed, else a static image.
+"""),
+        SMALL + "import diamondlab as dl\nfrom diamondlab.sources import Source\n"
+        "from diamondlab.viz import snapshots\n\nN = 32 if SMALL else 96\n"
+        "pair = [Source((N // 2, N // 2, N // 3), 'ricker', frequency=0.06, units='grid'),\n"
+        "        Source((N // 2, N // 2, 2 * N // 3), 'ricker', 0.06, amplitude=-1, units='grid')]\n"
+        "sim = dl.Simulation((N, N, N), order=4, backend='cpu', initial='zero', sponge=N // 8,\n"
+        "                    sources=pair)\n"
+        "every = N // 2\nsim.run(3 * every, snapshot_every=every)\n"
+        "print([step for step, _ in sim.snapshots.frames], 'jupyter backend:', snapshots.jupyter_backend())",
+        "from diamondlab.widgets.snapshot import gallery\n\n"
+        "gallery(sim.snapshots.frames[1:], mode='both', width=300)",
+        md("Isosurfaces alone, interactive where trame is installed:"),
+        "snapshots.show_snapshot(sim.field, mode='isosurfaces', level=0.25, window_size=(600, 450))",
+        md("The snapshot panel of the lab does the same for the run in progress (pause first):"),
+        "from diamondlab.widgets import SnapshotPanel\n\npanel = SnapshotPanel(lambda: sim)\n"
+        "panel.mode.value = 'volume'\npanel.snapshot()\npanel.widget",
+    ],
+}
+
+
+def main() -> None:
+    for name, cells in NOTEBOOKS.items():
+        path = ROOT / "notebooks" / name
+        nbformat.write(_nb(cells), path)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
