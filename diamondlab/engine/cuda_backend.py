@@ -80,12 +80,16 @@ class CUDABackend:
         )
 
     def __init__(self, params: WaveParameters, shape, size: int, nt: int,
-                 max_registers: int | None = None, specialize: bool = False):
+                 max_registers: int | None = None, specialize: bool | None = None,
+                 left_from_memory: bool = False):
         """See the module contract.
 
         ``max_registers`` overrides the sweep kernel's register cap;
         ``specialize=True`` compiles the sweep for this grid's (ny, nz) (constant
-        offsets, fewer registers, faster; one compile per shape, cached on disk).
+        offsets, fewer registers, faster; one compile per shape, cached on disk;
+        default: for grids of at least ``SPECIALISE_MIN_CELLS`` cells);
+        ``left_from_memory=True`` re-reads the tile's left neighbours from L2
+        each tier instead of keeping them in registers.
         """
         from diamondlab.kernels import cuda as kernels
 
@@ -113,9 +117,13 @@ class CUDABackend:
         from numba import cuda
 
         self._cuda = cuda
-        cap = kernels.sweep_register_cap(params.order, size, self.shape[2], max_registers)
+        if specialize is None:
+            specialize = ncells >= kernels.SPECIALISE_MIN_CELLS
+        self.specialized = bool(specialize)
+        cap = kernels.sweep_register_cap(params.order, size, self.shape[2], max_registers,
+                                         self.specialized)
         yz = self.shape[1:] if specialize else None
-        self.kernels = kernels.cuda_kernels(params.order, size, cap, yz)
+        self.kernels = kernels.cuda_kernels(params.order, size, cap, yz, left_from_memory)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._prev = self._zeros(ncells)
         self._curr = self._zeros(ncells)

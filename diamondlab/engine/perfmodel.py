@@ -195,7 +195,7 @@ def _time_runs(run, sync, repeats: int) -> list[float]:
 
 
 def compile_only(order: int, size: int, max_registers: int | None = None,
-                 yz: tuple[int, int] | None = None) -> dict:
+                 yz: tuple[int, int] | None = None, left_from_memory: bool = False) -> dict:
     """Build and run the kernels of one configuration on a small grid: fills the disk cache.
 
     With ``yz = (ny, nz)`` the grid is ``(4 R + 8, ny, nz)`` and the sweep is
@@ -210,7 +210,7 @@ def compile_only(order: int, size: int, max_registers: int | None = None,
     radius = order // 2 * size
     shape = (4 * radius + 8, *yz) if yz else (2 * radius + 8, 2 * radius + 8, 64)
     b = CUDABackend(WaveParameters(order=order), shape, size, 4, max_registers=max_registers,
-                    specialize=bool(yz))
+                    specialize=bool(yz), left_from_memory=left_from_memory)
     b.set_fields(np.ones(shape, np.float32), np.ones(shape, np.float32))
     b.sweep(4)
     b.step(1)
@@ -220,7 +220,7 @@ def compile_only(order: int, size: int, max_registers: int | None = None,
 
 def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), steps: int = 64,
               repeats: int = 5, sizes: dict | None = None, maxregs=(None,),
-              specialize=(False,), log=print) -> list[dict]:
+              specialize=(False,), left=(False,), log=print) -> list[dict]:
     """Measure stepwise and DiamondTorre rates on the current CUDA device; one dict per run."""
     import numpy as np
 
@@ -241,13 +241,14 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     for order in orders:
         params = WaveParameters(order=order)
         backend = None
-        configs = itertools.product((sizes or SUPPORTED_SIZES)[order], specialize, maxregs, nts)
-        for size, spec, maxreg, nt in configs:
+        configs = itertools.product((sizes or SUPPORTED_SIZES)[order], specialize, left, maxregs,
+                                    nts)
+        for size, spec, lfm, maxreg, nt in configs:
             if True:
                 t0 = time.perf_counter()
                 backend = None
                 backend = CUDABackend(params, shape, size, nt, max_registers=maxreg,
-                                      specialize=spec)
+                                      specialize=spec, left_from_memory=lfm)
                 backend.set_fields(init, init)
                 nsweeps = max(1, steps // nt)
 
@@ -260,11 +261,14 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
                 res = backend.resources() or {}
                 model = predict("diamondtorre", order, size, nt, device)
                 row = {"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
-                       "max_registers": maxreg, "specialize": spec,
+                       "max_registers": maxreg, "specialize": backend.specialized,
+                       "left_from_memory": lfm,
                        "rate": rate, "times": times, "model": model.rate,
                        "fraction": rate / model.rate, "setup_s": time.perf_counter() - t0, **res}
                 results.append(row)
-                log(f"NO={order} DTS={size} Nt={nt} cap={maxreg} spec={int(spec)}: DT {rate / 1e9:7.1f} G/s "
+                log(f"NO={order} DTS={size} Nt={nt} cap={res.get('registers')} "
+                    f"spec={int(backend.specialized)} lfm={int(lfm)}: "
+                    f"DT {rate / 1e9:7.1f} G/s "
                     f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}) regs "
                     f"{res.get('registers')} local {res.get('local_bytes')}")
         nsteps = min(steps, 32)
@@ -300,17 +304,23 @@ def main(argv=None) -> None:
                         help="tile sizes to try (those the engine builds for each NO)")
     parser.add_argument("--maxreg", type=int, nargs="+", default=[0],
                         help="register caps of the sweep kernel to try (0: the default)")
-    parser.add_argument("--specialize", type=int, nargs="+", default=[0],
-                        help="1: compile the sweep for the grid's (ny, nz); 0: generic; both: 0 1")
-    parser.add_argument("--compile-only", type=int, nargs="+", metavar="N",
+    parser.add_argument("--specialize", type=int, nargs="+", default=[-1],
+                        help="1: compile the sweep for the grid's (ny, nz); 0: generic; -1: the "
+                        "backend's default (by grid size)")
+    parser.add_argument("--left", type=int, nargs="+", default=[0],
+                        help="1: left neighbours re-read from L2; 0: kept in registers")
+    parser.add_argument("--compile-only", type=int, nargs=5,
+                        metavar=("NO", "DTS", "MAXREG", "SPEC", "LEFT"),
                         help="only build one configuration (fills the disk cache) and print it")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     if args.compile_only:
-        order, size, maxreg, *yz = args.compile_only
+        order, size, maxreg, spec, lfm = args.compile_only
         t0 = time.perf_counter()
-        res = compile_only(order, size, maxreg or None, tuple(yz) or None)
-        print(f"compiled NO={order} DTS={size} cap={maxreg} in {time.perf_counter() - t0:.0f} s:"
+        yz = tuple(args.shape[1:]) if spec else None
+        res = compile_only(order, size, maxreg or None, yz, bool(lfm))
+        print(f"compiled NO={order} DTS={size} cap={maxreg} spec={spec} left={lfm} in "
+              f"{time.perf_counter() - t0:.0f} s:"
               f" {res}", flush=True)
         return
     from diamondlab.kernels.cuda import SUPPORTED_SIZES
@@ -319,7 +329,8 @@ def main(argv=None) -> None:
              or SUPPORTED_SIZES[o][-1:] for o in SUPPORTED_SIZES}
     results = benchmark(tuple(args.shape), tuple(args.orders), tuple(args.nts), args.steps,
                         args.repeats, sizes=sizes, maxregs=[m or None for m in args.maxreg],
-                        specialize=[bool(x) for x in args.specialize],
+                        specialize=[None if x < 0 else bool(x) for x in args.specialize],
+                        left=[bool(x) for x in args.left],
                         log=lambda s: print(s, flush=True))
     if args.json:
         with open(args.json, "w") as fh:

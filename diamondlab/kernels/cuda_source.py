@@ -87,11 +87,14 @@ class _Emitter:
 
 
 def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
-                    yz: tuple[int, int] | None = None) -> str:
+                    yz: tuple[int, int] | None = None, left_from_memory: bool = False) -> str:
     """Device function that runs one torre; ``interior`` drops every bounds check.
 
     With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
     offset from the tier's base index is a literal (no address registers).
+    With ``left_from_memory`` the left neighbours of the tile (the cells that
+    left it one tier ago, already stored) are re-read from L2 every tier
+    instead of being kept in registers: ``ShS`` fewer registers per row.
     """
     shs = order // 2
     radius = shs * size
@@ -100,6 +103,10 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     ncp = len(cells) | 1
     cell_index = {c: i for i, c in enumerate(cells)}
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
+
+    def left_strip(v: int, w: int) -> range:
+        # prefix cells outside T_k: stored at the tier before as leaving cells
+        return range(1 - w - shs, min(-w, w - shs) + 1)
 
     def addr(u: int, v: int) -> str:
         if yz is not None:
@@ -155,6 +162,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             e(1, f"xin_{_enc(u)} = xu >= 0 and xu < nx")
     for v, w in rows:
         for u in range(1 - w - shs, w - shs + 1):
+            if left_from_memory and u in left_strip(v, w):
+                continue
             if interior:
                 e(1, f"{_f(u, v)} = {load('F', u, v)}")
             else:
@@ -187,6 +196,13 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                 e(2, f"{_f(u, v)} = {load('A', u, v)}")
             else:
                 e(2, f"{_f(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
+    if left_from_memory:
+        for v, w in rows:
+            for u in left_strip(v, w):
+                if interior:
+                    e(2, f"{_f(u, v)} = {load('A', u, v)}")
+                else:
+                    e(2, f"{_f(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
     # y halo: neighbours (u, v +- d) beyond the tile rows
     yhalo = sorted(
         {
@@ -249,6 +265,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             e(2, f"t_{_enc(u)}_{_enc(v)} = {_f(u + shs, v)}")
     for v, w in rows:
         for u in range(1 - w - shs, w - shs + 1):
+            if left_from_memory and u in left_strip(v, w):
+                continue
             e(2, f"{_f(u, v)} = {_g(u + shs, v)}")
     for v, w in rows:
         for u in range(1 - w, w + 1):
@@ -383,6 +401,7 @@ def generate_source(
     max_registers: int | None = None,
     simulator: bool = False,
     yz: tuple[int, int] | None = None,
+    left_from_memory: bool = False,
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -397,6 +416,8 @@ def generate_source(
     yz : (ny, nz), optional
         Specialise the sweep for these y and z sizes (constant offsets, fewer
         registers); the kernel must then only be launched on such grids.
+    left_from_memory : bool
+        Re-read the tile's left neighbours from L2 each tier (fewer registers).
 
     Examples
     --------
@@ -424,9 +445,9 @@ def generate_source(
             lap_lines=lap,
             simnote=" (simulator)" if simulator else "",
         ),
-        _torre_function("torre_interior", order, size, True, simulator, yz),
+        _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory),
         "",
-        _torre_function("torre_boundary", order, size, False, simulator, yz),
+        _torre_function("torre_boundary", order, size, False, simulator, yz, left_from_memory),
         "",
     ]
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"

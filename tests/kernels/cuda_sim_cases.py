@@ -25,11 +25,13 @@ CASES = [
     (4, 2, 2, (12, 10, 3), (2,)),
     (6, 1, 2, (14, 12, 3), (2,)),
     (8, 1, 2, (18, 15, 3), (2,)),
-    (2, 2, 3, (12, 9, 5), (3, 1), True),
+    (2, 2, 3, (12, 9, 5), (3, 1), True, True),
+    (4, 2, 3, (14, 13, 3), (3, 2), True, True),
+    (6, 1, 3, (14, 12, 3), (3,), False, True),
 ]
 
 
-def run_case(order, size, nt, shape, heights, specialize=False) -> str:
+def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory=False) -> str:
     import numpy as np
 
     from diamondlab.engine.cpu_backend import CPUBackend
@@ -41,7 +43,8 @@ def run_case(order, size, nt, shape, heights, specialize=False) -> str:
     prev = rng.standard_normal(shape).astype(np.float32)
     curr = rng.standard_normal(shape).astype(np.float32)
     nsteps = sum(heights)
-    dt = CUDABackend(params, shape, size, nt, specialize=specialize)
+    dt = CUDABackend(params, shape, size, nt, specialize=specialize,
+                     left_from_memory=left_from_memory)
     dt.set_fields(prev, curr)
     for h in heights:
         dt.sweep(h)
@@ -61,7 +64,7 @@ def run_case(order, size, nt, shape, heights, specialize=False) -> str:
     if rel > 1e-5:
         raise AssertionError(f"NO={order} DTS={size}: CUDA vs CPU max relative diff {rel}")
     return (f"ok NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} "
-            f"specialized={specialize} cpu_rel={rel:.1e}")
+            f"specialized={specialize} left_from_memory={left_from_memory} cpu_rel={rel:.1e}")
 
 
 def main(argv: list[str]) -> int:
