@@ -21,7 +21,7 @@ def _nb(cells) -> nbformat.NotebookNode:
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
-    nb.cells = [new_markdown_cell(c[1:]) if c.startswith("#") and c[1] == "!" else new_code_cell(c)
+    nb.cells = [new_markdown_cell(c[2:]) if c.startswith("#!") else new_code_cell(c)
                 for c in cells]
     return nb
 

@@ -48,7 +48,13 @@ class Lab:
     """
 
     def __init__(self, panels=TABS, max_points: int = 96, **config):
-        cfg = RunConfig(**{"shape": (64, 64, 64), **config})
+        config = {"shape": (64, 64, 64), **config}
+        if "size" not in config or "nt" not in config:
+            from diamondlab.widgets.controls import default_tiling
+
+            size, nt = default_tiling(config.get("backend", "cpu"), config.get("order", 2), config["shape"])
+            config = {"size": size, "nt": nt, **config}
+        cfg = RunConfig(**config)
         self.controls = Controls(cfg)
         self.measured: dict = {}
         message = check_config(cfg)

@@ -232,7 +232,7 @@ class LiveView:
         stepwise_measured = self.measured.get(key)
         state = self.run.state
         cells = (f"<td><b>{format_rate(current)}</b><br><small>current</small></td>"
-                 f"<td><b>{format_rate(average)}</b><br><small>average</small></td>"
+                 f"<td><b>{format_rate(average)}</b><br><small>average (after sweep 1)</small></td>"
                  f"<td>{format_rate(model)}<br><small>model ({bound})</small></td>"
                  f"<td>{format_rate(stepwise_measured)} / {format_rate(stepwise_model)}<br>"
                  f"<small>stepwise measured / model</small></td>")

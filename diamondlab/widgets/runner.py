@@ -43,8 +43,10 @@ class SweepRecord:
     """Throughput after one sweep.
 
     ``current`` is the rate of that sweep alone and ``average`` the rate
-    since the last reset, both in G cell updates per second of kernel time
-    (:class:`~diamondlab.engine.simulation.RunStats`); ``wall`` is the
+    since the last reset, leaving out the simulation's first sweep (which
+    may load or compile kernels) once there are others, both in G cell
+    updates per second of kernel time
+    (:class:`~diamondlab.engine.simulation.RunStats`); ``wall`` is the same
     average over wall-clock time, listeners and thread hand-offs included.
     """
 
@@ -93,6 +95,7 @@ class BackgroundRun:
         self._sweep_listeners: list[Callable] = []
         self._state_listeners: list[Callable] = []
         self._totals = [0, 0.0, 0.0]  # cell updates, kernel seconds, wall seconds (since reset)
+        self._first: tuple | None = None  # the first sweep's (updates, seconds, wall), kept apart
 
     # ------------------------------------------------------------ listeners
     def on_start(self, listener: Callable) -> None:
@@ -164,6 +167,7 @@ class BackgroundRun:
         self.sim.reset()
         self.history.clear()
         self._totals = [0, 0.0, 0.0]
+        self._first = None
         self._set_state("idle", "reset to n = 0")
 
     def replace(self, sim, timeout: float | None = 60.0) -> None:
@@ -172,6 +176,7 @@ class BackgroundRun:
         self.sim = sim
         self.history.clear()
         self._totals = [0, 0.0, 0.0]
+        self._first = None
         self._set_state("idle", "")
 
     # --------------------------------------------------------------- worker
@@ -193,16 +198,19 @@ class BackgroundRun:
                 now = time.perf_counter()
                 d_steps = stats.steps - last["done"]
                 d_sec = stats.seconds - last["seconds"]
-                self._totals[0] += d_steps * s.cells
-                self._totals[1] += d_sec
-                self._totals[2] += now - last["wall"]
+                sweep = (d_steps * s.cells, d_sec, now - last["wall"])
+                if self._first is None:
+                    self._first = sweep
+                else:
+                    self._totals = [a + b for a, b in zip(self._totals, sweep, strict=True)]
+                totals = self._totals if self._totals[1] > 0 else list(self._first)
                 # listeners run after ``wall`` is taken: their time counts in the next sweep's wall time
                 last.update(done=stats.steps, seconds=stats.seconds, wall=now)
                 rec = SweepRecord(
                     time_step=s.time_step, steps=d_steps,
                     current=d_steps * s.cells / d_sec / 1e9 if d_sec > 0 else 0.0,
-                    average=self._totals[0] / self._totals[1] / 1e9 if self._totals[1] > 0 else 0.0,
-                    wall=self._totals[0] / self._totals[2] / 1e9 if self._totals[2] > 0 else 0.0,
+                    average=totals[0] / totals[1] / 1e9 if totals[1] > 0 else 0.0,
+                    wall=totals[0] / totals[2] / 1e9 if totals[2] > 0 else 0.0,
                     seconds=d_sec,
                 )
                 self.history.append(rec)

@@ -1,0 +1,119 @@
+"""A real browser: JupyterLab in headless Chromium opens notebook 03, runs it, and the lab renders.
+
+Needs Debian's ``chromium`` (``/usr/bin/chromium``) and the ``playwright``
+package (never ``playwright install``: the system browser is used).  Skipped
+with a reason where either is missing.  Set ``DIAMONDLAB_SCREENSHOT=path``
+to keep the screenshot somewhere (``assets/lab_browser.png`` is made so).
+"""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = "03_live_wavefield.ipynb"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                       reason="needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def jupyter(tmp_path):
+    pytest.importorskip("jupyterlab", reason="needs jupyterlab (pip install -e '.[test]')")
+    shutil.copy(ROOT / "notebooks" / NOTEBOOK, tmp_path / NOTEBOOK)
+    port, token = _free_port(), "diamondlab-test"
+    small = os.environ.get("DIAMONDLAB_SMALL", "1")  # DIAMONDLAB_SMALL=0: full size (the README screenshot)
+    env = dict(os.environ, DIAMONDLAB_SMALL=small, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"),
+               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"))
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
+           "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={tmp_path}",
+           "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    log = open(tmp_path / "jupyter.log", "w")  # noqa: SIM115 - closed in the teardown
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+            break
+        except OSError:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.terminate()
+                pytest.fail("jupyter lab did not start:\n" + (tmp_path / "jupyter.log").read_text()[-3000:])
+            time.sleep(0.3)
+    yield url, token
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def _run_all(page, tries: int = 6) -> None:
+    """Run > Run All Cells, again until the cells are queued (the kernel may still be connecting)."""
+    for _ in range(tries):
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click(".lm-Menu-item[data-command='runmenu:run-all']")
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            prompts = page.locator(".jp-InputPrompt").all_inner_texts()
+            if any(re.search(r"\[(\*|\d+)\]", p) for p in prompts):
+                return
+            time.sleep(0.5)
+    pytest.fail("JupyterLab never started running the notebook")
+
+
+def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="needs playwright (pip; no browser download)")
+    url, token = jupyter
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.goto(f"{url}/lab/tree/{NOTEBOOK}?reset&token={token}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+        _run_all(page)
+        page.wait_for_selector(".diamondlab-lab", timeout=120_000)
+        readout = page.wait_for_selector(".diamondlab-throughput", timeout=120_000)
+        rate, deadline = None, time.time() + 180
+        while time.time() < deadline:
+            m = re.search(r"([0-9.]+(?:e[+-]?\d+)?)\s*current", readout.inner_text())
+            if m and float(m.group(1)) > 0:
+                rate = float(m.group(1))
+                break
+            time.sleep(0.5)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+        news = page.locator(".jp-Notification-Toast-Close, .Toastify__close-button")
+        if news.count():
+            news.first.click()
+        assert page.locator(".diamondlab-controls .widget-button").count() >= 4
+        assert page.locator(".diamondlab-live .js-plotly-plot").count() >= 3
+        shot = os.environ.get("DIAMONDLAB_SCREENSHOT") or str(tmp_path / "lab.png")
+        page.locator(".diamondlab-lab").screenshot(path=shot)
+        text = page.locator(".jp-Notebook").inner_text()
+        browser.close()
+    assert rate is not None and rate > 0, "the readout never showed a positive rate:\n" + text[-2000:]
+    assert "Traceback" not in text and "G cell updates/s on average" in text
