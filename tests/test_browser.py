@@ -73,9 +73,15 @@ def jupyter(tmp_path):
 
 def _run_all(page, tries: int = 6) -> None:
     """Run > Run All Cells, again until the cells are queued (the kernel may still be connecting)."""
+    from playwright.sync_api import Error as PlaywrightError
+
     for _ in range(tries):
-        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
-        page.click(".lm-Menu-item[data-command='runmenu:run-all']")
+        page.keyboard.press("Escape")  # close a menu left open by a previous try
+        try:
+            page.click(".lm-MenuBar-itemLabel:text-is('Run')", timeout=10_000)
+            page.click(".lm-Menu-item[data-command='runmenu:run-all']", timeout=10_000)
+        except PlaywrightError:
+            continue
         deadline = time.time() + 10
         while time.time() < deadline:
             prompts = page.locator(".jp-InputPrompt").all_inner_texts()
@@ -92,6 +98,7 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.set_default_timeout(90_000)
         page.goto(f"{url}/lab/tree/{NOTEBOOK}?reset&token={token}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)

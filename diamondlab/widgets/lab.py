@@ -19,6 +19,8 @@ controllers are disabled.  Every error becomes a message in the widget.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import ipywidgets as widgets
 
 from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, check_config
@@ -60,7 +62,17 @@ class Lab:
         message = check_config(cfg)
         if message:
             raise ValueError(message)
-        self.runner = BackgroundRun(build_simulation(cfg))
+        try:
+            sim = build_simulation(cfg)
+        except Exception as err:  # noqa: BLE001 - a backend that fails: fall back to the CPU, say why
+            if cfg.backend == "cpu":
+                raise
+            cfg = replace(cfg, backend="cpu")
+            self.controls.set(backend="cpu")
+            sim = build_simulation(cfg)
+            self.controls.show_message(f"backend {config.get('backend')!r} failed ({type(err).__name__}: "
+                                       f"{err}); running on the CPU", "info")
+        self.runner = BackgroundRun(sim)
         self._config = cfg
         self.live = LiveView(self.runner, max_points=max_points, measured=self.measured)
         self.runner.on_state(self._on_state)

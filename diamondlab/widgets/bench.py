@@ -1,0 +1,109 @@
+"""Benchmark: what watching a run live costs, against the same run without the lab's view.
+
+Contract
+--------
+:func:`measure` builds one simulation and one
+:class:`~diamondlab.widgets.runner.BackgroundRun`, then alternates, for
+``trials`` rounds, a plain ``sim.run(steps)`` submitted to the run's worker
+thread (no listener: "without the widget") and the same run watched by a
+:class:`~diamondlab.widgets.live.LiveView` (slices, traces, readout and
+history refreshed under its time budget).  Both use the same thread, grid
+and kernels, so the difference is the cost of watching.  Throughput is
+cell updates over wall-clock time from submission to the end of the run;
+the result holds the medians, their ratio and every trial.
+
+Widgets only send their updates where a kernel is connected, so the honest
+number comes from a Jupyter kernel: ``python -m diamondlab.widgets.bench``
+executes :func:`measure` in a fresh ipykernel through nbclient (the
+messages travel to a client over ZeroMQ as they would to JupyterLab);
+``--here`` runs it in the current process instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+__all__ = ["main", "measure"]
+
+
+def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int = 5, backend: str = "cpu",
+            size: int | None = None, nt: int | None = None) -> dict:
+    """Plain against watched runs of ``sweeps`` sweeps, alternated ``trials`` times (module contract)."""
+    from diamondlab.engine.simulation import Simulation
+    from diamondlab.widgets.live import LiveView
+    from diamondlab.widgets.runner import BackgroundRun
+
+    sim = Simulation(tuple(shape), order, size=size, nt=nt, backend=backend)
+    run = BackgroundRun(sim)
+    steps = sweeps * sim.nt
+    run.submit(sim.run, sim.nt).result()  # compile and warm up in the worker thread
+
+    def plain() -> float:
+        t0 = time.perf_counter()
+        run.submit(sim.run, steps).result()
+        return steps * sim.cells / (time.perf_counter() - t0) / 1e9
+
+    view = None
+
+    def watched() -> float:
+        nonlocal view
+        if view is None:
+            view = LiveView(run)
+            run.submit(view._on_start, sim).result()  # the model, measured once, outside the timing
+        t0 = time.perf_counter()
+        run.run(steps)
+        run.wait()
+        return steps * sim.cells / (time.perf_counter() - t0) / 1e9
+
+    rows = []
+    for _ in range(trials):
+        rows.append({"plain": plain(), "watched": watched()})
+    plain_median = statistics.median(r["plain"] for r in rows)
+    watched_median = statistics.median(r["watched"] for r in rows)
+    return {
+        "shape": list(sim.shape), "order": sim.order, "size": sim.size, "nt": sim.nt,
+        "backend": sim.backend_name, "steps_per_trial": steps, "trials": rows,
+        "plain_gcells": plain_median, "watched_gcells": watched_median,
+        "cost": 1.0 - watched_median / plain_median, "refreshes": view.refreshes if view else 0,
+        "refresh_seconds": view.refresh_seconds if view else 0.0,
+    }
+
+
+def _in_kernel(kwargs: dict) -> dict:
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    code = ("import json\nfrom diamondlab.widgets.bench import measure\n"
+            f"print('RESULT' + json.dumps(measure(**{kwargs!r})))")
+    nb = new_notebook(cells=[new_code_cell(code)])
+    NotebookClient(nb, timeout=1800, kernel_name="python3").execute()
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    return json.loads(text.split("RESULT", 1)[1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="cost of watching a run live in the lab")
+    parser.add_argument("--shape", type=int, nargs=3, default=(256, 256, 256))
+    parser.add_argument("--order", type=int, default=2)
+    parser.add_argument("--sweeps", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--here", action="store_true", help="run in this process, not in a Jupyter kernel")
+    args = parser.parse_args(argv)
+    kwargs = dict(shape=tuple(args.shape), order=args.order, sweeps=args.sweeps, trials=args.trials,
+                  backend=args.backend)
+    result = measure(**kwargs) if args.here else _in_kernel(kwargs)
+    for i, r in enumerate(result["trials"]):
+        print(f"trial {i}: plain {r['plain']:.3f}  watched {r['watched']:.3f} G cell updates/s")
+    print(f"{result['backend']} {tuple(result['shape'])} NO={result['order']} DTS={result['size']} "
+          f"Nt={result['nt']}, {result['steps_per_trial']} steps per trial: median plain "
+          f"{result['plain_gcells']:.3f}, watched {result['watched_gcells']:.3f} G cell updates/s; "
+          f"watching costs {100 * result['cost']:.1f} % ({result['refreshes']} refreshes, "
+          f"{result['refresh_seconds']:.2f} s refreshing)")
+
+
+if __name__ == "__main__":
+    main()
