@@ -160,6 +160,43 @@ def sweep_dependencies(torre_x0: np.ndarray, torre_yc: np.ndarray, stage_start: 
     return deps
 
 
+@functools.cache
+def ldcg_intrinsic():
+    """``ldcg(array, i)``: an ``ld.global.cg`` load of a 1D array without the negative-index check.
+
+    Numba's own ``cuda.ldcg`` wraps negative indices (a compare and a select
+    per load); the sweep's indices are never negative.  Built on first use
+    (imports numba.cuda); the generated kernel modules import it.
+    """
+    from llvmlite import ir
+    from numba.core import types as nbtypes
+    from numba.cuda import cgutils
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def ldcg(typingctx, array, index):
+        if not (isinstance(array, nbtypes.Array) and array.ndim == 1
+                and isinstance(index, nbtypes.Integer) and array.dtype.bitwidth == 32):
+            return None
+        signature = array.dtype(array, index)
+
+        def codegen(context, builder, sig, args):
+            array_type, index_type = sig.args
+            ary, idx = args
+            idx = context.cast(builder, idx, index_type, nbtypes.intp)
+            struct = context.make_array(array_type)(context, builder, value=ary)
+            ptr = cgutils.get_item_pointer(context, builder, array_type, struct, [idx],
+                                           wraparound=False)
+            value_type = context.get_value_type(array_type.dtype)
+            fn = ir.FunctionType(value_type, [value_type.as_pointer()])
+            asm = ir.InlineAsm(fn, "ld.global.cg.b32 $0, [$1];", "=r,l")
+            return builder.call(asm, [ptr])
+
+        return signature, codegen
+
+    return ldcg
+
+
 def _write_atomically(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     with os.fdopen(fd, "w") as fh:

@@ -39,7 +39,7 @@ def test_every_supported_pair_generates(order, sizes):
     for size in sizes:
         src = generate_source(order, size)
         compile(src, f"no{order}_dts{size}", "exec")
-        assert "cuda.ldcg" in src and "max_registers" not in generate_source(order, size, simulator=True)
+        assert "LDCG(" in src and "max_registers" not in generate_source(order, size, simulator=True)
 
 
 def test_unsupported_pair_is_a_value_error():
