@@ -113,11 +113,12 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
                 break
             time.sleep(0.5)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-        news = page.locator(".jp-Notification-Toast-Close, .Toastify__close-button")
-        if news.count():
+        news = page.locator(".Toastify button", has_text=re.compile(r"^\s*No\s*$"))
+        if news.count():  # JupyterLab asks whether to fetch news: no
             news.first.click()
         assert page.locator(".diamondlab-controls .widget-button").count() >= 4
         assert page.locator(".diamondlab-live .js-plotly-plot").count() >= 3
+        page.add_style_tag(content=".Toastify { display: none !important; }")  # notifications off the picture
         shot = os.environ.get("DIAMONDLAB_SCREENSHOT") or str(tmp_path / "lab.png")
         page.locator(".diamondlab-lab").screenshot(path=shot)
         text = page.locator(".jp-Notebook").inner_text()

@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 
-__all__ = ["current_level", "field_slices", "slices_figure", "stride_for", "traces_figure", "update_slices"]
+__all__ = ["current_level", "field_slices", "robust_max", "slices_figure", "stride_for", "traces_figure",
+           "update_slices"]
 
 PLANES = ("xy", "xz", "yz")
 
@@ -56,8 +57,9 @@ def current_level(sim) -> np.ndarray:
 def field_slices(source, index=None, max_points: int = 96) -> dict[str, np.ndarray]:
     """Three downsampled planes through ``index = (ix, iy, iz)`` (default: the centre).
 
-    Returns ``{"xy": (nx', ny'), "xz": (nx', nz'), "yz": (ny', nz'), "x", "y", "z"}``
-    where ``x``, ``y``, ``z`` are the sampled cell indices along each axis.
+    Returns ``{"xy": (nx', ny'), "xz": (nx', nz'), "yz": (ny', nz'), "x", "y", "z", "index"}``
+    where ``x``, ``y``, ``z`` are the sampled cell indices along each axis
+    and ``index`` the point the planes go through.
 
     >>> u = np.arange(4 * 6 * 8, dtype=np.float32).reshape(4, 6, 8)
     >>> s = field_slices(u, max_points=3)
@@ -74,7 +76,22 @@ def field_slices(source, index=None, max_points: int = 96) -> dict[str, np.ndarr
         "xz": np.array(u[::sx, iy, ::sz], dtype=np.float32),
         "yz": np.array(u[ix, ::sy, ::sz], dtype=np.float32),
         "x": np.arange(0, shape[0], sx), "y": np.arange(0, shape[1], sy), "z": np.arange(0, shape[2], sz),
+        "index": (ix, iy, iz),
     }
+
+
+def robust_max(arrays, percentile: float = 99.5) -> float:
+    """A colour range that a point source's singular cell does not flatten: the ``percentile`` of ``|u|``
+    over ``arrays``, at least a hundredth of the largest value (1.0 for an all-zero field).
+
+    >>> robust_max([np.array([0.0, 1.0, 100.0])], percentile=50)
+    1.0
+    """
+    values = np.abs(np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]))
+    top = float(values.max()) if values.size else 0.0
+    if top == 0.0:
+        return 1.0
+    return max(float(np.percentile(values, percentile)), top / 100.0)
 
 
 def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float = 1.0):
@@ -102,9 +119,14 @@ def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float
 def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
                   symmetric: bool = True) -> None:
     """Put new planes into a figure of :func:`slices_figure` (one message for a ``FigureWidget``)."""
-    vmax = max(float(np.abs(slices[p]).max()) for p in PLANES) or 1.0
+    vmax = robust_max([slices[p] for p in PLANES])
     context = fig.batch_update() if hasattr(fig, "batch_update") else _null()
     with context:
+        if "index" in slices and len(fig.layout.annotations) >= 3:
+            ix, iy, iz = slices["index"]
+            for ann, text in zip(fig.layout.annotations[:3], (f"xy (z = {iz})", f"xz (y = {iy})",
+                                                              f"yz (x = {ix})"), strict=True):
+                ann.text = text
         for i, plane in enumerate(PLANES):
             trace = fig.data[i]
             trace.z = slices[plane].T

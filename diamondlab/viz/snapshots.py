@@ -70,14 +70,23 @@ def to_grid(field: np.ndarray, max_points: int = 128, spacing: float = 1.0):
 
 
 def snapshot_plotter(field: np.ndarray, mode: str = "both", level: float = 0.3, max_points: int = 128,
-                     window_size=(720, 540), title: str | None = None, off_screen: bool | None = None):
-    """A pyvista plotter showing ``field`` (``mode``: ``"volume"``, ``"isosurfaces"`` or ``"both"``)."""
+                     window_size=(720, 540), title: str | None = None, off_screen: bool | None = None,
+                     vmax: float | None = None):
+    """A pyvista plotter showing ``field`` (``mode``: ``"volume"``, ``"isosurfaces"`` or ``"both"``).
+
+    Colours and isosurface levels are relative to ``vmax`` (default: the
+    99.9th percentile of ``|u|``, so that a point source's own cell does not
+    hide the waves; give one value to compare several snapshots).
+    """
     if mode not in ("volume", "isosurfaces", "both"):
         raise ValueError(f"mode must be 'volume', 'isosurfaces' or 'both'; got {mode!r}")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1 (a fraction of max |u|); got {level}")
     grid = to_grid(field, max_points)
-    vmax = float(np.abs(grid.point_data["u"]).max()) or 1.0
+    if not vmax:
+        from diamondlab.viz.fields import robust_max
+
+        vmax = robust_max([grid.point_data["u"]], percentile=99.9)
     p = pv.Plotter(off_screen=pv.OFF_SCREEN if off_screen is None else off_screen, window_size=window_size)
     p.add_mesh(grid.outline(), color="#444444")
     if mode in ("volume", "both"):
@@ -97,11 +106,11 @@ def snapshot_plotter(field: np.ndarray, mode: str = "both", level: float = 0.3, 
 
 
 def render_png(field: np.ndarray, mode: str = "both", level: float = 0.3, max_points: int = 128,
-               window_size=(720, 540), title: str | None = None) -> bytes:
-    """Render ``field`` off screen and return the PNG bytes."""
+               window_size=(720, 540), title: str | None = None, vmax: float | None = None) -> bytes:
+    """Render ``field`` off screen and return the PNG bytes (arguments of :func:`snapshot_plotter`)."""
     from PIL import Image
 
-    p = snapshot_plotter(field, mode, level, max_points, window_size, title, off_screen=True)
+    p = snapshot_plotter(field, mode, level, max_points, window_size, title, off_screen=True, vmax=vmax)
     try:
         img = p.screenshot(return_img=True)
     finally:

@@ -86,10 +86,16 @@ class LiveView:
         self._probe_u: list[float] = []
         self.readout = widgets.HTML(value=self._readout_html(None, None))
         self.readout.add_class("diamondlab-throughput")
+        self.position = [widgets.IntSlider(value=0, min=0, max=1, description=f"slice {a}",
+                                           continuous_update=False) for a in "xyz"]
+        for w in self.position:
+            w.observe(self._moved, names="value")
+        self._moving = False
         self.run = None
         self.attach(run)
         self.widget = widgets.VBox(
-            [self.readout, widgets.HBox([self.slices], layout=widgets.Layout(width="100%")),
+            [self.readout, widgets.HBox(self.position),
+             widgets.HBox([self.slices], layout=widgets.Layout(width="100%")),
              widgets.HBox([self.traces, self.history], layout=widgets.Layout(width="100%"))],
             layout=widgets.Layout(width="100%"),
         )
@@ -106,9 +112,10 @@ class LiveView:
             self.slices = slices_figure(sim.shape, self.max_points, widget=True)
             self.traces = traces_figure(names, widget=True, title=self._trace_title(sim))
             self.history = go.FigureWidget(_history_figure())
-            for fig in (self.slices, self.traces, self.history):
-                fig.layout.autosize = True
-            self.slices.layout.width = None
+            # fixed widths: plotly widgets in an HBox do not share the row by themselves
+            self.slices.layout.width = 960
+            self.traces.layout.width = 580
+            self.history.layout.width = 380
             run.on_start(self._on_start)
             run.on_sweep(self._on_sweep)
             run.on_state(self._on_state)
@@ -124,20 +131,46 @@ class LiveView:
                 self.traces.layout.title.text = self._trace_title(sim)
         self._probe_t.clear()
         self._probe_u.clear()
+        self._place_slices(sim)
         self.refresh()
+
+    def _place_slices(self, sim) -> None:
+        """Slices through the first source where there is one, else through the centre."""
+        sources = getattr(sim, "sources", None) or []
+        centre = [n // 2 for n in sim.shape]
+        if sources:
+            pos = np.asarray(sources[0].position, dtype=float)
+            if getattr(sources[0], "units", "grid") == "physical":
+                pos = pos / sim.params.spacing
+            centre = [int(round(min(max(p, 0), n - 1))) for p, n in zip(pos, sim.shape, strict=True)]
+        self._moving = True
+        try:
+            for w, n, c in zip(self.position, sim.shape, centre, strict=True):
+                w.max = n - 1
+                w.value = c
+        finally:
+            self._moving = False
+
+    def index(self) -> tuple[int, int, int]:
+        """The point the slices go through (the sliders)."""
+        return tuple(int(w.value) for w in self.position)
+
+    def _moved(self, change) -> None:
+        if not self._moving and self.run is not None and not self.run.running:
+            self.refresh()
 
     @staticmethod
     def _trace_names(sim) -> list[str]:
         receivers = getattr(sim, "receivers", None) or []
         if receivers:
             return [f"receiver {i} {tuple(getattr(r, 'position', ()))}" for i, r in enumerate(receivers)]
-        return ["u at the slice centre"]
+        return ["u where the slices cross"]
 
     @staticmethod
     def _trace_title(sim) -> str:
         if getattr(sim, "receivers", None):
             return "receivers (every step)"
-        return "probe at the slice centre (sampled at each refresh)"
+        return "probe where the slices cross (sampled at each refresh)"
 
     # ------------------------------------------------------------ refresh
     def _on_start(self, sim) -> None:
@@ -161,7 +194,7 @@ class LiveView:
             if record is None and self.run.history:
                 record = self.run.history[-1]
             u = current_level(sim)
-            slices = field_slices(u, max_points=self.max_points)
+            slices = field_slices(u, index=self.index(), max_points=self.max_points)
             peak = max(float(np.abs(slices[p]).max()) for p in ("xy", "xz", "yz"))
             title = f"u at n = {sim.time_step} (t = {sim.time:.4g}); max |u| on the slices = {peak:.3g}"
             update_slices(self.slices, slices, title)
@@ -185,13 +218,13 @@ class LiveView:
                     if i < tr.shape[1]:
                         trace.x, trace.y = x, tr[:n:step, i]
             return
-        nx, ny, nz = sim.shape
+        ix, iy, iz = self.index()
         if not self._probe_t or self._probe_t[-1] != sim.time_step:
             if self._probe_t and sim.time_step < self._probe_t[-1]:
                 self._probe_t.clear()
                 self._probe_u.clear()
             self._probe_t.append(sim.time_step)
-            self._probe_u.append(float(u[nx // 2, ny // 2, nz // 2]))
+            self._probe_u.append(float(u[ix, iy, iz]))
         with self.traces.batch_update():
             self.traces.data[0].x, self.traces.data[0].y = self._probe_t[-2000:], self._probe_u[-2000:]
 

@@ -83,3 +83,9 @@ def test_stage_explorer_steps_through_the_sweep(lab):
 def test_snapshot_panel(lab):
     assert lab.snapshot.snapshot()
     assert lab.snapshot.image.value[:4] == b"\x89PNG"
+
+
+def test_slice_position_follows_the_sliders(lab):
+    lab.live.position[2].value = 3
+    assert lab.live.index()[2] == 3
+    assert lab.live.slices.layout.annotations[0].text == "xy (z = 3)"

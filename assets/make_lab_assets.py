@@ -1,0 +1,120 @@
+"""Make the README's pictures of the interactive lab from the package itself.
+
+Run ``python assets/make_lab_assets.py`` (needs the ``lab`` extra: plotly's
+static export uses kaleido with Debian's ``chromium``; pyvista renders off
+screen).  It writes, into ``assets/``:
+
+- ``lab_conoids.png``: influence and dependence conoids and their
+  intersection, the DiamondTorre prism (:func:`diamondlab.viz.lrnla.conoid_figure`);
+- ``lab_stages.png``: a sweep in the middle, coloured by stage, with one
+  torre's dependencies (:class:`diamondlab.viz.stages.SweepPicture`);
+- ``lab_locality.png``: locality and asynchrony of (NO, DTS, Nt) = (2, 4, 16);
+- ``lab_slices.png``: the live view's slices of a run with two sources;
+- ``lab_snapshot.png`` and ``lab_wavefield.gif``: pyvista volume rendering and
+  isosurfaces of that run, one picture and a short animation;
+- ``lab_tuning.png`` (``--tuning``): a DTS x Nt tuning sweep measured on this
+  machine against the model;
+- ``lab_browser.png`` (``--browser``): JupyterLab in headless Chromium running
+  notebook 03 (the browser test, at full size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+HERE = Path(__file__).resolve().parent
+
+
+def _write_plotly(fig, name: str, width: int, height: int) -> None:
+    fig.write_image(HERE / name, width=width, height=height, scale=1)
+    print(f"wrote {HERE / name}")
+
+
+def geometry_figures() -> None:
+    from diamondlab.geometry import stage_schedule
+    from diamondlab.viz.lrnla import conoid_figure, locality_figure
+    from diamondlab.viz.stages import SweepPicture
+
+    _write_plotly(conoid_figure(order=2, size=2, nt=6), "lab_conoids.png", 820, 560)
+    picture = SweepPicture(stage_schedule(order=2, size=2, nt=4, nx=28, ny=20))
+    _write_plotly(picture.figure(picture.nstages // 2), "lab_stages.png", 900, 560)
+    loc = locality_figure(order=2, size=4, nt=16, shape=(256, 256, 256))
+    _write_plotly(loc, "lab_locality.png", 1000, 360)
+
+
+def _wave_run(n: int = 96, frames: int = 20, every: int = 10):
+    import diamondlab as dl
+    from diamondlab.sources import Receiver, Source
+
+    sources = [Source((n // 2, n // 2, n // 3), "ricker", frequency=0.06, units="grid"),
+               Source((n // 2, n // 2, 2 * n // 3), "ricker", frequency=0.06, amplitude=-1.0, units="grid")]
+    sim = dl.Simulation((n, n, n), order=4, courant=0.45, backend="cpu", initial="zero", sponge=n // 8,
+                        sources=sources,
+                        receivers=[Receiver((n // 2 + n // 4, n // 2, n // 2), units="grid")])
+    sim.run(frames * every, snapshot_every=every)
+    return sim
+
+
+def wavefield_figures() -> None:
+    from PIL import Image
+
+    from diamondlab.viz.fields import field_slices, robust_max, slices_figure, update_slices
+    from diamondlab.viz.snapshots import render_png
+
+    sim = _wave_run()
+    fig = slices_figure(sim.shape, 96)
+    step, field = sim.snapshots.frames[len(sim.snapshots.frames) // 2]
+    n = sim.shape[0]
+    title = f"u at n = {step}: two Ricker sources of opposite sign, sponge at the faces"
+    update_slices(fig, field_slices(field, index=(n // 2, n // 2, n // 3)), title=title)
+    _write_plotly(fig, "lab_slices.png", 1000, 340)
+    (HERE / "lab_snapshot.png").write_bytes(render_png(field, "both", 0.25, title=f"n = {step}"))
+    print(f"wrote {HERE / 'lab_snapshot.png'}")
+    vmax = robust_max([sim.snapshots.frames[len(sim.snapshots.frames) // 2][1]], percentile=99.9)
+    images = []
+    for step, field in sim.snapshots.frames[1:]:
+        # one colour scale and one isosurface level for the whole animation
+        png = render_png(field, "both", 0.25, window_size=(360, 288), title=f"n = {step}", vmax=vmax)
+        images.append(Image.open(io.BytesIO(png)).convert("P", palette=Image.Palette.ADAPTIVE, colors=128))
+    images[0].save(HERE / "lab_wavefield.gif", save_all=True, append_images=images[1:], duration=250, loop=0,
+                   optimize=True)
+    print(f"wrote {HERE / 'lab_wavefield.gif'} ({len(images)} frames)")
+
+
+def tuning_figure() -> None:
+    from diamondlab.viz.perf import tuning_figure as figure
+    from diamondlab.viz.perf import tuning_sweep
+
+    rows = tuning_sweep((128, 128, 128), orders=(2,), sizes=(1, 2, 4, 6), nts=(8, 16, 24, 32), repeats=3)
+    _write_plotly(figure(rows), "lab_tuning.png", 900, 420)
+
+
+def browser_screenshot() -> None:
+    env = dict(os.environ, DIAMONDLAB_SMALL="0", DIAMONDLAB_SCREENSHOT=str(HERE / "lab_browser.png"))
+    test = str(HERE.parent / "tests" / "test_browser.py")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test]
+    subprocess.run(cmd, check=True, env=env)
+    print(f"wrote {HERE / 'lab_browser.png'}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tuning", action="store_true", help="also measure and draw a tuning sweep")
+    parser.add_argument("--browser", action="store_true", help="also take the JupyterLab screenshot")
+    args = parser.parse_args(argv)
+    geometry_figures()
+    wavefield_figures()
+    if args.tuning:
+        tuning_figure()
+    if args.browser:
+        browser_screenshot()
+
+
+if __name__ == "__main__":
+    main()
