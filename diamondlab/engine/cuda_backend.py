@@ -53,6 +53,14 @@ class CUDABackend:
 
     name = "cuda"
 
+    #: (DTS, Nt) per NO measured best on an H100 at 512 x 2048 x 256 (BENCHMARKS.md)
+    TILING = {2: (4, 32), 4: (2, 32), 6: (1, 16), 8: (1, 16)}
+
+    @classmethod
+    def default_tiling(cls, order: int) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order``."""
+        return cls.TILING[order]
+
     @staticmethod
     def available() -> bool:
         """Whether an NVIDIA GPU with a working driver (or Numba's CUDA simulator) is present."""
@@ -185,6 +193,19 @@ class CUDABackend:
             if self._done is None or len(self._done) < s.ntorres:
                 self._done = cuda.to_device(np.zeros(s.ntorres, dtype=np.int64))
         return cached
+
+    def compile(self) -> None:
+        """Compile (or load from the disk cache) both kernels for this grid; launches nothing."""
+        api = self._kernels_api
+        api.launch_stepwise(self.kernels, self._curr, self._prev, self.shape, self._coeffs,
+                            compile_only=True)
+        _, arrays = self._schedule(self.nt)
+        kernel = api.launch_sweep(
+            self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
+            self.nt, arrays, (self._done, self._counter), self._tickets, self._epoch + 1,
+            self._coeffs, compile_only=True,
+        )
+        self.last_sweep_kernel = kernel or self.last_sweep_kernel
 
     def sweep(self, height: int) -> None:
         if not 1 <= height <= self.nt:

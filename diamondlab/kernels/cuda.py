@@ -305,28 +305,33 @@ def kernel_resources(kernel) -> dict[str, int]:
     }
 
 
-def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0) -> None:
+def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0,
+                    compile_only: bool = False) -> None:
     """One stepwise step on device arrays: ``B <- level n+1`` from ``A`` (level n) and ``B``."""
     nx, ny, nz = shape
     bz, by = STEPWISE_BLOCK
     grid = (-(-nz // bz), -(-ny // by), -(-nx // STEPWISE_XCHUNK))
     args = (A, B, nx, ny, nz, STEPWISE_XCHUNK, coeffs)
     if simulator_enabled():
-        module.stepwise_step[grid, (bz, by), stream](*args)
+        if not compile_only:
+            module.stepwise_step[grid, (bz, by), stream](*args)
         return
     kernel = _compiled(module, "stepwise_step", args)
     module.last_stepwise_kernel = kernel
-    _launch(kernel, args, grid, (bz, by, 1), stream, 0)
+    if not compile_only:
+        _launch(kernel, args, grid, (bz, by, 1), stream, 0)
 
 
 def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, schedule_arrays,
-                 sync_arrays, ticket_base: int, epoch: int, coeffs, stream=0):
+                 sync_arrays, ticket_base: int, epoch: int, coeffs, stream=0,
+                 compile_only: bool = False):
     """Launch one DiamondTorre sweep of height ``nt``; return the compiled kernel object.
 
     ``schedule_arrays = (torre_x0, torre_yc, deps)`` and ``sync_arrays =
     (done, counter)`` are device arrays; ``ticket_base`` is the value of
     ``counter`` before this launch and ``epoch`` a number larger than every
-    value in ``done``.
+    value in ``done``.  ``compile_only=True`` compiles (or loads from the disk
+    cache) and prepares the kernel without launching it (both helpers).
     """
     nx, ny, nz = shape
     torre_x0, torre_yc, deps = schedule_arrays
@@ -337,10 +342,12 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     args = (F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,
             np.int64(ticket_base), np.int64(epoch), coeffs)
     if simulator_enabled():
-        module.diamondtorre_sweep[ntorres, block, stream, shared](*args)
+        if not compile_only:
+            module.diamondtorre_sweep[ntorres, block, stream, shared](*args)
         return None
     kernel = _compiled(module, "diamondtorre_sweep", args)
     if shared > 48 * 1024:
         _allow_shared(kernel, shared)
-    _launch(kernel, args, (ntorres, 1, 1), (block, 1, 1), stream, shared)
+    if not compile_only:
+        _launch(kernel, args, (ntorres, 1, 1), (block, 1, 1), stream, shared)
     return kernel

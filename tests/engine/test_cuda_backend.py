@@ -46,9 +46,12 @@ def max_rel(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_backend_contract_attributes():
     assert CUDABackend.name == "cuda"
-    for method in ("set_fields", "fields", "step", "sweep", "synchronize"):
+    for method in ("compile", "set_fields", "fields", "step", "sweep", "synchronize"):
         assert callable(getattr(CUDABackend, method))
     assert isinstance(CUDABackend.available(), bool)
+    for order, sizes in SUPPORTED_SIZES.items():
+        size, nt = CUDABackend.default_tiling(order)
+        assert size in sizes and nt >= 1
 
 
 def test_unsupported_pair_fails_before_any_work():

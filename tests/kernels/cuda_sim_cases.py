@@ -45,6 +45,7 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
     nsteps = sum(heights)
     dt = CUDABackend(params, shape, size, nt, specialize=specialize,
                      left_from_memory=left_from_memory)
+    dt.compile()
     dt.set_fields(prev, curr)
     for h in heights:
         dt.sweep(h)
@@ -67,6 +68,23 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
             f"specialized={specialize} left_from_memory={left_from_memory} cpu_rel={rel:.1e}")
 
 
+def run_simulation() -> str:
+    """``Simulation(backend='cuda')`` (DiamondTorre) against ``backend='cpu'`` (stepwise)."""
+    import numpy as np
+
+    from diamondlab import Simulation
+
+    out = []
+    for backend, algorithm in (("cuda", "diamondtorre"), ("cpu", "stepwise")):
+        sim = Simulation((12, 10, 6), order=2, size=2, nt=3, backend=backend, algorithm=algorithm)
+        sim.run(7)
+        out.append(sim.field)
+    rel = float(np.abs(out[0] - out[1]).max() / np.abs(out[1]).max())
+    if rel > 1e-5:
+        raise AssertionError(f"Simulation(backend='cuda') vs cpu: max relative diff {rel}")
+    return f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}"
+
+
 def main(argv: list[str]) -> int:
     if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
         print("set NUMBA_ENABLE_CUDASIM=1 before running this script", file=sys.stderr)
@@ -75,6 +93,8 @@ def main(argv: list[str]) -> int:
     for case in CASES:
         if case[0] in wanted:
             print(run_case(*case), flush=True)
+    if not argv:
+        print(run_simulation(), flush=True)
     return 0
 
 

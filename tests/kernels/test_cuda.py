@@ -100,6 +100,7 @@ def test_kernels_under_cuda_simulator():
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("ok NO=") == 11, out.stdout
+    assert "ok Simulation" in out.stdout, out.stdout
 
 
 @pytest.mark.gpu
