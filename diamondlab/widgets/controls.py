@@ -135,14 +135,16 @@ def build_simulation(cfg: RunConfig, **extra):
     return Simulation(**cfg.sim_kwargs(), **extra)
 
 
-def _available_backends() -> list[str]:
-    from diamondlab.engine.backends import available_backends
+def _backend_options() -> list[str]:
+    """Every registered backend, the usable ones first; choosing an unusable one explains why."""
+    from diamondlab.engine.backends import BACKENDS, available_backends
 
     try:
-        names = available_backends()
+        usable = available_backends()
     except Exception:  # noqa: BLE001 - a broken backend must not break the controls
-        names = ["cpu"]
-    return ["auto", *names] if "cuda" in names else ["cpu", "auto"]
+        usable = ["cpu"]
+    first = ["auto", *usable] if "cuda" in usable else [*usable, "auto"]
+    return first + [name for name in BACKENDS if name not in first]
 
 
 class Controls:
@@ -169,7 +171,7 @@ class Controls:
                                    layout=widgets.Layout(width="200px"))
             for a, n in zip("xyz", cfg.shape, strict=True)
         )
-        self.backend = widgets.Dropdown(options=_available_backends(), value=cfg.backend,
+        self.backend = widgets.Dropdown(options=_backend_options(), value=cfg.backend,
                                         description="backend", style=style, layout=lay)
         self.algorithm = widgets.ToggleButtons(options=["diamondtorre", "stepwise"], value=cfg.algorithm,
                                                description="algorithm", style=style)

@@ -1,0 +1,9 @@
+"""The readout-overhead benchmark runs (the numbers themselves are in BENCHMARKS.md, not asserted)."""
+
+from diamondlab.widgets.bench import measure
+
+
+def test_measure_alternates_plain_and_watched_runs():
+    result = measure(shape=(24, 24, 16), order=2, sweeps=2, trials=2, size=1, nt=4)
+    assert len(result["trials"]) == 2 and result["steps_per_trial"] == 8
+    assert result["plain_gcells"] > 0 and result["watched_gcells"] > 0 and result["refreshes"] >= 1
