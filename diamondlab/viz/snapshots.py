@@ -29,7 +29,8 @@ import os
 
 import numpy as np
 
-__all__ = ["configure_offscreen", "jupyter_backend", "render_png", "show_snapshot", "snapshot_plotter"]
+__all__ = ["configure_offscreen", "jupyter_backend", "offscreen_available", "render_png", "show_snapshot",
+           "snapshot_plotter"]
 
 
 def configure_offscreen() -> str:
@@ -42,6 +43,13 @@ def configure_offscreen() -> str:
         choice = "vtkEGLRenderWindow" if egl or not osmesa else "vtkOSOpenGLRenderWindow"
         os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = choice
     return os.environ["VTK_DEFAULT_OPENGL_WINDOW"]
+
+
+def offscreen_available() -> bool:
+    """Whether VTK can render here: a display, libEGL or libOSMesa (without any, VTK would crash)."""
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return True
+    return bool(ctypes.util.find_library("EGL") or ctypes.util.find_library("OSMesa"))
 
 
 configure_offscreen()
@@ -110,6 +118,8 @@ def render_png(field: np.ndarray, mode: str = "both", level: float = 0.3, max_po
     """Render ``field`` off screen and return the PNG bytes (arguments of :func:`snapshot_plotter`)."""
     from PIL import Image
 
+    if not offscreen_available():
+        raise RuntimeError("no way to render off screen here: install libegl1 (EGL, Mesa) or libosmesa6")
     p = snapshot_plotter(field, mode, level, max_points, window_size, title, off_screen=True, vmax=vmax)
     try:
         img = p.screenshot(return_img=True)

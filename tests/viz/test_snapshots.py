@@ -8,8 +8,11 @@ import pytest
 from diamondlab.numerics import gaussian_pulse
 
 snapshots = pytest.importorskip("diamondlab.viz.snapshots")
+needs_gl = pytest.mark.skipif(not snapshots.offscreen_available(),
+                              reason="no display, libEGL or libOSMesa: apt-get install libegl1 libosmesa6")
 
 
+@needs_gl
 @pytest.mark.parametrize("mode", ["volume", "isosurfaces", "both"])
 def test_render_png(mode):
     u = gaussian_pulse((24, 20, 16), width=3.0) - 0.5 * gaussian_pulse((24, 20, 16), width=6.0)
