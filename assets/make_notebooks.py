@@ -87,6 +87,11 @@ has advanced `Nt` steps (paper 000, section 6, figures 6, 8 and 9).
         "print(f'{sched.nstages} stages, {sched.ntorres} torres, '\n"
         "      f'{int(sched.boundary.sum())} boundary torres')",
         md("""
+One stage alone: a row of torres with the same x, spaced `2R` in y.  Their
+bases touch, yet they never read each other's values, so they run at once.
+"""),
+        "from diamondlab.viz.stages import stage_row_figure\n\nstage_row_figure(picture, sched.nstages // 2)",
+        md("""
 The sweep after half of its stages: done stages coloured by stage, the
 current stage in red, one of its torres in purple with the torres it reads
 from (green) and those that will read from it (yellow).  The dependencies are

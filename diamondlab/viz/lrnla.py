@@ -12,8 +12,10 @@ boxes.  The vertex sets come from :class:`~diamondlab.geometry.Conoid`,
 
 - :func:`conoid_figure`: a tile's influence and dependence conoids and their
   intersection, which is the DiamondTorre prism (paper 000, figure 5);
-- :func:`stage_figure`: the torres of a sweep up to a stage, coloured by
-  stage, with one torre's dependencies (paper 000, figures 6 and 8);
+- :class:`~diamondlab.viz.stages.SweepPicture` and
+  :func:`~diamondlab.viz.stages.stage_row_figure`: a sweep up to a stage,
+  coloured by stage, with one torre's dependencies (paper 000, figures 6
+  and 8), and one stage's row of torres;
 - :func:`time_levels_figure`: steps done per column mid-sweep (figure 9);
 - :func:`locality_figure` and :func:`lrnla_summary`: locality and asynchrony
   of the current (NO, DTS, Nt) next to stepwise shapes (section 5).

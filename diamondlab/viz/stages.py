@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 from diamondlab.geometry import StageSchedule
 from diamondlab.viz.lrnla import _SCENE, STAGE_COLORSCALE, box_mesh, rows_to_runs
 
-__all__ = ["SweepPicture", "torre_dependencies", "vertex_owner"]
+__all__ = ["SweepPicture", "stage_row_figure", "torre_dependencies", "vertex_owner"]
 
 #: paper 000, figure 6: dependencies green, the torre purple, dependents yellow, independent red
 COLOURS = {"reads": "#27ae60", "focus": "#8e44ad", "feeds": "#f1c40f", "stage": "#e74c3c"}
@@ -189,6 +189,36 @@ class SweepPicture:
             legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=540,
         )
         return fig
+
+
+def stage_row_figure(picture: SweepPicture, stage: int | None = None) -> go.Figure:
+    """One stage alone: its row of torres along y, one colour each (they never exchange data)."""
+    s = picture.schedule
+    stage = s.nstages // 2 if stage is None else int(np.clip(stage, 0, s.nstages - 1))
+    from plotly.colors import qualitative
+
+    fig = go.Figure()
+    for n, i in enumerate(s.stage_torres(stage)):
+        runs = picture.runs[int(i)]
+        if len(runs):
+            colour = qualitative.Bold[n % len(qualitative.Bold)]
+            fig.add_mesh3d(**box_mesh(runs, picture.tscale), color=colour, flatshading=True,
+                           name=f"torre {int(i)} (yc = {int(s.torre_yc[i])})", showlegend=True,
+                           hoverinfo="name", lighting=dict(ambient=0.55, diffuse=0.7))
+    zmax = s.nt * picture.tscale
+    fig.add_scatter3d(**_domain_box(s.nx, s.ny, zmax), mode="lines", line=dict(color="#555", width=2),
+                      name="domain", hoverinfo="skip")
+    r = s.tile.radius
+    fig.update_layout(
+        title=(f"stage {stage + 1} of {s.nstages}: {len(s.stage_torres(stage))} independent torres at x0 = "
+               f"{int(s.torre_x0[s.stage_start[stage]])}, 2R = {2 * r} apart in y"),
+        scene=dict(_SCENE, aspectratio=dict(x=1, y=s.ny / s.nx, z=max(0.45, min(1.0, zmax / s.nx))),
+                   camera=dict(eye=dict(x=-1.5, y=-1.6, z=1.1)),
+                   xaxis=dict(range=[-0.5 - 2 * r, s.nx + 2 * r]), yaxis=dict(range=[-0.5, s.ny - 0.5]),
+                   zaxis=dict(range=[0, zmax])),
+        margin=dict(l=0, r=0, t=40, b=0), height=480,
+    )
+    return fig
 
 
 def _domain_box(nx: int, ny: int, top: float) -> dict[str, list]:
