@@ -92,6 +92,7 @@ def test_gpu_diamondtorre_equals_stepwise_and_cpu(case):
     nsteps = 200
     heights = [nt] * (nsteps // nt) + ([nsteps % nt] if nsteps % nt else [])
     dt = CUDABackend(params, shape, size, nt, specialize=bool(spec))
+    dt.compile()
     dt.set_fields(prev, curr)
     for h in heights:
         dt.sweep(h)
@@ -139,3 +140,17 @@ def test_gpu_fields_round_trip_and_stay_on_device():
     p, c = b.fields()
     assert np.array_equal(p, prev) and np.array_equal(c, prev * 2)
     assert not isinstance(b._curr, np.ndarray)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_simulation_auto_picks_cuda_and_matches_cpu():
+    from diamondlab import Simulation
+
+    sims = {}
+    for backend in ("auto", "cpu"):
+        sim = Simulation((40, 36, 33), order=4, backend=backend)
+        sim.run(20)
+        sims[backend] = sim
+    assert sims["auto"].backend_name == "cuda"
+    assert max_rel(sims["auto"].field, sims["cpu"].field) <= 1e-5
