@@ -21,9 +21,11 @@ so the field is at one time level):
 
 Refreshing costs time that the run does not get, so a refresh happens after
 a sweep only when the time since the last one is at least
-``last_cost / budget`` (and ``min_interval``): with the default budget of 4
-percent, watching costs at most about 4 percent of throughput whatever the
-grid.  :meth:`LiveView.refresh` forces one (after a pause or a step).
+``last_cost / budget`` (and ``min_interval``): with the default budget of 3
+percent the worker spends about 3 percent of its time refreshing whatever
+the grid; sending the messages (the kernel's I/O thread) costs about as much
+again on a 2-core machine (BENCHMARKS.md, "Lab readout overhead").  A run's
+last sweep is always shown; :meth:`LiveView.refresh` forces a refresh.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class LiveView:
         (the lab passes one so that stepwise runs are remembered).
     """
 
-    def __init__(self, run, max_points: int = 96, budget: float = 0.04, min_interval: float = 0.1,
+    def __init__(self, run, max_points: int = 96, budget: float = 0.03, min_interval: float = 0.1,
                  model=None, measured: dict | None = None):
         self.max_points = max_points
         self.budget = budget
