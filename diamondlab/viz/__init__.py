@@ -13,8 +13,10 @@ here re-derives the geometry: cells, tiers, stages and time levels come from
 Submodules are imported on first use, so ``import diamondlab.viz`` costs
 nothing until a figure is asked for:
 
-- :mod:`diamondlab.viz.lrnla`: conoids and the DiamondTorre prism, a stage,
-  the stage explorer, the time-level map, locality and asynchrony (plotly);
+- :mod:`diamondlab.viz.lrnla`: conoids and the DiamondTorre prism, the
+  time-level map, locality and asynchrony (plotly);
+- :mod:`diamondlab.viz.stages`: a sweep stage by stage, one stage's row of
+  torres, and which torres depend on which;
 - :mod:`diamondlab.viz.fields`: orthogonal, downsampled slices and receiver traces;
 - :mod:`diamondlab.viz.perf`: the roofline of this machine and the DTS/Nt tuning sweep;
 - :mod:`diamondlab.viz.snapshots`: pyvista volume rendering and isosurfaces,
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["fields", "lrnla", "perf", "snapshots"]
+__all__ = ["fields", "lrnla", "perf", "snapshots", "stages"]
 
 
 def __getattr__(name):

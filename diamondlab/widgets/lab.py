@@ -44,13 +44,14 @@ class Lab:
         Which tabs to build (default all of :data:`TABS`).
     **config
         Initial controller values (``order``, ``size``, ``nt``, ``shape``,
-        ``backend``, ``algorithm``, ``courant``, ``steps``; ``sources`` as
+        ``backend`` (default ``"auto"``: CUDA where there is a GPU and the
+        engine runs the configuration, else the CPU), ``algorithm``, ``courant``, ``steps``; ``sources`` as
         ``(x, y, z, wavelet, frequency, amplitude)`` and ``receivers`` as
         ``(x, y, z)`` in grid cells, ``sponge``, ``initial``).
     """
 
     def __init__(self, panels=TABS, max_points: int = 96, **config):
-        config = {"shape": (64, 64, 64), **config}
+        config = {"shape": (64, 64, 64), "backend": "auto", **config}
         if "size" not in config or "nt" not in config:
             from diamondlab.widgets.controls import default_tiling
 
@@ -60,7 +61,12 @@ class Lab:
         self.controls = Controls(cfg)
         self.measured: dict = {}
         message = check_config(cfg)
-        if message:
+        if message and cfg.backend != "cpu" and not check_config(replace(cfg, backend="cpu")):
+            # e.g. sources on a GPU whose engine does not run them yet: the CPU engine does
+            cfg, note = replace(cfg, backend="cpu"), f"running on the CPU: {message}"
+            self.controls.set(backend="cpu")
+            self.controls.show_message(note, "info")
+        elif message:
             raise ValueError(message)
         try:
             sim = build_simulation(cfg)
