@@ -17,7 +17,11 @@ cache (``cache=True``), so a second process reuses them.  The pairs built are
 :data:`SUPPORTED_SIZES` (the DTS values whose two register-resident tile
 levels fit the register file); :func:`check_pair` raises ``ValueError`` for
 the rest.  A DiamondTorre block holds one whole z column, one z per thread:
-``nz <= MAX_NZ`` (:func:`check_nz`).
+``nz <= MAX_NZ`` (:func:`check_nz`); the sweep's register cap
+(:func:`sweep_register_cap`) drops with the block size so that one block
+always fits a multiprocessor (tall columns spill and run slower).  With
+``yz = (ny, nz)`` the sweep is compiled for one grid's y and z sizes (every
+offset a literal; the backend does this for large grids).
 
 The launch helpers (:func:`launch_stepwise`, :func:`launch_sweep`) compile
 once per argument types, raise the block's dynamic shared-memory limit where

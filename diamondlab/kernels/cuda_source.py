@@ -34,9 +34,10 @@ memory (double buffered, one ``syncthreads`` per tier; z-major rows of
 derivative, and stores only the cells that leave the torre (those not in the
 tier two steps up), everything on the last two tiers.  Interior torres take
 a path without bounds checks; boundary torres check every cell against the
-domain (outside values are zero).  Loads use ``ld.global.cg`` (L2 only, no negative-index check) so
-that values written by other blocks of the same launch are never read from a
-stale L1 line.
+domain (outside values are zero).  Loads use ``ld.global.cg`` (L2 only,
+through :func:`diamondlab.kernels.cuda.ldcg_intrinsic`, without Numba's
+negative-index check) so that values written by other blocks of the same
+launch are never read from a stale L1 line.
 
 With ``simulator=True`` the same code is emitted with plain indexing in place
 of the CUDA-only intrinsics (``ldcg``, ``nanosleep``, unsigned casts), which
