@@ -33,18 +33,12 @@ when a kernel module is built or launched.
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
-import os
-import sys
-import tempfile
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
-from diamondlab.kernels.cpu import cache_dir
 from diamondlab.kernels.cuda_source import generate_source
+from diamondlab.kernels.generated import load_generated
 from diamondlab.numerics import validate_order
 
 __all__ = [
@@ -201,13 +195,6 @@ def ldcg_intrinsic():
     return ldcg
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def sweep_register_cap(order: int, size: int, nz: int, requested: int | None = None,
                        specialised: bool = False) -> int | None:
     """Register cap of the sweep kernel for columns of ``nz`` cells.
@@ -247,15 +234,7 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     sim = simulator_enabled()
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory)
-    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
-    name = f"diamondlab_cuda_no{order}_dts{size}_{'sim_' if sim else ''}{digest}"
-    path = cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        _write_atomically(path, source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{'_sim' if sim else ''}")
     module.compiled = {}
     return module
 
