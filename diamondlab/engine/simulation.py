@@ -23,6 +23,7 @@ import contextlib
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -148,25 +149,20 @@ class Simulation:
         self.params = WaveParameters(
             order=order, spacing=spacing, velocity=self.physics.velocity_max, courant=courant, dt=dt
         )
-        self.backend_name = resolve_backend(backend)
-        cls = get_backend(self.backend_name)
-        default_size, default_nt = cls.default_tiling(self.params.order)
-        if size is None:
-            # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
-            shs, span = self.params.order // 2, min(shape[:2])
-            size = max(1, min(default_size, span // (2 * shs)))
-        self.size = size
-        self.nt = default_nt if nt is None else nt
         self.algorithm = algorithm
-        self.backend = cls(self.params, shape, self.size, self.nt)
-        self.shape = self.backend.shape
         kappa, damp = self.physics.medium(self.params.dt)
         needs = kappa is not None or self.physics.has_points
-        if needs and not (hasattr(self.backend, "set_medium") and hasattr(self.backend, "set_points")):
-            raise ValueError(
-                f"backend {self.backend_name!r} does not run velocity models, sponges, sources or "
-                "receivers yet; use backend='cpu'"
-            )
+        self.backend_name = resolve_backend(backend)
+        try:
+            self._make_backend(shape, size, nt, needs)
+        except ValueError as err:
+            if backend != "auto" or self.backend_name == "cpu":
+                raise
+            # "auto" picked the GPU, which cannot run this problem: the CPU engine can
+            warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=2)
+            self.backend_name = "cpu"
+            self._make_backend(shape, size, nt, needs)
+        self.shape = self.backend.shape
         if needs:
             self.backend.set_medium(kappa, damp)
             self.backend.set_points(self.physics.source_points.cells, self.physics.receiver_points.cells)
@@ -177,6 +173,22 @@ class Simulation:
         self._compiled = False
         self.last_run: RunStats | None = None
         self.reset(initial)
+
+    def _make_backend(self, shape, size, nt, needs_physics: bool) -> None:
+        cls = get_backend(self.backend_name)
+        if needs_physics and not (hasattr(cls, "set_medium") and hasattr(cls, "set_points")):
+            raise ValueError(
+                f"backend {self.backend_name!r} does not run velocity models, sponges, sources or "
+                "receivers yet; use backend='cpu'"
+            )
+        default_size, default_nt = cls.default_tiling(self.params.order)
+        if size is None:
+            # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
+            shs, span = self.params.order // 2, min(shape[:2])
+            size = max(1, min(default_size, span // (2 * shs)))
+        self.size = size
+        self.nt = default_nt if nt is None else nt
+        self.backend = cls(self.params, shape, self.size, self.nt)
 
     # ------------------------------------------------------------ state
     @property

@@ -82,7 +82,17 @@ def run_simulation() -> str:
     rel = float(np.abs(out[0] - out[1]).max() / np.abs(out[1]).max())
     if rel > 1e-5:
         raise AssertionError(f"Simulation(backend='cuda') vs cpu: max relative diff {rel}")
-    return f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}"
+    # "auto" finds the (simulated) GPU, which has no sources: it must fall back to the CPU
+    import warnings
+
+    from diamondlab.sources import Source
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        auto = Simulation((12, 10, 6), order=2, backend="auto", sources=[Source((5, 5, 3), frequency=0.05)])
+    if auto.backend_name != "cpu" or not any("using the CPU" in str(w.message) for w in caught):
+        raise AssertionError(f"backend='auto' with sources chose {auto.backend_name!r}")
+    return f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}; 'auto' with sources falls back to the CPU"
 
 
 def main(argv: list[str]) -> int:
