@@ -119,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
         "--velocity", default="1.0", help="a number, FILE.npy, 'layered' or 'anomaly' (cost of a model)"
     )
     bench.add_argument("--sponge", type=int, default=0, help="absorbing layer width (default 0)")
+    bench.add_argument("--no-model", action="store_true", help="skip the bandwidth probe and the model")
     return parser
 
 
@@ -251,18 +252,42 @@ def _bench(args) -> int:
     )  # fmt: skip
     nx, ny, nz = args.shape
     medium = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
+    device = _device_numbers(rows[0]["backend"], args.no_model)
     print(
         f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, {medium}, sponge {args.sponge}, "
         f"medians of {args.repeats} runs"
     )
-    print(f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'stepwise':>9} {'ratio':>6} {'equal':>6}")
+    head = f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'stepwise':>9} {'ratio':>6} {'equal':>6}"
+    if device is not None:
+        head += f" {'model':>8} {'of model':>8} {'ceiling':>8}"
+        print(f"device {device.name}: bandwidth {device.bandwidth / 1e9:.1f} GB/s measured now")
+    print(head)
     for r in rows:
-        print(
+        line = (
             f"{r['order']:>3} {r['dts']:>4} {r['nt']:>4} {r['diamondtorre']:>13.4g} "
             f"{r['stepwise']:>9.4g} {r['ratio']:>6.2f} {str(r['bit_equal']):>6}"
         )
+        if device is not None:
+            from diamondlab.engine.perfmodel import predict
+
+            model = predict("diamondtorre", r["order"], r["dts"], r["nt"], device).rate / 1e9
+            line += f" {model:>8.4g} {r['diamondtorre'] / model:>8.0%} {device.bandwidth / 12e9:>8.4g}"
+        print(line)
     print("(G cell updates per second)")
+    if device is not None:
+        print(
+            "model: the roofline prediction of DiamondTorre from the row-of-torres locality "
+            "(engine.perfmodel); ceiling: the stepwise bound, bandwidth / 12 bytes"
+        )
     return 0
+
+
+def _device_numbers(backend: str, skip: bool):
+    if skip:
+        return None
+    from diamondlab.engine import perfmodel
+
+    return perfmodel.cuda_device_numbers() if backend == "cuda" else perfmodel.cpu_device_numbers()
 
 
 def main(argv=None) -> int:

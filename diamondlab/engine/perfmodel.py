@@ -42,7 +42,10 @@ __all__ = [
     "benchmark",
     "flops_per_update",
     "fraction_of_model",
+    "cpu_device_numbers",
+    "cuda_device_numbers",
     "measure_copy_bandwidth",
+    "measure_cpu_bandwidth",
     "predict",
 ]
 
@@ -150,6 +153,68 @@ def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10, kernel: bool 
         stop.synchronize()
         times.append(cuda.event_elapsed_time(start, stop) / 1e3)
     return 2 * n * 4 / statistics.median(times)
+
+
+def measure_cpu_bandwidth(nbytes: int = 2**28, repeats: int = 7) -> float:
+    """Memory bandwidth of this machine's cores as a stepwise kernel sees it (bytes/s).
+
+    Times ``b += a`` over two float32 arrays of ``nbytes`` each on all cores
+    (Numba ``prange``): 12 bytes per element, read ``a``, read and write ``b``,
+    the traffic pattern of a stepwise update.  Median of ``repeats``.
+    """
+    import numpy as np
+
+    kernel = _cpu_add_kernel()
+    a = np.ones(nbytes // 4, dtype=np.float32)
+    b = np.zeros_like(a)
+    kernel(a, b)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        kernel(a, b)
+        times.append(time.perf_counter() - t0)
+    return 12 * a.size / statistics.median(times)
+
+
+def _cpu_add_kernel():
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=False)
+    def add_into(a, b):
+        for i in prange(a.size):
+            b[i] += a[i]
+
+    return add_into
+
+
+def cuda_device_numbers() -> DeviceNumbers:
+    """The current CUDA device: copy bandwidth measured now, FP32 rate from its SM count and clock.
+
+    The FP32 rate assumes 128 FP32 lanes per multiprocessor (Hopper, Ada,
+    GA10x) and an FMA as two operations; on an H100 it gives the 67 TFLOP/s
+    of :data:`H100`.
+    """
+    from numba import cuda
+
+    dev = cuda.get_current_device()
+    bandwidth = max(measure_copy_bandwidth(), measure_copy_bandwidth(kernel=False))
+    sms = dev.MULTIPROCESSOR_COUNT
+    clock_hz = dev.CLOCK_RATE * 1e3
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    return DeviceNumbers(name, bandwidth, sms * 128 * 2 * clock_hz)
+
+
+def cpu_device_numbers() -> DeviceNumbers:
+    """This machine's cores: ``b += a`` bandwidth measured now; the compute bound is left open.
+
+    On the CPU the in-cache limit of the update is the loads, not the FP
+    units (BENCHMARKS.md), so the model is the memory roofline alone.
+    """
+    import os
+    import platform
+
+    name = f"{os.cpu_count()}-core {platform.processor() or platform.machine()}"
+    return DeviceNumbers(name, measure_cpu_bandwidth(), float("inf"))
 
 
 def _copy_kernel():
