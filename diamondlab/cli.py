@@ -32,6 +32,15 @@ def _shape(text: str) -> tuple[int, int, int]:
     return shape
 
 
+def _int_or_auto(text: str):
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto'; got {text!r}") from None
+
+
 def _point(text: str) -> tuple[float, float, float]:
     try:
         point = tuple(float(v) for v in text.split(","))
@@ -70,8 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one problem and print its throughput")
     _common(run)
     run.add_argument("--order", "--no", type=int, default=2, help="stencil order NO: 2, 4, 6 or 8")
-    run.add_argument("--dts", type=int, default=None, help="diamond tile size DTS (backend default)")
-    run.add_argument("--nt", type=int, default=None, help="torre height Nt (backend default)")
+    run.add_argument(
+        "--dts", type=_int_or_auto, default=None, help="diamond tile size DTS, or 'auto' (backend default)"
+    )
+    run.add_argument("--nt", type=_int_or_auto, default=None, help="torre height Nt, or 'auto'")
     run.add_argument("--steps", type=int, default=100)
     run.add_argument("--algorithm", default="diamondtorre", choices=["diamondtorre", "stepwise"])
     run.add_argument(

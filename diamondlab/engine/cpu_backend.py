@@ -40,6 +40,13 @@ class CPUBackend:
         """Default (DTS, Nt) for stencil order ``order``."""
         return cls.TILING[order]
 
+    @classmethod
+    def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
+        """(DTS, Nt) pairs the auto-tuner measures: tile radii of about 6, 8 and 12 cells, Nt = 4 R."""
+        shs = order // 2
+        sizes = sorted({max(1, r // shs) for r in (6, 8, 12)})
+        return [(size, 4 * size * shs) for size in sizes]
+
     @staticmethod
     def available() -> bool:
         return True

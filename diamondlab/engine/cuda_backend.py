@@ -61,6 +61,13 @@ class CUDABackend:
         """Default (DTS, Nt) for stencil order ``order``."""
         return cls.TILING[order]
 
+    @classmethod
+    def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
+        """(DTS, Nt) pairs the auto-tuner measures: every built DTS with Nt = 16, 32, 64."""
+        from diamondlab.kernels.cuda import SUPPORTED_SIZES
+
+        return [(size, nt) for size in SUPPORTED_SIZES[order] for nt in (16, 32, 64)]
+
     @staticmethod
     def available() -> bool:
         """Whether an NVIDIA GPU with a working driver (or Numba's CUDA simulator) is present."""

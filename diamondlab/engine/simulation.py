@@ -89,9 +89,11 @@ class Simulation:
         Grid size in cells.
     order : int
         Stencil order NO (2, 4, 6, 8).
-    size, nt : int, optional
+    size, nt : int or "auto", optional
         Diamond tile size DTS and torre height Nt; the backend's defaults
-        for ``order`` when omitted.
+        for ``order`` when omitted; ``"auto"`` measures the backend's
+        candidates on this grid once and caches the fastest
+        (:mod:`diamondlab.engine.autotune`).
     courant, dt : float, optional
         Courant number ``c dt / h`` or time step (default: half the limit).
     spacing : float
@@ -181,6 +183,10 @@ class Simulation:
                 f"backend {self.backend_name!r} does not run velocity models, sponges, sources or "
                 "receivers yet; use backend='cpu'"
             )
+        if size == "auto" or nt == "auto":
+            from diamondlab.engine.autotune import autotune
+
+            size, nt = autotune(self.params, shape, self.backend_name)
         default_size, default_nt = cls.default_tiling(self.params.order)
         if size is None:
             # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)

@@ -1,0 +1,113 @@
+"""Auto-tuning: pick DTS and Nt for a grid and device by a short measured search, cached.
+
+Contract
+--------
+:func:`autotune` measures DiamondTorre for every ``(DTS, Nt)`` the backend
+proposes (``Backend.tuning_candidates(order)``) that fits the grid: one
+warm-up sweep (which also compiles), then the median of ``repeats`` timed
+sweeps, on the real grid with the real medium.  The fastest pair is stored in
+``autotune.json`` in the kernel cache folder, keyed by backend, device,
+order and shape, and returned without measuring the next time.
+``Simulation(size="auto", nt="auto")`` (``--dts auto`` on the command line)
+uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from diamondlab.engine.backends import get_backend
+from diamondlab.engine.io import write_atomically
+from diamondlab.kernels.generated import cache_dir
+from diamondlab.numerics import WaveParameters
+
+__all__ = ["autotune", "tuning_key"]
+
+
+def _cache_file():
+    return cache_dir().parent / "autotune.json"
+
+
+def _device_name(backend: str) -> str:
+    if backend == "cuda":
+        from numba import cuda
+
+        name = cuda.get_current_device().name
+        return name.decode() if isinstance(name, bytes) else str(name)
+    return f"{os.cpu_count()}-core {platform.machine()} {platform.processor()}".strip()
+
+
+def tuning_key(backend: str, order: int, shape) -> str:
+    """Cache key: backend, device, NO and grid shape."""
+    nx, ny, nz = shape
+    return f"{backend}|{_device_name(backend)}|NO={order}|{nx}x{ny}x{nz}"
+
+
+def _load() -> dict:
+    try:
+        return json.loads(_cache_file().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def autotune(
+    params: WaveParameters,
+    shape,
+    backend: str = "cpu",
+    repeats: int = 3,
+    configure: Callable | None = None,
+    refresh: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> tuple[int, int]:
+    """The fastest ``(DTS, Nt)`` of the backend's candidates on this grid and device.
+
+    ``configure(backend_object)`` may set the medium and points before timing.
+    """
+    key = tuning_key(backend, params.order, shape)
+    cache = _load()
+    if key in cache and not refresh:
+        size, nt = cache[key]["best"]
+        return int(size), int(nt)
+    cls = get_backend(backend)
+    rng = np.random.default_rng(0)
+    prev = rng.standard_normal(shape, dtype=np.float32) * np.float32(1e-3)
+    measured = {}
+    for size, nt in cls.tuning_candidates(params.order):
+        try:
+            engine = cls(params, shape, size, nt)
+        except ValueError:  # tile larger than the grid, pair not built, ...
+            continue
+        if configure is not None:
+            configure(engine)
+        engine.compile()
+        engine.set_fields(prev, prev)
+        engine.sweep(nt)
+        engine.synchronize()
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            engine.sweep(nt)
+            engine.synchronize()
+            times.append((time.perf_counter() - t0) / nt)
+        measured[(size, nt)] = statistics.median(times)
+        if log is not None:
+            rate = float(np.prod(shape)) / measured[(size, nt)] / 1e9
+            log(f"DTS={size} Nt={nt}: {rate:.3g} G cell updates/s")
+        del engine
+    if not measured:
+        raise ValueError(f"no (DTS, Nt) candidate of backend {backend!r} fits the grid {tuple(shape)}")
+    best = min(measured, key=measured.get)
+    cache = _load()
+    cache[key] = {
+        "best": list(best),
+        "seconds_per_step": {f"{s},{t}": v for (s, t), v in measured.items()},
+    }
+    write_atomically(_cache_file(), lambda fh: fh.write(json.dumps(cache, indent=1)), mode="w")
+    return best

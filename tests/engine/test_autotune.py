@@ -1,0 +1,22 @@
+import json
+
+from diamondlab.engine.autotune import autotune, tuning_key
+from diamondlab.engine.cpu_backend import CPUBackend
+from diamondlab.engine.simulation import Simulation
+from diamondlab.numerics import WaveParameters
+
+
+def test_autotune_measures_once_and_caches(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    shape = (26, 24, 16)  # R = 12 does not fit: only DTS 6 and 8 are measured at NO=2
+    params = WaveParameters(order=2)
+    said = []
+    best = autotune(params, shape, "cpu", repeats=1, log=said.append)
+    fitting = [c for c in CPUBackend.tuning_candidates(2) if 2 * c[0] <= 24]
+    assert best in fitting and len(said) == len(fitting)
+    record = json.loads((tmp_path / "autotune.json").read_text())
+    assert record[tuning_key("cpu", 2, shape)]["best"] == list(best)
+    again = []
+    assert autotune(params, shape, "cpu", log=again.append) == best and again == []
+    sim = Simulation(shape, 2, backend="cpu", size="auto", nt="auto")
+    assert (sim.size, sim.nt) == best
