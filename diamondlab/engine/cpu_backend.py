@@ -33,7 +33,7 @@ class CPUBackend:
     name = "cpu"
 
     #: (DTS, Nt) per NO measured best on a 2-core machine at 256^3 (see BENCHMARKS.md)
-    TILING = {2: (6, 24), 4: (3, 24), 6: (2, 24), 8: (2, 32)}
+    TILING = {2: (12, 48), 4: (6, 48), 6: (4, 48), 8: (3, 48)}
 
     @classmethod
     def default_tiling(cls, order: int) -> tuple[int, int]:
@@ -42,9 +42,9 @@ class CPUBackend:
 
     @classmethod
     def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
-        """(DTS, Nt) pairs the auto-tuner measures: tile radii of about 6, 8 and 12 cells, Nt = 4 R."""
+        """(DTS, Nt) pairs the auto-tuner measures: tile radii of about 8, 12 and 16 cells, Nt = 4 R."""
         shs = order // 2
-        sizes = sorted({max(1, r // shs) for r in (6, 8, 12)})
+        sizes = sorted({max(1, r // shs) for r in (8, 12, 16)})
         return [(size, 4 * size * shs) for size in sizes]
 
     @staticmethod

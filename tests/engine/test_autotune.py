@@ -8,7 +8,7 @@ from diamondlab.numerics import WaveParameters
 
 def test_autotune_measures_once_and_caches(tmp_path, monkeypatch):
     monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
-    shape = (26, 24, 16)  # R = 12 does not fit: only DTS 6 and 8 are measured at NO=2
+    shape = (26, 24, 16)  # R = 16 does not fit: only DTS 8 and 12 are measured at NO=2
     params = WaveParameters(order=2)
     said = []
     best = autotune(params, shape, "cpu", repeats=1, log=said.append)
