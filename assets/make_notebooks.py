@@ -23,6 +23,8 @@ def _nb(cells) -> nbformat.NotebookNode:
     nb.metadata["language_info"] = {"name": "python"}
     nb.cells = [new_markdown_cell(c[2:]) if c.startswith("#!") else new_code_cell(c)
                 for c in cells]
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"cell-{i:02d}"  # stable ids: regenerating changes nothing that did not change
     return nb
 
 
@@ -159,8 +161,10 @@ DiamondTorre's locality grows with DTS and Nt, but a bigger tile has fewer
 torres per stage (less asynchrony) and more boundary torres.  The tuning
 panel measures every (NO, DTS, Nt) on the current backend and grid,
 plots it with the roofline prediction, marks the best and puts it into the
-controllers with **Use best**.  On this machine the model's ceilings are
-measured: a memory stream and the stepwise kernel in cache.
+controllers with **Use best**.  The model is the roofline of
+`diamondlab.engine.perfmodel`, the same as `diamondlab bench` uses, with
+this machine's bandwidth measured at the first use; on a CPU it has no
+compute bound, and the gap to it is what the kernels leave on the table.
 """),
         SMALL + "from diamondlab.widgets import Controls, RunConfig, TuningPanel\n\n"
         "N = 24 if SMALL else 128\n"

@@ -3,16 +3,15 @@
 Contract
 --------
 The roofline of :mod:`diamondlab.engine.perfmodel` needs a memory bandwidth
-and a compute ceiling.  :func:`device_numbers` gives them for a backend:
-
-- ``"cpu"``: the bandwidth of a NumPy ``a + b -> b`` stream over 256 MiB
-  (read two arrays, write one: the traffic of one stepwise cell update), and
-  as compute ceiling the rate of the stepwise kernel on a 64^3 grid that
-  stays in cache, times :func:`~diamondlab.engine.perfmodel.flops_per_update`
-  (measured once per order and process, about a second);
-- ``"cuda"``: the copy bandwidth measured on the current GPU
-  (:func:`~diamondlab.engine.perfmodel.measure_copy_bandwidth`) and the
-  H100's FP32 rate of :data:`~diamondlab.engine.perfmodel.H100`.
+and a compute ceiling.  :func:`device_numbers` takes them from the engine,
+so that the lab and ``diamondlab bench`` predict the same:
+:func:`~diamondlab.engine.perfmodel.cpu_device_numbers` (a ``b += a``
+bandwidth probe on all cores; no compute bound) and
+:func:`~diamondlab.engine.perfmodel.cuda_device_numbers` (copy bandwidth,
+FP32 rate from the SM count and clock), measured once per process.  Where
+the engine has no such function, it falls back to its own probes: a NumPy
+stream for the bandwidth and the stepwise kernel's rate on a 64^3 grid in
+cache for the compute ceiling.
 
 :func:`tuning_sweep` measures DiamondTorre for every (NO, DTS, Nt) asked for
 and stepwise once per NO, on one grid and one backend, medians of
@@ -62,6 +61,11 @@ def _in_cache_rate(order: int, n: int = 64, steps: int = 32) -> float:
 @functools.cache
 def device_numbers(backend: str = "cpu", order: int = 2) -> DeviceNumbers:
     """Bandwidth and compute ceiling of ``backend`` on this machine (measured once per process)."""
+    from diamondlab.engine import perfmodel
+
+    engine = {"cpu": "cpu_device_numbers", "cuda": "cuda_device_numbers"}.get(backend)
+    if engine is not None and hasattr(perfmodel, engine):
+        return getattr(perfmodel, engine)()
     if backend == "cuda":
         from diamondlab.engine.perfmodel import measure_copy_bandwidth
 
