@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
-from diamondlab.numerics import WaveParameters
+from diamondlab.numerics import WaveParameters, validate_shape
 
 __all__ = ["CUDABackend", "device_memory"]
 
@@ -36,16 +36,6 @@ def device_memory() -> tuple[int, int]:
 
     free, total = cuda.current_context().get_memory_info()
     return int(free), int(total)
-
-
-def _validated_shape(shape) -> tuple[int, int, int]:
-    try:
-        shape = tuple(int(n) for n in shape)
-    except TypeError:
-        raise TypeError(f"shape must be three ints (nx, ny, nz); got {shape!r}") from None
-    if len(shape) != 3 or min(shape) < 1:
-        raise ValueError(f"shape must be three positive ints (nx, ny, nz); got {shape!r}")
-    return shape
 
 
 class CUDABackend:
@@ -109,7 +99,7 @@ class CUDABackend:
         from diamondlab.kernels import cuda as kernels
 
         self.params = params
-        self.shape = _validated_shape(shape)
+        self.shape = validate_shape(shape)
         self.size = size
         self.nt = nt
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else

@@ -143,15 +143,7 @@ def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10, kernel: bool 
         def run(src=src, dst=dst):
             dst.copy_to_device(src)
 
-    run()
-    times = []
-    for _ in range(repeats):
-        start, stop = cuda.event(), cuda.event()
-        start.record()
-        run()
-        stop.record()
-        stop.synchronize()
-        times.append(cuda.event_elapsed_time(start, stop) / 1e3)
+    times = _time_runs(run, cuda.synchronize, repeats)
     return 2 * n * 4 / statistics.median(times)
 
 
