@@ -11,6 +11,7 @@ run.  It owns the two field arrays (levels ``n - 1`` and ``n``) and offers::
     compile()                # build or load the kernels (called before the first timing)
     set_fields(prev, curr)   # host float32 arrays of shape (nx, ny, nz)
     fields() -> (prev, curr) # host copies, in (x, y, z) order
+    current_view()           # u^n for reading between steps: a view where possible
     step(nsteps)             # stepwise time stepping
     sweep(height)            # one DiamondTorre sweep of 1 <= height <= nt steps
     synchronize()            # wait until queued work is done (timing)

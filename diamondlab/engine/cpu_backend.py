@@ -81,6 +81,12 @@ class CPUBackend:
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return self._prev[self._interior].copy(), self._curr[self._interior].copy()
 
+    def current_view(self) -> np.ndarray:
+        """Read-only view of the current level's interior (no copy; valid until the next step)."""
+        view = self._curr[self._interior]
+        view.flags.writeable = False
+        return view
+
     @functools.lru_cache(maxsize=8)  # noqa: B019 - one backend lives as long as its simulation
     def schedule(self, height: int) -> StageSchedule:
         tile = DiamondTile(self.params.order, self.size)

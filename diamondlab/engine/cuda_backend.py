@@ -165,6 +165,10 @@ class CUDABackend:
         curr = self._curr.copy_to_host().reshape(self.shape)
         return prev, curr
 
+    def current_view(self) -> np.ndarray:
+        """The current level on the host (a copy: the fields live on the device)."""
+        return self._curr.copy_to_host().reshape(self.shape)
+
     # ---------------------------------------------------------------- stepping
     def step(self, nsteps: int) -> None:
         for _ in range(int(nsteps)):

@@ -274,6 +274,15 @@ class Simulation:
         """Host copy of the current level ``u^n``."""
         return self.backend.fields()[1]
 
+    def current_view(self) -> np.ndarray:
+        """The current level ``u^n`` without a copy where the backend allows it (CPU: a read-only view).
+
+        Valid until the next step: read it between runs or in a ``run`` callback.
+        On the GPU it is a host copy, like :attr:`field`.
+        """
+        view = getattr(self.backend, "current_view", None)
+        return view() if view is not None else self.field
+
     # -------------------------------------------------------------- run
     def stop(self) -> None:
         """Ask a running :meth:`run` (in another thread) to stop after the current sweep."""

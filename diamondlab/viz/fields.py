@@ -9,11 +9,10 @@ taken with a stride so that no side exceeds ``max_points`` values: a 256^3
 run sends three 86 x 86 planes per refresh, not 64 MiB.
 
 Reading the planes must not copy the whole field.  :func:`current_level`
-returns the current level as an array *view* where the backend allows it
-(the CPU backend keeps padded NumPy fields, read between sweeps from the
-thread that runs them) and falls back to ``sim.field`` (a full host copy;
-the GPU backend) otherwise.  Call it only between sweeps (the callback of
-:meth:`Simulation.run` is such a place).
+returns :meth:`Simulation.current_view`: a read-only view on the CPU (read
+between sweeps from the thread that runs them), a host copy on the GPU.
+Call it only between sweeps (the callback of :meth:`Simulation.run` is
+such a place).
 
 :func:`slices_figure` makes the three heatmaps once; :func:`update_slices`
 replaces their data in one ``batch_update`` when the figure is a
@@ -45,13 +44,7 @@ def current_level(sim) -> np.ndarray:
     """The current level ``u^n`` as an ``(nx, ny, nz)`` array: a view where possible, else a copy."""
     if isinstance(sim, np.ndarray):
         return sim
-    backend = getattr(sim, "backend", None)
-    curr, halo = getattr(backend, "_curr", None), getattr(backend, "halo", None)
-    if isinstance(curr, np.ndarray) and isinstance(halo, int) and curr.ndim == 3:
-        view = curr[tuple(slice(halo, halo + n) for n in sim.shape)]
-        if view.shape == tuple(sim.shape):
-            return view
-    return sim.field
+    return sim.current_view()
 
 
 def field_slices(source, index=None, max_points: int = 96) -> dict[str, np.ndarray]:

@@ -129,3 +129,10 @@ def test_auto_backend_is_cpu_without_a_gpu():
     assert resolve_backend("auto") == "cpu"
     with pytest.raises(RuntimeError, match="cuda"):
         _sim(backend="cuda")
+
+
+def test_current_view_is_a_read_only_view_of_the_current_level():
+    sim = _sim(size=1, nt=3)
+    sim.run(4)
+    view = sim.current_view()
+    assert np.array_equal(view, sim.field) and not view.flags.writeable and not view.flags.owndata
