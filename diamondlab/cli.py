@@ -60,7 +60,12 @@ def _velocity(text: str, shape):
         from diamondlab.media import example_model
 
         return example_model(text, shape)
-    return np.load(text)
+    try:
+        return np.load(text)
+    except (OSError, ValueError) as err:
+        raise ValueError(
+            f"--velocity must be a number, FILE.npy or 'layered'/'anomaly'; cannot read {text!r} ({err})"
+        ) from None
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -78,7 +83,9 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one problem and print its throughput")
     _common(run)
-    run.add_argument("--order", "--no", type=int, default=2, help="stencil order NO: 2, 4, 6 or 8")
+    run.add_argument(
+        "--order", "--no", type=int, default=None, help="stencil order NO: 2, 4, 6 or 8 (default 2)"
+    )
     run.add_argument(
         "--dts", type=_int_or_auto, default=None, help="diamond tile size DTS, or 'auto' (backend default)"
     )
@@ -92,11 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--pulse-width", type=float, default=None, help="Gaussian width in cells")
     run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters")
-    run.add_argument("--spacing", type=float, default=1.0, help="grid spacing h (physical units)")
+    run.add_argument("--spacing", type=float, default=None, help="grid spacing h (default 1)")
     run.add_argument(
         "--velocity",
-        default="1.0",
-        help="wave speed: a number, FILE.npy (per-cell model), or an example model 'layered'/'anomaly'",
+        default=None,
+        help="wave speed (default 1): a number, FILE.npy (per-cell model), or 'layered'/'anomaly'",
     )
     run.add_argument(
         "--source",
@@ -135,13 +142,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _initial_from(args):
+    """The initial layers, and the record of a saved run whose settings fill the options not given."""
     if args.initial in ("gaussian", "zero"):
         return args.initial, None
+    if not args.initial.endswith(".npz"):
+        raise ValueError(
+            f"--initial must be 'gaussian', 'zero' or a FILE.npz from --save; got {args.initial!r}"
+        )
     from diamondlab.engine.io import load_run
 
-    record = load_run(args.initial)
-    if args.order != record["order"]:
-        print(f"note: {args.initial} was made with order {record['order']}; using --order {args.order}")
+    try:
+        record = load_run(args.initial)
+    except (OSError, KeyError) as err:
+        raise ValueError(f"--initial {args.initial}: not a run record written by --save ({err!r})") from None
+    for option, key in (("order", "order"), ("courant", "courant"), ("spacing", "spacing")):
+        if getattr(args, option) is None:
+            setattr(args, option, record[key])
+        elif getattr(args, option) != record[key]:
+            print(f"note: {args.initial} was made with {option} {record[key]}; using {getattr(args, option)}")
+    if args.velocity is None:
+        args.velocity = "model" if "velocity_model" in record else str(record["velocity"])
     return (record["final_prev"], record["final_curr"]), record
 
 
@@ -149,9 +169,14 @@ def _run(args) -> int:
     from diamondlab.engine.io import save_run
     from diamondlab.engine.simulation import Simulation
 
-    initial, _ = _initial_from(args)
+    initial, record = _initial_from(args)
+    args.order = 2 if args.order is None else args.order
+    args.spacing = 1.0 if args.spacing is None else args.spacing
     shape = initial[0].shape if isinstance(initial, tuple) else args.shape
-    velocity = _velocity(args.velocity, shape)
+    if record is not None and args.velocity == "model":
+        velocity = record["velocity_model"]
+    else:
+        velocity = _velocity("1.0" if args.velocity is None else args.velocity, shape)
     sources = []
     if args.source:
         from diamondlab.sources import Source
@@ -175,10 +200,13 @@ def _run(args) -> int:
         receivers=args.receiver,
         sponge=args.sponge,
     )
+    if record is not None:
+        sim.time_step = record["first_step"] + record["steps"]  # the clock goes on from the saved run
     print(sim)
     first = sim.fields if args.save else None
+    first_step = sim.time_step
     snapshots = None
-    if args.snapshot_every:
+    if args.snapshot_every is not None:
         from diamondlab.engine.snapshots import Snapshots
 
         formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
@@ -186,14 +214,14 @@ def _run(args) -> int:
     try:
         stats = sim.run(args.steps, progress=not args.no_progress, snapshots=snapshots)
     except KeyboardInterrupt:
-        stats = sim.last_run
+        stats = sim.last_run  # set by run() even when stopped while compiling
         print(f"interrupted at step {sim.time_step}: fields are consistent at that level")
     print(
         f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} s: "
         f"{stats.gcells_per_second:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name})"
     )
     if args.save:
-        path = save_run(args.save, sim, first)
+        path = save_run(args.save, sim, first, first_step)
         print(f"saved {path}")
     if snapshots is not None:
         print(f"{len(snapshots.files)} snapshot files in {args.out}")
@@ -307,7 +335,7 @@ def main(argv=None) -> int:
         if args.command == "run":
             return _run(args)
         return _bench(args)
-    except (ValueError, TypeError, RuntimeError) as err:
+    except (ValueError, TypeError, RuntimeError, OSError) as err:
         print(f"diamondlab: error: {err}", file=sys.stderr)
         return 2
 

@@ -108,7 +108,7 @@ def sponge_damping(
     if 2 * width >= min(shape):
         raise ValueError(
             f"sponge width {width} leaves no interior in a grid of shape {shape}; "
-            f"use width < {min(shape) // 2}"
+            f"use width <= {(min(shape) - 1) // 2}"
         )
     eta_max = 3.0 * velocity_max * np.log(1.0 / reflection) / (2.0 * width * spacing)
     depth = np.zeros(shape)

@@ -56,3 +56,24 @@ def test_run_with_sources_receivers_velocity_and_snapshots(tmp_path, capsys):
         assert data["traces"].shape == (9, 2) and np.abs(data["traces"][:, 0]).max() > 0
     assert main(["run", "--shape", "16", "--source", "40,1,1", "--no-progress"]) == 2
     assert "source 0 at (40.0, 1.0, 1.0) lies outside the grid" in capsys.readouterr().err
+
+
+def test_initial_record_continues_the_saved_run(tmp_path, capsys):
+    first = tmp_path / "a.npz"
+    argv = ["run", "--shape", "20x18x8", "--backend", "cpu", "--no-progress", "--dts", "1", "--nt", "3"]
+    assert main([*argv, "--order", "8", "--courant", "0.3", "--steps", "5", "--save", str(first)]) == 0
+    capsys.readouterr()
+    second = tmp_path / "b.npz"
+    assert main([*argv, "--initial", str(first), "--steps", "4", "--save", str(second)]) == 0
+    assert "order=8" in capsys.readouterr().out
+    rec = load_run(second)
+    assert rec["order"] == 8 and rec["courant"] == 0.3 and rec["first_step"] == 5 and rec["steps"] == 4
+
+
+def test_unreadable_inputs_are_named(tmp_path, capsys):
+    assert main(["run", "--shape", "16", "--velocity", str(tmp_path / "none.npy"), "--no-progress"]) == 2
+    assert "--velocity must be a number, FILE.npy" in capsys.readouterr().err
+    assert main(["run", "--shape", "16", "--initial", "gausian", "--no-progress"]) == 2
+    assert "--initial must be 'gaussian', 'zero' or a FILE.npz" in capsys.readouterr().err
+    assert main(["run", "--shape", "16", "--snapshot-every", "0", "--no-progress"]) == 2
+    assert "snapshot_every must be an int >= 1" in capsys.readouterr().err

@@ -5,7 +5,8 @@ Contract
 :func:`autotune` measures DiamondTorre for every ``(DTS, Nt)`` the backend
 proposes (``Backend.tuning_candidates(order)``) that fits the grid: one
 warm-up sweep (which also compiles), then the median of ``repeats`` timed
-sweeps, on the real grid with the real medium.  The fastest pair is stored in
+sweeps, on the real grid (with the constant-velocity kernels; pass
+``configure`` to time another medium).  The fastest pair is stored in
 ``autotune.json`` in the kernel cache folder, keyed by backend, device,
 order and shape, and returned without measuring the next time.
 ``Simulation(size="auto", nt="auto")`` (``--dts auto`` on the command line)

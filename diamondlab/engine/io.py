@@ -7,7 +7,11 @@ folder and renames it into place, so a reader never sees a half-written
 file and an interrupted write leaves the old file (or none).
 :func:`save_run` stores the two initial layers, the two final layers and
 the parameters (order, Courant number, steps, shape, spacing, velocity,
-dt, stencil weights and the float32 update coefficients).
+dt, stencil weights and the float32 update coefficients); with a velocity
+model or a sponge also the per-cell ``kappa`` (K) and ``damp`` (s) arrays
+and the model, and with sources or receivers what every source cell adds at
+every step, the receiver cells with their weights, and the traces: enough
+to rerun the problem in another code.
 """
 
 from __future__ import annotations
@@ -43,8 +47,12 @@ def write_atomically(path, write: Callable[[object], None], mode: str = "wb") ->
     return path
 
 
-def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray]) -> Path:
-    """Write ``path`` (``.npz``) with the initial and current layers of ``sim`` and its parameters."""
+def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int = 0) -> Path:
+    """Write ``path`` (``.npz``) with the layers at ``first_step`` (``initial``) and now, and the parameters.
+
+    ``steps`` in the record is the number of steps between the two pairs of
+    layers; ``first_step`` the time level of ``initial_curr``.
+    """
     prev, curr = sim.fields
     p = sim.params
     record = {
@@ -54,7 +62,8 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray]) -> Path:
         "final_curr": curr,
         "order": np.int64(p.order),
         "courant": np.float64(p.courant),
-        "steps": np.int64(sim.time_step),
+        "steps": np.int64(sim.time_step - first_step),
+        "first_step": np.int64(first_step),
         "shape": np.array(sim.shape, dtype=np.int64),
         "spacing": np.float64(p.spacing),
         "velocity": np.float64(p.velocity),
@@ -65,11 +74,29 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray]) -> Path:
         "backend": np.str_(sim.backend_name),
         "size": np.int64(sim.size),
         "nt": np.int64(sim.nt),
+        "sponge": np.int64(sim.physics.sponge),
         "layout": np.str_(
             "arrays are (x, y, z); levels n-1 and n; u^{n+1} = 2u^n - u^{n-1} + courant^2 * "
             "lap_NO(u^n) with zero values outside the grid"
         ),
     }
+    physics = sim.physics
+    if physics.velocity_model is not None:
+        record["velocity_model"] = physics.velocity_model
+    kappa, damp = physics.medium(p.dt)
+    if (
+        kappa is not None
+    ):  # the per-cell update: ((2u - (1 - s) u-) + K lap u) / (1 + s), lap with bare weights
+        record["kappa"] = kappa
+        record["damp"] = damp if damp is not None else np.zeros_like(kappa)
+    if physics.has_points:  # what each source cell adds at every step, and where receivers sample
+        record["source_cells"] = physics.source_points.cells
+        samples = physics.source_samples(first_step, sim.time_step - first_step, p.dt)
+        record["source_samples"] = samples[: len(physics.source_points)]
+        record["receiver_cells"] = physics.receiver_points.cells
+        record["receiver_weights"] = physics.receiver_points.weights
+        record["receiver_owner"] = physics.receiver_points.owner
+        record["traces"] = sim.traces
     return write_atomically(path, lambda fh: np.savez(fh, **record))
 
 
@@ -77,7 +104,10 @@ def load_run(path) -> dict:
     """Read a record written by :func:`save_run` as a dict of arrays and scalars."""
     with np.load(path) as data:
         out = {k: data[k] for k in data.files}
-    for key in ("order", "steps", "size", "nt"):
+    out.setdefault("first_step", 0)
+    for key in ("order", "steps", "first_step", "size", "nt", "sponge"):
+        if key not in out:
+            continue
         out[key] = int(out[key])
     for key in ("courant", "spacing", "velocity", "dt"):
         out[key] = float(out[key])

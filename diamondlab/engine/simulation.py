@@ -107,7 +107,7 @@ class Simulation:
     initial : "gaussian", "zero", an array, or a pair of arrays
         ``"gaussian"``: a pulse of ``pulse_width`` cells at the centre,
         released at rest at ``t = 0`` (``u^0`` the pulse, ``u^{-1}`` the exact
-        solution at ``-dt``).  One array: a field at rest
+        free-space solution at ``-dt`` for the maximum velocity).  One array: a field at rest
         (both layers equal).  A pair: ``(u^{n-1}, u^n)``.
     sources, receivers : sequences
         :class:`~diamondlab.sources.Source` objects; receivers as
@@ -115,7 +115,11 @@ class Simulation:
         (physical units).  Both work inside DiamondTorre tiers.
     sponge : int, optional
         Width in cells of the absorbing layer; 0 for the zero (reflecting)
-        boundary.  Default: 16 cells when there are sources, else 0.
+        boundary.  Default: 16 cells (at most ``(min(shape) - 1) // 2``) when
+        there are sources, else 0.
+    pulse_width : float, optional
+        Width (cells) of the ``"gaussian"`` initial pulse; default
+        ``max(2, min(shape) / 12)``.
 
     Examples
     --------
@@ -186,7 +190,9 @@ class Simulation:
         if size == "auto" or nt == "auto":
             from diamondlab.engine.autotune import autotune
 
-            size, nt = autotune(self.params, shape, self.backend_name)
+            best_size, best_nt = autotune(self.params, shape, self.backend_name)
+            size = best_size if size == "auto" else size
+            nt = best_nt if nt == "auto" else nt
         default_size, default_nt = cls.default_tiling(self.params.order)
         if size is None:
             # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
@@ -285,7 +291,11 @@ class Simulation:
 
     # -------------------------------------------------------------- run
     def stop(self) -> None:
-        """Ask a running :meth:`run` (in another thread) to stop after the current sweep."""
+        """Ask a running :meth:`run` (in another thread) to stop after the current sweep.
+
+        A ``run`` clears this request when it starts; to stop a run that may
+        not have started yet, pass it a ``stop_event`` instead.
+        """
         self._stop.set()
 
     def run(
@@ -316,20 +326,21 @@ class Simulation:
             snapshots = Snapshots(snapshot_every, snapshot_dir, snapshot_formats)
         if snapshots is not None:
             self.snapshots = snapshots
-            if snapshots.due(self.time_step):
+            if snapshots.due(self.time_step) and snapshots.last_step != self.time_step:
                 self._snapshot(snapshots)
         bar = None
         if progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=int(steps), unit="step", desc=f"{self.algorithm} ({self.backend_name})")
-        if not self._compiled:
-            if bar is not None:
-                bar.set_postfix_str("compiling kernels (once per order)")
-            self.backend.compile()
-            self._compiled = True
         done, elapsed, interrupted = 0, 0.0, False
+        self.last_run = self._stats(0, 0.0)
         try:
+            if not self._compiled:
+                if bar is not None:
+                    bar.set_postfix_str("compiling kernels (once per order)")
+                self.backend.compile()
+                self._compiled = True
             while done < steps:
                 if self._stop.is_set() or (stop_event is not None and stop_event.is_set()):
                     interrupted = True
@@ -337,11 +348,11 @@ class Simulation:
                 height = min(self.nt, steps - done)
                 if snapshots is not None:
                     height = min(height, snapshots.steps_to_next(self.time_step))
-                with _deferred_sigint():
+                with _deferred_sigint():  # Ctrl-C waits until the sweep, its books and its snapshot are done
                     elapsed += self._advance(height)
                     done += height
-                if snapshots is not None and snapshots.due(self.time_step):
-                    self._snapshot(snapshots)
+                    if snapshots is not None and snapshots.due(self.time_step):
+                        self._snapshot(snapshots)
                 stats = self._stats(done, elapsed)
                 if bar is not None:
                     bar.update(height)

@@ -67,7 +67,7 @@ class Snapshots:
     def __init__(self, every: int, directory=None, formats=("npz",)):
         if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
             raise ValueError(f"snapshot_every must be an int >= 1 steps; got {every!r}")
-        formats = tuple(formats)
+        formats = (formats,) if isinstance(formats, str) else tuple(formats)
         unknown = [f for f in formats if f not in FORMATS]
         if unknown or not formats:
             raise ValueError(f"snapshot formats must be among {FORMATS}; got {formats}")
@@ -76,6 +76,7 @@ class Snapshots:
         self.formats = formats
         self.frames: list[tuple[int, np.ndarray]] = []
         self.files: list[Path] = []
+        self.last_step: int | None = None
         if self.directory is not None:
             self.directory.mkdir(parents=True, exist_ok=True)
             if "vti" in formats:
@@ -95,6 +96,7 @@ class Snapshots:
 
     def take(self, step: int, time: float, field: np.ndarray, spacing: float) -> None:
         """Record the field at ``step``."""
+        self.last_step = step
         if self.directory is None:
             self.frames.append((step, field))
             return

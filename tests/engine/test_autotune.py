@@ -20,3 +20,9 @@ def test_autotune_measures_once_and_caches(tmp_path, monkeypatch):
     assert autotune(params, shape, "cpu", log=again.append) == best and again == []
     sim = Simulation(shape, 2, backend="cpu", size="auto", nt="auto")
     assert (sim.size, sim.nt) == best
+
+
+def test_auto_size_keeps_a_given_nt(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    sim = Simulation((26, 24, 16), 2, backend="cpu", size="auto", nt=5)
+    assert sim.nt == 5 and sim.size in (8, 12)

@@ -32,3 +32,20 @@ def test_run_record_can_be_rerun_by_another_code(tmp_path):
     for _ in range(rec["steps"]):
         prev, curr = curr, reference_step(curr, prev, rec["update_coefficients"])
     assert np.array_equal(curr, rec["final_curr"]) and np.array_equal(prev, rec["final_prev"])
+
+
+def test_physics_runs_record_their_medium_and_sources(tmp_path):
+    from diamondlab.sources import Source
+
+    velocity = np.full((14, 13, 9), 1.0, dtype=np.float32)
+    velocity[:, :, 5:] = 1.5
+    sim = Simulation(
+        (14, 13, 9), 2, backend="cpu", velocity=velocity, sponge=2, initial="zero",
+        sources=[Source((6.5, 6, 4), frequency=0.06, units="grid")], receivers=[(3, 3, 3)],
+    )  # fmt: skip
+    first = sim.fields
+    sim.run(6)
+    rec = load_run(save_run(tmp_path / "p.npz", sim, first))
+    assert rec["kappa"].shape == rec["damp"].shape == (14, 13, 9) and rec["damp"].max() > 0
+    assert rec["source_cells"].shape == (2, 3) and rec["source_samples"].shape == (2, 6)
+    assert np.array_equal(rec["traces"], sim.traces) and np.array_equal(rec["velocity_model"], velocity)

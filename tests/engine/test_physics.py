@@ -140,3 +140,13 @@ def test_stability_uses_the_largest_velocity():
     with pytest.raises(ValueError, match="above the stability limit"):
         Simulation(SHAPE, 2, backend="cpu", velocity=v, dt=0.4)
     assert Simulation(SHAPE, 2, backend="cpu", velocity=v, dt=0.25).params.courant == pytest.approx(0.5)
+
+
+def test_a_reused_snapshot_collector_does_not_repeat_the_boundary_frame():
+    from diamondlab.engine.snapshots import Snapshots
+
+    sim = Simulation(SHAPE, 2, backend="cpu", size=1, nt=4)
+    shots = Snapshots(5, formats="npz")
+    sim.run(10, snapshots=shots)
+    sim.run(10, snapshots=shots)
+    assert [k for k, _ in shots.frames] == [0, 5, 10, 15, 20]
