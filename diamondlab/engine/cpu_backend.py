@@ -113,23 +113,18 @@ class CPUBackend:
         self._points = point_tables(self.shape, self.halo, sources, receivers)
 
     def compile(self) -> None:
-        """Compile (or load from Numba's cache) the kernels before anything is timed."""
-        h = self.halo
-        small = DiamondTile(self.params.order, 1)
-        saved = (self._prev, self._curr, self._points, self.shape)
-        self.shape = (2 * small.radius,) * 2 + (1,)
-        self._prev = np.zeros(tuple(n + 2 * h for n in self.shape), dtype=np.float32)
-        self._curr = self._prev.copy()
-        self._points = point_tables(self.shape, h)
-        medium = self._medium
-        if medium is not None:
-            self._medium = tuple(np.zeros_like(self._prev) for _ in medium)
-        try:
-            self._run(StageSchedule(DiamondTorre(small, 1), *self.shape[:2]), 1, None)
-            self._run(None, 1, None)
-        finally:
-            self._prev, self._curr, self._points, self.shape = saved
-            self._medium = medium
+        """Compile (or load from Numba's cache) the kernels before anything is timed.
+
+        Runs both algorithms once on a throwaway one-tile grid with the same
+        kernel variant (constant or variable medium) as this backend.
+        """
+        tile = DiamondTile(self.params.order, 1)
+        shape = (2 * tile.radius, 2 * tile.radius, 1)
+        probe = CPUBackend(self.params, shape, 1, 1)
+        if self._medium is not None:
+            probe.set_medium(np.zeros(shape, np.float32), np.zeros(shape, np.float32))
+        probe.sweep(1)
+        probe.step(1)
 
     def _run(self, schedule: StageSchedule | None, height: int, src_samples) -> np.ndarray:
         t = self._points

@@ -86,11 +86,8 @@ def column_points(b, x, y, base, k, colstart, colcount, pt_z, pt_kind, pt_slot, 
 {variants}
 """
 
-_LOOPS = """
-
-@njit(cache=True, parallel=True, nogil=True)
-def stepwise_{variant}(F, G, nsteps, coeffs, {extra}xcount, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
-    \"\"\"Advance ``nsteps`` steps: x planes in parallel, y columns in order, z vectorised.\"\"\"
+# the flat views, strides and coefficients every kernel starts with
+_PREAMBLE = """\
     {coeff_unpack}
     f = F.reshape(F.size)
     g = G.reshape(G.size)
@@ -98,7 +95,14 @@ def stepwise_{variant}(F, G, nsteps, coeffs, {extra}xcount, colstart, colcount, 
     sx = uint64(F.shape[1] * F.shape[2])
     sy = uint64(F.shape[2])
     nzh = uint64(F.shape[2] - SHS)
-    nxh = F.shape[0] - SHS
+"""
+
+_LOOPS = """
+
+@njit(cache=True, parallel=True, nogil=True)
+def stepwise_{variant}(F, G, nsteps, coeffs, {extra}xcount, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
+    \"\"\"Advance ``nsteps`` steps: x planes in parallel, y columns in order, z vectorised.\"\"\"
+{preamble}    nxh = F.shape[0] - SHS
     nyh = F.shape[1] - SHS
     for step in range(nsteps):
         if step % 2 == 0:
@@ -118,14 +122,7 @@ def stepwise_{variant}(F, G, nsteps, coeffs, {extra}xcount, colstart, colcount, 
 @njit(cache=True, parallel=True, nogil=True)
 def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, coeffs, {extra}xcount, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
     \"\"\"One sweep of height ``nt``: stages in order, the torres of a stage in parallel.\"\"\"
-    {coeff_unpack}
-    f = F.reshape(F.size)
-    g = G.reshape(G.size)
-    {extra_flat}
-    sx = uint64(F.shape[1] * F.shape[2])
-    sy = uint64(F.shape[2])
-    nzh = uint64(F.shape[2] - SHS)
-    nx = F.shape[0] - 2 * SHS
+{preamble}    nx = F.shape[0] - 2 * SHS
     ny = F.shape[1] - 2 * SHS
     for s in range(len(stage_start) - 1):
         for i in prange(stage_start[s], stage_start[s + 1]):
@@ -177,7 +174,7 @@ def generate_source(order: int) -> str:
         lap.append(f"        lap = lap + c{i} * ({ring})")
     unpack = "; ".join(f"c{i} = coeffs[{i}]" for i in range(shs + 1))
     variants = "".join(
-        _LOOPS.format(
+        _LOOPS.replace("{preamble}", _PREAMBLE).format(
             variant=variant,
             coeff_args=coeff_args,
             coeff_unpack=unpack,
