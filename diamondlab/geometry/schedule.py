@@ -229,6 +229,46 @@ class StageSchedule:
                 problems.append(f"after the sweep array {p} is not all at level {want}")
         return problems
 
+    # ------------------------------------------------------------------ owners
+    def owner(self, x, y, k) -> tuple[np.ndarray, np.ndarray]:
+        """Which torre computes vertex ``(x, y, step k)``, and which cell of its tile it is.
+
+        Returns ``(torre, cell)`` int arrays (vectorised over the inputs):
+        the index of the torre whose tier ``k`` holds the vertex, and the
+        vertex's position in that tile's cells listed row by row
+        (:meth:`DiamondTile.cells` order: ``dy`` ascending, then ``dx``).
+        At step ``k`` the tiers form the tile lattice shifted by ``ShS k`` in
+        x, so the owner follows from rotated coordinates, without a search.
+        Kernels use it to place sources and receivers inside the torres.
+
+        >>> s = stage_schedule(order=2, size=2, nt=3, nx=8, ny=6)
+        >>> torre, cell = s.owner(5, 2, 1)
+        >>> x0, yc = int(s.torre_x0[torre]) + 1, int(s.torre_yc[torre])  # tier 1 sits ShS further
+        >>> xs, ys = s.tile.cells(x0, yc)
+        >>> int(xs[cell]), int(ys[cell])
+        (5, 2)
+        """
+        x, y, k = np.broadcast_arrays(*(np.asarray(a, dtype=np.int64) for a in (x, y, k)))
+        if ((x < 0) | (x >= self.nx) | (y < 0) | (y >= self.ny) | (k < 0) | (k >= self.nt)).any():
+            raise ValueError(
+                f"vertices must lie in 0 <= x < {self.nx}, 0 <= y < {self.ny}, 0 <= k < {self.nt}"
+            )
+        r, shs = self.tile.radius, self.tile.shs
+        xs = x - shs * k  # the vertex in the tier-0 lattice
+        # tile (a, b) is anchored at (R(a+b), R(a-b)), its centre at x + 1/2: |dx - 1/2| + |dy| < R
+        a = (2 * (xs + y) - 1 + 2 * r) // (4 * r)
+        b = (2 * (xs - y) - 1 + 2 * r) // (4 * r)
+        x0, yc = r * (a + b), r * (a - b)
+        stage = self.stage_m[0] - (a + b)
+        first = self.torre_yc[self.stage_start[stage]]
+        torre = self.stage_start[stage] + (yc - first) // (2 * r)
+        # position in the tile, row by row: rows dy = 1-R .. R-1 of 2(R - |dy|) cells from dx = 1 - w
+        dy, dx = y - yc, xs - x0
+        widths = 2 * (r - np.abs(np.arange(1 - r, r)))
+        row_start = np.concatenate([[0], np.cumsum(widths)])
+        cell = row_start[dy + r - 1] + dx - (1 - (r - np.abs(dy)))
+        return torre, cell
+
     # -------------------------------------------------------------- asynchrony
     def stage_asynchrony(self, nz: int = 1) -> np.ndarray:
         """Vertices each stage can compute concurrently: max over tiers of the stage's cells, times ``nz``."""

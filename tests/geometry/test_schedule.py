@@ -69,3 +69,28 @@ def test_time_levels_mid_sweep():
 def test_grid_too_small_for_one_tile():
     with pytest.raises(ValueError, match=r"grid too small for one tile: ny=7 .* use ny >= 8"):
         stage_schedule(4, 2, 4, 20, 7)
+
+
+@pytest.mark.parametrize(
+    ("order", "size", "nt", "nx", "ny"),
+    [(2, 1, 3, 7, 5), (2, 3, 4, 13, 11), (4, 2, 5, 9, 10), (8, 1, 2, 11, 8)],
+)
+def test_owner_names_the_torre_and_tile_cell_of_every_vertex(order, size, nt, nx, ny):
+    s = stage_schedule(order=order, size=size, nt=nt, nx=nx, ny=ny)
+    seen = 0
+    for _, i, k, rows in s.iter_tiers():
+        xs, ys = s.tile.cells(int(s.torre_x0[i]) + s.tile.shs * k, int(s.torre_yc[i]))
+        for y, lo, hi in rows:
+            x = np.arange(lo, hi + 1)
+            torre, cell = s.owner(x, y, k)
+            assert (torre == i).all()
+            assert (xs[cell] == x).all()
+            assert (ys[cell] == y).all()
+            seen += len(x)
+    assert seen == nx * ny * nt
+
+
+def test_owner_rejects_vertices_outside_the_sweep():
+    s = stage_schedule(order=2, size=1, nt=2, nx=4, ny=4)
+    with pytest.raises(ValueError, match="0 <= k < 2"):
+        s.owner(0, 0, 2)
