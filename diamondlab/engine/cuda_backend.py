@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
-from diamondlab.numerics import WaveParameters, validate_shape
+from diamondlab.kernels.points import point_tables
+from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
 
 __all__ = ["CUDABackend", "device_memory"]
 
@@ -128,8 +129,14 @@ class CUDABackend:
         cap = kernels.sweep_register_cap(params.order, size, self.shape[2], max_registers,
                                          self.specialized)
         yz = self.shape[1:] if specialize else None
-        self.kernels = kernels.cuda_kernels(params.order, size, cap, yz, left_from_memory)
+        self._variant_args = (params.order, size, cap, yz, left_from_memory)
+        self.kernels = kernels.cuda_kernels(*self._variant_args)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
+        self._bare = cuda.to_device(np.ascontiguousarray(bare_weights(params.order), dtype=np.float32))
+        self._medium: tuple | None = None
+        self._points = None
+        self._point_arrays: tuple | None = None
+        self._events: dict[int, tuple] = {}
         self._prev = self._zeros(ncells)
         self._curr = self._zeros(ncells)
         self._schedules: dict[int, tuple] = {}
@@ -169,13 +176,100 @@ class CUDABackend:
         """The current level on the host (a copy: the fields live on the device)."""
         return self._curr.copy_to_host().reshape(self.shape)
 
-    # ---------------------------------------------------------------- stepping
-    def step(self, nsteps: int) -> None:
-        for _ in range(int(nsteps)):
-            self._kernels_api.launch_stepwise(
-                self.kernels, self._curr, self._prev, self.shape, self._coeffs
+    # ----------------------------------------------------------------- physics
+    def _select_kernels(self) -> None:
+        self.kernels = self._kernels_api.cuda_kernels(
+            *self._variant_args, medium=self._medium is not None, points=self._points is not None
+        )
+
+    def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
+        """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2`` on the device.
+
+        ``(None, None)`` selects the constant-K kernels without sponge.  A
+        medium takes two more field-sized arrays of GPU memory (``ValueError``
+        before anything is copied if they do not fit).
+        """
+        if kappa is None and damp is None:
+            self._medium = None
+            self._select_kernels()
+            return
+        ncells = int(np.prod(self.shape, dtype=np.int64))
+        if self._medium is None and not self._kernels_api.simulator_enabled():
+            free, total = device_memory()
+            if 2 * 4 * ncells + MEMORY_MARGIN_BYTES > free:
+                raise ValueError(
+                    f"a velocity model or sponge on shape {self.shape} needs {8 * ncells / 2**30:.2f} GiB "
+                    f"more GPU memory (per-cell K and damping) but {free / 2**30:.2f} GiB are free: "
+                    "use a smaller shape or backend='cpu'"
+                )
+        k = np.full(self.shape, self.params.courant**2, np.float32) if kappa is None else kappa
+        d = np.zeros(self.shape, np.float32) if damp is None else damp
+        cuda = self._cuda
+        self._medium = (cuda.to_device(self._host(k, "kappa")), cuda.to_device(self._host(d, "damp")))
+        self._select_kernels()
+
+    def set_points(self, sources=(), receivers=()) -> None:
+        """Integer ``(x, y, z)`` cells of the source and receiver points (see kernels.points)."""
+        t = point_tables(self.shape, 0, sources, receivers)
+        self._events = {}
+        if len(t.pt_z) == 0:
+            self._points = self._point_arrays = None
+        else:
+            _, ny, nz = self.shape
+            index = (t.columns[:, 0] * ny + t.columns[:, 1]) * nz + t.pt_z
+            self._points = t
+            self._point_arrays = tuple(
+                self._cuda.to_device(np.ascontiguousarray(a, dtype=np.int64))
+                for a in (index, t.pt_kind, t.pt_slot)
             )
+        self._select_kernels()
+
+    def _point_buffers(self, height: int, src_samples):
+        """Device source samples and a zeroed receiver buffer for ``height`` steps."""
+        t = self._points
+        samples = t.source_samples(height) if src_samples is None else src_samples
+        if samples.shape != (max(t.nsources, 1), height):
+            raise ValueError(
+                f"src_samples must have shape {(max(t.nsources, 1), height)}; got {samples.shape}"
+            )
+        cuda = self._cuda
+        return (cuda.to_device(np.ascontiguousarray(samples, dtype=np.float32)),
+                cuda.to_device(t.receiver_buffer(height)))
+
+    def _sweep_events(self, height: int) -> tuple:
+        cached = self._events.get(height)
+        if cached is None:
+            t = self._points
+            s = self._schedule(height)[2]
+            ev_ptr, events = self._kernels_api.sweep_events(
+                s.owner, s.ntorres, height, t.columns, t.pt_z, t.pt_kind, t.pt_slot
+            )
+            cached = self._events[height] = (self._cuda.to_device(ev_ptr), self._cuda.to_device(events))
+        return cached
+
+    def _receiver_values(self, rec, height: int) -> np.ndarray:
+        if self._points is None:
+            return np.zeros((height, 0), dtype=np.float32)
+        return rec.copy_to_host()[:, : self._points.nreceivers]
+
+    # ---------------------------------------------------------------- stepping
+    def _medium_args(self) -> tuple:
+        return (self._bare, self._medium) if self._medium is not None else (self._coeffs, ())
+
+    def step(self, nsteps: int, src_samples: np.ndarray | None = None) -> np.ndarray:
+        """``nsteps`` stepwise steps; return the receiver points' values ``(nsteps, nreceivers)``."""
+        nsteps = int(nsteps)
+        api = self._kernels_api
+        coeffs, medium = self._medium_args()
+        rec = None
+        if self._points is not None:
+            samples, rec = self._point_buffers(nsteps, src_samples)
+        for k in range(nsteps):
+            api.launch_stepwise(self.kernels, self._curr, self._prev, self.shape, coeffs, medium=medium)
+            if rec is not None:
+                api.launch_points(self.kernels, self._prev, k, self._point_arrays, samples, rec)
             self._prev, self._curr = self._curr, self._prev
+        return self._receiver_values(rec, nsteps)
 
     def _schedule(self, height: int) -> tuple:
         cached = self._schedules.get(height)
@@ -190,36 +284,55 @@ class CUDABackend:
                 cuda.to_device(np.ascontiguousarray(a, dtype=np.int64))
                 for a in (s.torre_x0, s.torre_yc, deps)
             )
-            cached = self._schedules[height] = (s.ntorres, arrays)
+            cached = self._schedules[height] = (s.ntorres, arrays, s)
             if self._done is None or len(self._done) < s.ntorres:
                 self._done = cuda.to_device(np.zeros(s.ntorres, dtype=np.int64))
         return cached
 
+    def _sweep_extra(self, height: int, src_samples=None) -> tuple[tuple, object]:
+        """The variant's trailing sweep arguments and the receiver buffer (or None)."""
+        extra, rec = (), None
+        if self._medium is not None:
+            extra += self._medium
+        if self._points is not None:
+            samples, rec = self._point_buffers(height, src_samples)
+            extra += (*self._sweep_events(height), samples, rec)
+        return extra, rec
+
     def compile(self) -> None:
-        """Compile (or load from the disk cache) both kernels for this grid; launches nothing."""
+        """Compile (or load from the disk cache) this backend's kernels for this grid; launches nothing."""
         api = self._kernels_api
-        api.launch_stepwise(self.kernels, self._curr, self._prev, self.shape, self._coeffs,
-                            compile_only=True)
-        _, arrays = self._schedule(self.nt)
+        coeffs, medium = self._medium_args()
+        api.launch_stepwise(self.kernels, self._curr, self._prev, self.shape, coeffs,
+                            compile_only=True, medium=medium)
+        extra, rec = self._sweep_extra(self.nt)
+        if rec is not None:
+            api.launch_points(self.kernels, self._prev, 0, self._point_arrays, extra[-2], rec,
+                              compile_only=True)
+        _, arrays, _ = self._schedule(self.nt)
         kernel = api.launch_sweep(
             self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
             self.nt, arrays, (self._done, self._counter), self._tickets, self._epoch + 1,
-            self._coeffs, compile_only=True,
+            coeffs, compile_only=True, extra=extra,
         )
         self.last_sweep_kernel = kernel or self.last_sweep_kernel
 
-    def sweep(self, height: int) -> None:
+    def sweep(self, height: int, src_samples: np.ndarray | None = None) -> np.ndarray:
+        """One DiamondTorre sweep; return the receiver points' values ``(height, nreceivers)``."""
         if not 1 <= height <= self.nt:
             raise ValueError(f"sweep height must be between 1 and nt={self.nt}; got {height}")
-        ntorres, arrays = self._schedule(height)
+        ntorres, arrays, _ = self._schedule(height)
+        extra, rec = self._sweep_extra(height, src_samples)
         self._epoch += 1
         self.last_sweep_kernel = self._kernels_api.launch_sweep(
             self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
-            height, arrays, (self._done, self._counter), self._tickets, self._epoch, self._coeffs,
+            height, arrays, (self._done, self._counter), self._tickets, self._epoch,
+            self._medium_args()[0], extra=extra,
         )
         self._tickets += ntorres
         if height % 2:
             self._prev, self._curr = self._curr, self._prev
+        return self._receiver_values(rec, height)
 
     def synchronize(self) -> None:
         self._cuda.synchronize()

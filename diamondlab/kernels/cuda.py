@@ -49,12 +49,14 @@ __all__ = [
     "check_pair",
     "cuda_kernels",
     "kernel_resources",
+    "launch_points",
     "launch_stepwise",
     "launch_sweep",
     "simulator_enabled",
     "sweep_block",
     "sweep_register_cap",
     "sweep_dependencies",
+    "sweep_events",
     "sweep_shared_bytes",
 ]
 
@@ -215,14 +217,55 @@ def sweep_register_cap(order: int, size: int, nz: int, requested: int | None = N
     return cap
 
 
+def sweep_events(owner, ntorres: int, nt: int, columns, point_z, point_kind, point_slot):
+    """Source and receiver events of one sweep, grouped by torre: ``(ev_ptr, events)``.
+
+    ``owner(x, y, k) -> (torre, cell)`` is the schedule's
+    :meth:`~diamondlab.geometry.StageSchedule.owner` (``ntorres`` torres,
+    height ``nt``); the points (``columns`` ``(n, 2)`` of ``(x, y)``, with
+    ``point_z``, ``point_kind`` 0 source / 1 receiver and ``point_slot``)
+    come in the order of :class:`~diamondlab.kernels.points.PointTables` (by
+    column, sources before receivers).  ``events`` is an int64 array
+    ``(nevents, 5)`` of ``(tier, z, tile cell, kind, slot)`` sorted by torre,
+    tier and point order; ``ev_ptr[t] : ev_ptr[t + 1]`` are torre ``t``'s
+    rows.  ``events`` has at least one row (kernels take no empty arrays).
+
+    >>> from diamondlab.geometry import stage_schedule
+    >>> s = stage_schedule(order=2, size=1, nt=2, nx=4, ny=4)
+    >>> ptr, ev = sweep_events(s.owner, s.ntorres, 2, [[1, 2]], [3], [0], [0])
+    >>> ev[:, [0, 1, 3, 4]].tolist(), int(ptr[-1])
+    ([[0, 3, 0, 0], [1, 3, 0, 0]], 2)
+    """
+    columns = np.asarray(columns, dtype=np.int64).reshape(-1, 2)
+    npts = len(columns)
+    k = np.tile(np.arange(nt, dtype=np.int64), npts)
+    j = np.repeat(np.arange(npts, dtype=np.int64), nt)
+    if npts:
+        torre, cell = owner(columns[j, 0], columns[j, 1], k)
+    else:
+        torre = cell = np.zeros(0, dtype=np.int64)
+    order = np.lexsort((j, k, torre))  # by torre, then tier, then point order
+    events = np.stack([k, np.asarray(point_z, np.int64)[j], cell, np.asarray(point_kind, np.int64)[j],
+                       np.asarray(point_slot, np.int64)[j]], axis=1)[order]
+    ev_ptr = np.zeros(ntorres + 1, dtype=np.int64)
+    np.add.at(ev_ptr, torre + 1, 1)
+    np.cumsum(ev_ptr, out=ev_ptr)
+    if not len(events):
+        events = np.zeros((1, 5), dtype=np.int64)
+    return ev_ptr, np.ascontiguousarray(events)
+
+
 @functools.cache
 def cuda_kernels(order: int, size: int, max_registers: int | None = None,
-                 yz: tuple[int, int] | None = None, left_from_memory: bool = False) -> ModuleType:
+                 yz: tuple[int, int] | None = None, left_from_memory: bool = False,
+                 medium: bool = False, points: bool = False) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default:
     :data:`DEFAULT_MAX_REGISTERS`); ``yz = (ny, nz)`` specialises the sweep
-    for one grid's y and z sizes (see :func:`~diamondlab.kernels.cuda_source.generate_source`).
+    for one grid's y and z sizes (see :func:`~diamondlab.kernels.cuda_source.generate_source`);
+    ``medium`` and ``points`` build the variant with per-cell K and sponge,
+    and with source and receiver events.
 
     Its kernels: ``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)`` and
     ``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
@@ -233,8 +276,9 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
         max_registers = DEFAULT_MAX_REGISTERS.get((order, size))
     sim = simulator_enabled()
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
-                             left_from_memory=left_from_memory)
-    module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{'_sim' if sim else ''}")
+                             left_from_memory=left_from_memory, medium=medium, points=points)
+    variant = ("_medium" if medium else "") + ("_points" if points else "") + ("_sim" if sim else "")
+    module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
     module.compiled = {}
     return module
 
@@ -289,12 +333,15 @@ def kernel_resources(kernel) -> dict[str, int]:
 
 
 def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0,
-                    compile_only: bool = False) -> None:
-    """One stepwise step on device arrays: ``B <- level n+1`` from ``A`` (level n) and ``B``."""
+                    compile_only: bool = False, medium: tuple = ()) -> None:
+    """One stepwise step on device arrays: ``B <- level n+1`` from ``A`` (level n) and ``B``.
+
+    ``medium = (Kappa, Damp)`` for a module built with ``medium=True``.
+    """
     nx, ny, nz = shape
     bz, by = STEPWISE_BLOCK
     grid = (-(-nz // bz), -(-ny // by), -(-nx // STEPWISE_XCHUNK))
-    args = (A, B, nx, ny, nz, STEPWISE_XCHUNK, coeffs)
+    args = (A, B, nx, ny, nz, STEPWISE_XCHUNK, coeffs, *medium)
     if simulator_enabled():
         if not compile_only:
             module.stepwise_step[grid, (bz, by), stream](*args)
@@ -305,9 +352,26 @@ def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0,
         _launch(kernel, args, grid, (bz, by, 1), stream, 0)
 
 
+def launch_points(module: ModuleType, B, k: int, point_arrays, src_samples, rec_vals, stream=0,
+                  compile_only: bool = False) -> None:
+    """After stepwise step ``k``: add the source samples and record the receivers, in point order.
+
+    ``point_arrays = (pt_index, pt_kind, pt_slot)`` (flat cell, 0 source / 1
+    receiver, slot) are device arrays in :class:`~diamondlab.kernels.points.PointTables` order.
+    """
+    args = (B, np.int64(k), *point_arrays, src_samples, rec_vals)
+    if simulator_enabled():
+        if not compile_only:
+            module.apply_points[1, 1, stream](*args)
+        return
+    kernel = _compiled(module, "apply_points", args)
+    if not compile_only:
+        _launch(kernel, args, (1, 1, 1), (1, 1, 1), stream, 0)
+
+
 def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, schedule_arrays,
                  sync_arrays, ticket_base: int, epoch: int, coeffs, stream=0,
-                 compile_only: bool = False):
+                 compile_only: bool = False, extra: tuple = ()):
     """Launch one DiamondTorre sweep of height ``nt``; return the compiled kernel object.
 
     ``schedule_arrays = (torre_x0, torre_yc, deps)`` and ``sync_arrays =
@@ -315,6 +379,8 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     ``counter`` before this launch and ``epoch`` a number larger than every
     value in ``done``.  ``compile_only=True`` compiles (or loads from the disk
     cache) and prepares the kernel without launching it (both helpers).
+    ``extra`` are the variant's trailing arguments: ``(Kappa, Damp)`` with
+    ``medium``, then ``(ev_ptr, events, src_samples, rec_vals)`` with ``points``.
     """
     nx, ny, nz = shape
     torre_x0, torre_yc, deps = schedule_arrays
@@ -323,7 +389,7 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     block = sweep_block(nz)
     shared = sweep_shared_bytes(order, size, nz)
     args = (F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,
-            np.int64(ticket_base), np.int64(epoch), coeffs)
+            np.int64(ticket_base), np.int64(epoch), coeffs, *extra)
     if simulator_enabled():
         if not compile_only:
             module.diamondtorre_sweep[ntorres, block, stream, shared](*args)

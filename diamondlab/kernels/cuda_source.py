@@ -88,7 +88,8 @@ class _Emitter:
 
 
 def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
-                    yz: tuple[int, int] | None = None, left_from_memory: bool = False) -> str:
+                    yz: tuple[int, int] | None = None, left_from_memory: bool = False,
+                    medium: bool = False, points: bool = False) -> str:
     """Device function that runs one torre; ``interior`` drops every bounds check.
 
     With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
@@ -96,6 +97,10 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     With ``left_from_memory`` the left neighbours of the tile (the cells that
     left it one tier ago, already stored) are re-read from L2 every tier
     instead of being kept in registers: ``ShS`` fewer registers per row.
+    With ``medium`` every cell update reads its ``K`` and damping from
+    ``Kappa`` and ``Damp``; with ``points`` the tier's source and receiver
+    events (``events[ev:ev_hi]``, sorted by tier) act on the new level in
+    registers before anything is stored.
     """
     shs = order // 2
     radius = shs * size
@@ -133,9 +138,16 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     def guard(u: int, v: int) -> str:
         return f"yin_{_enc(v)} and xin_{_enc(u)}"
 
+    def load_ro(array: str, u: int, v: int) -> str:
+        # read-only during the launch: a plain (L1-cached) load is safe
+        idx = addr(u, v)
+        return f"{array}[{idx}]" if sim else f"{array}[uint64({idx})]"
+
+    extra = ", Kappa, Damp" if medium else ""
+    extra += ", events, ev, ev_hi, src_samples, rec_vals" if points else ""
     e = _Emitter()
     e(0, "@cuda.jit(device=True)")
-    e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}):")
+    e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}{extra}):")
     e(1, "sx = ny * nz")
     e(1, "bufsize = stride * NCP")
     if not interior:
@@ -228,16 +240,37 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         return _f(u, v) if abs(v) < radius else _h(u, v)
 
     for (u, v), c in cell_index.items():
-        args = [_f(u, v), _g(u, v), coeff_args]
+        args = [_f(u, v), _g(u, v)]
+        if medium:
+            args += [load_ro("Kappa", u, v), load_ro("Damp", u, v)]
+        args.append(coeff_args)
         for d in range(1, shs + 1):
             args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
             args += [shared(c - d * ncp), shared(c + d * ncp)]
-        call = f"cell_update({', '.join(args)})"
+        call = f"{'cell_update_medium' if medium else 'cell_update'}({', '.join(args)})"
         if interior:
             e(2, f"{_g(u, v)} = {call}")
         else:
             e(2, f"if {guard(u, v)}:")
             e(3, f"{_g(u, v)} = {call}")
+    if points:
+        # sources add to, receivers read, the new level of their cell (in registers), in event order
+        e(2, "while ev < ev_hi and events[ev, 0] == k:")
+        e(3, "if active and zc == events[ev, 1]:")
+        e(4, "c = events[ev, 2]")
+        e(4, "slot = events[ev, 4]")
+        e(4, "if events[ev, 3] == 0:")
+        e(5, "val = src_samples[slot, k]")
+        for (u, v), c in cell_index.items():
+            e(5, f"{'if' if c == 0 else 'elif'} c == {c}:")
+            e(6, f"{_g(u, v)} = {_g(u, v)} + val")
+        e(4, "else:")
+        e(5, "val = ZERO")
+        for (u, v), c in cell_index.items():
+            e(5, f"{'if' if c == 0 else 'elif'} c == {c}:")
+            e(6, f"val = {_g(u, v)}")
+        e(5, "rec_vals[k, slot] = val")
+        e(3, "ev += 1")
     # stores: leaving cells every tier, the rest on the last two tiers
     e(2, "if active:")
     rest = []
@@ -286,6 +319,7 @@ RADIUS = {radius}
 NCELLS = {ncells}
 NCP = {ncp}  # shared-memory row length: NCELLS rounded up to odd (no bank conflicts)
 ZERO = np.float32(0.0)
+ONE = np.float32(1.0)
 
 
 @cuda.jit(device=True)
@@ -294,6 +328,17 @@ def cell_update(f0, g, {coeff_args}, {nb_args}):
     lap = c0 * f0
 {lap_lines}
     return ((f0 + f0) - g) + lap
+
+
+@cuda.jit(device=True)
+def cell_update_medium(f0, g, kap, s, {coeff_args}, {nb_args}):
+    """As cell_update with the bare weights, K = kap per cell and a sponge s = eta dt / 2.
+
+    ``u+ = ((2u - (1 - s) u-) + K lap) / (1 + s)``, the order of diamondlab.kernels.cpu.
+    """
+    lap = c0 * f0
+{lap_lines}
+    return (((f0 + f0) - (ONE - s) * g) + kap * lap) / (ONE + s)
 '''
 
 
@@ -304,7 +349,7 @@ LDCG = ldcg_intrinsic()  # ld.global.cg without the negative-index check
 """
 
 
-def _stepwise_kernel(order: int, jit_opts: str, sim: bool) -> str:
+def _stepwise_kernel(order: int, jit_opts: str, sim: bool, medium: bool = False) -> str:
     shs = order // 2
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     e = _Emitter()
@@ -313,7 +358,7 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool) -> str:
         return f"{array}[{idx}]" if sim else f"{array}[uint64({idx})]"
 
     e(0, f"@cuda.jit({jit_opts})")
-    e(0, "def stepwise_step(A, B, nx, ny, nz, xchunk, coeffs):")
+    e(0, f"def stepwise_step(A, B, nx, ny, nz, xchunk, coeffs{', Kappa, Damp' if medium else ''}):")
     e(1, '"""One step B <- level n+1; z across threads, streaming over x with a register queue."""')
     e(1, "z = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x")
     e(1, "y = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y")
@@ -335,7 +380,10 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool) -> str:
         e(1, f"q{_enc(d)} = {at('A', 'xq * sx + col')} if xq >= 0 and xq < nx else ZERO")
     e(1, "for x in range(xs, xe):")
     e(2, "i = x * sx + col")
-    args = [f"q{_enc(0)}", "gv", coeff_args]
+    args = [f"q{_enc(0)}", "gv"]
+    if medium:
+        args += [at("Kappa", "i"), at("Damp", "i")]
+    args.append(coeff_args)
     for d in range(1, shs + 1):
         e(2, f"ym{d} = {at('A', f'i - {d} * nz')} if ym{d}ok else ZERO")
         e(2, f"yp{d} = {at('A', f'i + {d} * nz')} if yp{d}ok else ZERO")
@@ -343,7 +391,7 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool) -> str:
         e(2, f"zp{d} = {at('A', f'i + {d}')} if zp{d}ok else ZERO")
         args += [f"q{_enc(-d)}", f"q{_enc(d)}", f"ym{d}", f"yp{d}", f"zm{d}", f"zp{d}"]
     e(2, f"gv = {at('B', 'i')}")
-    e(2, f"{at('B', 'i')} = cell_update({', '.join(args)})")
+    e(2, f"{at('B', 'i')} = {'cell_update_medium' if medium else 'cell_update'}({', '.join(args)})")
     for d in range(-shs, shs):
         e(2, f"q{_enc(d)} = q{_enc(d + 1)}")
     e(2, f"xq = x + {shs + 1}")
@@ -351,14 +399,31 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool) -> str:
     return e.text()
 
 
-def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool) -> str:
+_APPLY_POINTS = '''
+@cuda.jit({jit_opts})
+def apply_points(B, k, pt_index, pt_kind, pt_slot, src_samples, rec_vals):
+    """After stepwise step k: every point in order (one thread: points in one cell add in order)."""
+    if cuda.grid(1) == 0:
+        for j in range(pt_index.shape[0]):
+            p = pt_index[j]
+            if pt_kind[j] == 0:
+                B[p] = B[p] + src_samples[pt_slot[j], k]
+            else:
+                rec_vals[k, pt_slot[j]] = B[p]
+'''
+
+
+def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: bool = False,
+                  points: bool = False) -> str:
     shs = order // 2
     radius = shs * size
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     e = _Emitter()
     e(0, f"@cuda.jit({jit_opts})")
     e(0, "def diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,")
-    e(0, "                       ticket_base, epoch, coeffs):")
+    medium_args = ", Kappa, Damp" if medium else ""
+    point_args = ", ev_ptr, events, src_samples, rec_vals" if points else ""
+    e(0, f"                       ticket_base, epoch, coeffs{medium_args}{point_args}):")
     e(1, '"""One DiamondTorre sweep of height nt: one block per torre, one launch per sweep."""')
     e(1, "sh = cuda.shared.array(0, dtype=float32)")
     e(1, "slot = cuda.shared.array(1, dtype=int64)")
@@ -391,7 +456,12 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool) -> str:
     hi_y = radius + shs - 1
     e(1, f"interior = (x0 + ({lo_x}) >= 0 and x0 + {shs} * (nt - 1) + {radius + shs} < nx")
     e(1, f"            and yc >= {hi_y} and yc + {hi_y} < ny)")
-    call = f"(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args})"
+    if points:
+        e(1, "ev = ev_ptr[t]")
+        e(1, "ev_hi = ev_ptr[t + 1]")
+        point_args = ", events, ev, ev_hi, src_samples, rec_vals"
+    call = "(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, "
+    call += f"{coeff_args}{medium_args}{point_args})"
     e(1, "if interior:")
     e(2, f"torre_interior{call}")
     e(1, "else:")
@@ -410,6 +480,8 @@ def generate_source(
     simulator: bool = False,
     yz: tuple[int, int] | None = None,
     left_from_memory: bool = False,
+    medium: bool = False,
+    points: bool = False,
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -426,6 +498,13 @@ def generate_source(
         registers); the kernel must then only be launched on such grids.
     left_from_memory : bool
         Re-read the tile's left neighbours from L2 each tier (fewer registers).
+    medium : bool
+        Both kernels take per-cell ``Kappa`` (``K``) and ``Damp`` (sponge) arrays
+        and the bare weights as ``coeffs``.
+    points : bool
+        The sweep takes source and receiver events (``ev_ptr, events,
+        src_samples, rec_vals``, see :func:`diamondlab.kernels.cuda.sweep_events`);
+        the stepwise kernel is unchanged and ``apply_points`` follows each step.
 
     Examples
     --------
@@ -454,9 +533,10 @@ def generate_source(
             simnote=" (simulator)" if simulator else "",
             ldcg_import="" if simulator else _LDCG_IMPORT,
         ),
-        _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory),
+        _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory, medium, points),
         "",
-        _torre_function("torre_boundary", order, size, False, simulator, yz, left_from_memory),
+        _torre_function("torre_boundary", order, size, False, simulator, yz, left_from_memory, medium,
+                        points),
         "",
     ]
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
@@ -465,10 +545,11 @@ def generate_source(
         sweep_opts += f", max_registers={int(max_registers)}"
     parts += [
         "",
-        _stepwise_kernel(order, opts, simulator),
+        _stepwise_kernel(order, opts, simulator, medium),
         "",
+        _APPLY_POINTS.format(jit_opts=opts),
         "",
-        _sweep_kernel(order, size, sweep_opts, simulator),
+        _sweep_kernel(order, size, sweep_opts, simulator, medium, points),
         "",
     ]
     return "\n".join(parts)

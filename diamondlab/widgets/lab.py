@@ -62,7 +62,7 @@ class Lab:
         self.measured: dict = {}
         message = check_config(cfg)
         if message and cfg.backend != "cpu" and not check_config(replace(cfg, backend="cpu")):
-            # e.g. sources on a GPU whose engine does not run them yet: the CPU engine does
+            # e.g. a configuration the GPU engine does not build (NO, DTS, nz): the CPU engine runs it
             cfg, note = replace(cfg, backend="cpu"), f"running on the CPU: {message}"
             self.controls.set(backend="cpu")
             self.controls.show_message(note, "info")

@@ -154,3 +154,91 @@ def test_gpu_simulation_auto_picks_cuda_and_matches_cpu():
         sims[backend] = sim
     assert sims["auto"].backend_name == "cuda"
     assert max_rel(sims["auto"].field, sims["cpu"].field) <= 1e-5
+
+
+#: (NO, DTS, Nt, odd shape, medium, points): every NO at its default DTS with everything switched on,
+#: the largest NO=2 tile, and each half of the physics alone.
+GPU_PHYSICS_CASES = [
+    (order, CUDABackend.default_tiling(order)[0], 7, (45, 61, 37), True, True) for order in (2, 4, 6, 8)
+] + [(2, 3, 8, (61, 50, 70), True, True), (2, 4, 5, (40, 43, 33), False, True),
+      (4, 2, 6, (40, 41, 35), True, False)]
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("case", GPU_PHYSICS_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
+def test_gpu_physics_diamondtorre_equals_stepwise_and_cpu(case):
+    """Velocity model, sponge, sources (two in one cell) and receivers inside the GPU's torres, 200 steps."""
+    order, size, nt, shape, medium, points = case
+    from diamondlab.engine.cpu_backend import CPUBackend
+
+    params = WaveParameters(order=order)
+    rng = np.random.default_rng(order * 10 + size)
+    nx, ny, nz = shape
+    kappa = (params.courant**2 * rng.uniform(0.4, 1.0, shape)).astype(np.float32)
+    damp = np.zeros(shape, np.float32)
+    damp[:4] = damp[-4:] = 0.05
+    damp[:, :, :3] = 0.1
+    mid = (nx // 2, ny // 2, nz // 2)
+    sources = [(1, 2, 1), mid, mid, (nx - 1, ny - 2, nz - 1), (7, ny - 5, 0)] if points else []
+    receivers = [mid, (2, ny - 1, 0), (nx - 3, 1, nz - 1), (nx // 3, ny // 4, 5)] if points else []
+    prev = rng.standard_normal(shape).astype(np.float32)
+    curr = rng.standard_normal(shape).astype(np.float32)
+    backends = [CUDABackend(params, shape, size, nt), CUDABackend(params, shape, size, nt),
+                CPUBackend(params, shape, size, nt)]
+    for b in backends:
+        if medium:
+            b.set_medium(kappa, damp)
+        b.set_points(sources, receivers)
+        b.set_fields(prev, curr)
+    backends[0].compile()
+    values = [[], [], []]
+    nsteps = 200
+    for h in [nt] * (nsteps // nt) + ([nsteps % nt] if nsteps % nt else []):
+        samples = rng.standard_normal((max(len(sources), 1), h)).astype(np.float32)
+        values[0].append(backends[0].sweep(h, samples))
+        values[1].append(backends[1].step(h, samples))
+        values[2].append(backends[2].step(h, samples))
+    (dt, sw, cpu) = ([*b.fields(), np.concatenate(v)] for b, v in zip(backends, values, strict=True))
+    assert dt[2].shape == (nsteps, len(receivers))
+    for x, y in zip(dt, sw, strict=True):
+        assert np.array_equal(x, y), max_rel(x, y)
+    for x, y in zip(sw, cpu, strict=True):
+        assert y.size == 0 or max_rel(x, y) <= 1e-5
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_simulation_with_sources_runs_on_the_gpu_and_matches_cpu():
+    from diamondlab import Simulation
+    from diamondlab.media import anomaly_model
+    from diamondlab.sources import Receiver, Source
+
+    shape = (64, 60, 48)
+    runs = {}
+    for backend in ("auto", "cpu"):
+        sim = Simulation(shape, order=4, backend=backend, initial="zero",
+                         velocity=anomaly_model(shape, 1.0, 0.7),
+                         sources=[Source((30.5, 29.0, 20.2), frequency=0.06)],
+                         receivers=[Receiver((40.0, 30.0, 24.0)), Receiver((12, 50, 30))])
+        sim.run(150)
+        runs[backend] = sim
+    assert runs["auto"].backend_name == "cuda"
+    assert max_rel(runs["auto"].field, runs["cpu"].field) <= 1e-5
+    assert max_rel(runs["auto"].traces, runs["cpu"].traces) <= 1e-5
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_medium_memory_is_four_fields_plus_a_few_percent():
+    from diamondlab.engine.cuda_backend import device_memory
+
+    shape = (256, 256, 512)
+    fields = 2 * 4 * int(np.prod(shape))
+    free0, _ = device_memory()
+    b = CUDABackend(WaveParameters(order=2), shape, 3, 16)
+    b.set_medium(np.full(shape, 0.25, np.float32), np.zeros(shape, np.float32))
+    b.sweep(16)
+    b.synchronize()
+    free1, _ = device_memory()
+    assert free0 - free1 <= 2 * fields * 1.03 + 8 * 2**20

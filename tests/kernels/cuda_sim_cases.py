@@ -68,6 +68,73 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
             f"specialized={specialize} left_from_memory={left_from_memory} cpu_rel={rel:.1e}")
 
 
+#: (NO, DTS, Nt, shape, sweep heights) run with a velocity model, a sponge, sources and receivers.
+PHYSICS_CASES = [
+    (2, 2, 3, (13, 11, 5), (3, 2)),
+    (4, 1, 2, (12, 11, 4), (2, 1)),
+    (8, 1, 2, (18, 16, 3), (2,)),
+    (2, 1, 3, (9, 8, 4), (3, 1), False, True),  # points only (constant K, no sponge)
+    (2, 1, 2, (8, 9, 4), (2, 1), True, False),  # medium only
+]
+
+
+def physics_inputs(shape, params, seed):
+    """A random velocity model and sponge, sources (two in one cell) and receivers (one on a source)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    nx, ny, nz = shape
+    kappa = (params.courant**2 * rng.uniform(0.4, 1.0, shape)).astype(np.float32)
+    damp = np.zeros(shape, np.float32)
+    damp[:2] = damp[-2:] = 0.05
+    damp[:, :2] = 0.08
+    sources = [(1, 2, 1), (nx // 2, ny // 2, nz // 2), (nx // 2, ny // 2, nz // 2), (nx - 1, ny - 2, nz - 1)]
+    receivers = [(nx // 2, ny // 2, nz // 2), (2, ny - 1, 0), (nx - 3, 1, nz - 1)]
+    return kappa, damp, sources, receivers, rng
+
+
+def run_physics_case(order, size, nt, shape, heights, medium=True, points=True) -> str:
+    """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding."""
+    import numpy as np
+
+    from diamondlab.engine.cpu_backend import CPUBackend
+    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.numerics import WaveParameters
+
+    params = WaveParameters(order=order)
+    kappa, damp, sources, receivers, rng = physics_inputs(shape, params, order + size)
+    prev = rng.standard_normal(shape).astype(np.float32)
+    curr = rng.standard_normal(shape).astype(np.float32)
+    backends = [CUDABackend(params, shape, size, nt), CUDABackend(params, shape, size, nt),
+                CPUBackend(params, shape, size, nt)]
+    if not points:
+        sources, receivers = [], []
+    for b in backends:
+        if medium:
+            b.set_medium(kappa, damp)
+        b.set_points(sources, receivers)
+        b.set_fields(prev, curr)
+    backends[0].compile()
+    traces = [[], [], []]
+    for h in heights:
+        samples = rng.standard_normal((max(len(sources), 1), h)).astype(np.float32)
+        traces[0].append(backends[0].sweep(h, samples))
+        traces[1].append(backends[1].step(h, samples))
+        traces[2].append(backends[2].step(h, samples))
+    (dt, sw, cpu) = ([*b.fields(), np.concatenate(t)] for b, t in zip(backends, traces, strict=True))
+    for name, x, y in zip(("prev", "curr", "receivers"), dt, sw, strict=True):
+        if not np.array_equal(x, y):
+            raise AssertionError(f"NO={order} DTS={size} physics: DiamondTorre != stepwise in {name}: "
+                                 f"max diff {np.abs(x - y).max()}")
+    if dt[2].shape != (sum(heights), len(receivers)) or (receivers and not np.abs(dt[2]).max() > 0):
+        raise AssertionError(f"NO={order} DTS={size} physics: receiver values {dt[2].shape} look empty")
+    rel = max(float(np.abs(x - y).max() / np.abs(y).max()) for x, y in zip(sw, cpu, strict=True) if y.size)
+    if rel > 1e-5:
+        raise AssertionError(f"NO={order} DTS={size} physics: CUDA vs CPU max relative diff {rel}")
+    return (f"ok physics NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} medium={medium} "
+            f"points={points} cpu_rel={rel:.1e}")
+
+
 def run_simulation() -> str:
     """``Simulation(backend='cuda')`` (DiamondTorre) against ``backend='cpu'`` (stepwise)."""
     import numpy as np
@@ -82,17 +149,26 @@ def run_simulation() -> str:
     rel = float(np.abs(out[0] - out[1]).max() / np.abs(out[1]).max())
     if rel > 1e-5:
         raise AssertionError(f"Simulation(backend='cuda') vs cpu: max relative diff {rel}")
-    # "auto" finds the (simulated) GPU, which has no sources: it must fall back to the CPU
-    import warnings
+    # sources, receivers, a layered model and the default sponge run on the (simulated) GPU
+    from diamondlab.media import layered_model
+    from diamondlab.sources import Receiver, Source
 
-    from diamondlab.sources import Source
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        auto = Simulation((12, 10, 6), order=2, backend="auto", sources=[Source((5, 5, 3), frequency=0.05)])
-    if auto.backend_name != "cpu" or not any("using the CPU" in str(w.message) for w in caught):
-        raise AssertionError(f"backend='auto' with sources chose {auto.backend_name!r}")
-    return f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}; 'auto' with sources falls back to the CPU"
+    runs = []
+    for backend in ("auto", "cpu"):
+        sim = Simulation((14, 12, 12), order=2, size=2, nt=3, backend=backend, initial="zero",
+                         velocity=layered_model((14, 12, 12), (1.0, 1.5)), sponge=3,
+                         sources=[Source((6.5, 5.2, 4.0), frequency=0.05)],
+                         receivers=[Receiver((3.0, 4.0, 7.5)), Receiver((6, 5, 4))])
+        sim.run(8)
+        runs.append((sim.backend_name, sim.field, sim.traces))
+    if runs[0][0] != "cuda":
+        raise AssertionError(f"backend='auto' with sources chose {runs[0][0]!r}, not the (simulated) GPU")
+    prel = max(float(np.abs(a - b).max() / np.abs(b).max())
+               for a, b in zip(runs[0][1:], runs[1][1:], strict=True))
+    if prel > 1e-5:
+        raise AssertionError(f"Simulation with physics: cuda vs cpu max relative diff {prel}")
+    return (f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}; "
+            f"with physics on 'auto' (cuda) rel={prel:.1e}")
 
 
 def main(argv: list[str]) -> int:
@@ -103,6 +179,9 @@ def main(argv: list[str]) -> int:
     for case in CASES:
         if case[0] in wanted:
             print(run_case(*case), flush=True)
+    for case in PHYSICS_CASES:
+        if case[0] in wanted:
+            print(run_physics_case(*case), flush=True)
     if not argv:
         print(run_simulation(), flush=True)
     return 0

@@ -89,7 +89,10 @@ def test_import_does_not_load_numba_cuda():
 
 @pytest.mark.slow
 def test_kernels_under_cuda_simulator():
-    """DiamondTorre == stepwise bit for bit and == CPU, every built (NO, DTS), in the simulator."""
+    """DiamondTorre == stepwise bit for bit and == CPU, every built (NO, DTS), in the simulator.
+
+    Also with a velocity model, a sponge, sources and receivers (fields and receiver values).
+    """
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run(
         [sys.executable, str(HERE / "cuda_sim_cases.py")],
@@ -100,6 +103,7 @@ def test_kernels_under_cuda_simulator():
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("ok NO=") == 11, out.stdout
+    assert out.stdout.count("ok physics NO=") == 5, out.stdout
     assert "ok Simulation" in out.stdout, out.stdout
 
 
