@@ -14,7 +14,10 @@ inner edge to ``eta_max = 3 c_max ln(1 / R) / (2 width h)`` at the face
 (``R`` the target reflection, 1e-2 by default: a gentler ramp reflects less
 off the sponge itself; 16 cells cut the echo of a zero boundary by 25 dB in
 ``tests/engine/test_physics.py``).  The kernels take ``s = eta dt / 2``.
-NumPy only.
+Because ``eta`` grows with the depth into the layer and the depth of a cell
+is the largest of its three per-axis depths, the sponge is the maximum of
+three 1D profiles (:func:`damping_profiles`), which is what the GPU engine
+keeps instead of a third field.  NumPy only.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 __all__ = [
     "anomaly_model",
     "check_velocity",
+    "damping_profiles",
     "example_model",
     "layered_model",
     "sponge_damping",
@@ -111,11 +115,39 @@ def sponge_damping(
             f"use width <= {(min(shape) - 1) // 2}"
         )
     eta_max = 3.0 * velocity_max * np.log(1.0 / reflection) / (2.0 * width * spacing)
-    depth = np.zeros(shape)
-    for axis, n in enumerate(shape):
+    # a cell's depth into the layer is the largest of its per-axis depths and s grows with depth,
+    # so s is the maximum of three float32 profiles (the same floats as from the 3D depth)
+    profiles = []
+    for n in shape:
         i = np.arange(n)
-        d = np.maximum(width - i, 0) + np.maximum(i - (n - 1 - width), 0)  # cells into the layer
-        d = d.reshape([-1 if a == axis else 1 for a in range(3)])
-        depth = np.maximum(depth, d)
-    eta = eta_max * (depth / width) ** 2
-    return (eta * dt / 2.0).astype(np.float32)
+        depth = np.maximum(width - i, 0) + np.maximum(i - (n - 1 - width), 0)  # cells into the layer
+        profiles.append((eta_max * (depth / width) ** 2 * dt / 2.0).astype(np.float32))
+    sx, sy, sz = profiles
+    out = np.empty(shape, dtype=np.float32)
+    np.maximum(sx[:, None, None], sy[None, :, None], out=out)
+    np.maximum(out, sz[None, None, :], out=out)
+    return out
+
+
+def damping_profiles(damp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-axis profiles ``(sx, sy, sz)`` with ``damp[x, y, z] == max(sx[x], sy[y], sz[z])``.
+
+    Exact for every :func:`sponge_damping` layer; any other array raises
+    ``ValueError`` (the GPU engine runs only such separable damping).
+
+    >>> sx, sy, sz = damping_profiles(sponge_damping((12, 10, 14), 3, 1.0, 1.0, 0.5))
+    >>> sx.shape, sy.shape, sz.shape, float(sx[6]), bool(sz[0] > 0)
+    ((12,), (10,), (14,), 0.0, True)
+    """
+    damp = np.asarray(damp, dtype=np.float32)
+    if damp.ndim != 3:
+        raise ValueError(f"damp must be a 3D array; got shape {damp.shape}")
+    sx, sy, sz = (damp.min(axis=axes) for axes in ((1, 2), (0, 2), (0, 1)))
+    syz = np.maximum(sy[:, None], sz[None, :])
+    for x in range(damp.shape[0]):  # one plane at a time: no second full-size array
+        if not np.array_equal(np.maximum(sx[x], syz), damp[x]):
+            raise ValueError(
+                "damp is not the maximum of per-axis profiles (a sponge_damping layer); the CUDA "
+                "engine runs only such sponges: use backend='cpu' for other damping"
+            )
+    return sx, sy, sz

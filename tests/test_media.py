@@ -1,7 +1,14 @@
 import numpy as np
 import pytest
 
-from diamondlab.media import anomaly_model, check_velocity, example_model, layered_model, sponge_damping
+from diamondlab.media import (
+    anomaly_model,
+    check_velocity,
+    damping_profiles,
+    example_model,
+    layered_model,
+    sponge_damping,
+)
 
 
 def test_example_models_have_the_grid_shape_and_positive_values():
@@ -35,3 +42,14 @@ def test_sponge_profile():
     assert s[0, 15, 15] == pytest.approx(eta_max * 0.25 / 2, rel=1e-6)
     with pytest.raises(ValueError, match="leaves no interior"):
         sponge_damping((10, 30, 30), 5, 1.0, 1.0, 0.1)
+
+
+def test_sponge_is_the_maximum_of_three_profiles():
+    damp = sponge_damping((21, 18, 25), 5, velocity_max=1.5, spacing=1.0, dt=0.3)
+    sx, sy, sz = damping_profiles(damp)
+    rebuilt = np.maximum(np.maximum(sx[:, None, None], sy[None, :, None]), sz[None, None, :])
+    assert np.array_equal(rebuilt, damp) and rebuilt.dtype == np.float32
+    bumpy = damp.copy()
+    bumpy[10, 9, 12] = 0.5  # one damped cell inside: not separable
+    with pytest.raises(ValueError, match="per-axis profiles"):
+        damping_profiles(bumpy)

@@ -23,6 +23,7 @@ import numpy as np
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.points import point_tables
+from diamondlab.media import damping_profiles
 from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
 
 __all__ = ["CUDABackend", "device_memory"]
@@ -178,34 +179,53 @@ class CUDABackend:
 
     # ----------------------------------------------------------------- physics
     def _select_kernels(self) -> None:
+        medium = None if self._medium is None else ("sponge" if np.ndim(self._medium[0]) == 0 else "model")
         self.kernels = self._kernels_api.cuda_kernels(
-            *self._variant_args, medium=self._medium is not None, points=self._points is not None
+            *self._variant_args, medium=medium, points=self._points is not None
         )
 
     def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
         """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2`` on the device.
 
         ``(None, None)`` selects the constant-K kernels without sponge.  A
-        medium takes two more field-sized arrays of GPU memory (``ValueError``
-        before anything is copied if they do not fit).
+        ``kappa`` with one value everywhere (or None) is kept as that number;
+        a velocity model takes one more field-sized array of GPU memory
+        (``ValueError`` before anything is copied if it does not fit).  The
+        damping must be separable (:func:`~diamondlab.media.damping_profiles`,
+        true of every sponge layer): per axis the profiles of ``1 - s`` and
+        ``1 / (1 + s)`` are kept (both monotone in ``s``, so the cell's value is
+        the minimum of its three), not an array.
         """
         if kappa is None and damp is None:
             self._medium = None
             self._select_kernels()
             return
-        ncells = int(np.prod(self.shape, dtype=np.int64))
-        if self._medium is None and not self._kernels_api.simulator_enabled():
-            free, total = device_memory()
-            if 2 * 4 * ncells + MEMORY_MARGIN_BYTES > free:
-                raise ValueError(
-                    f"a velocity model or sponge on shape {self.shape} needs {8 * ncells / 2**30:.2f} GiB "
-                    f"more GPU memory (per-cell K and damping) but {free / 2**30:.2f} GiB are free: "
-                    "use a smaller shape or backend='cpu'"
-                )
-        k = np.full(self.shape, self.params.courant**2, np.float32) if kappa is None else kappa
-        d = np.zeros(self.shape, np.float32) if damp is None else damp
+        d = np.zeros(self.shape, np.float32) if damp is None else self._host(damp, "damp").reshape(self.shape)
+        profiles = damping_profiles(d)
         cuda = self._cuda
-        self._medium = (cuda.to_device(self._host(k, "kappa")), cuda.to_device(self._host(d, "damp")))
+        if kappa is None:
+            k = np.float32(self.params.courant**2)
+        else:
+            kappa = self._host(kappa, "kappa")
+            k = kappa[0] if kappa.min() == kappa.max() else kappa
+        if np.ndim(k):
+            ncells = k.size
+            if not self._kernels_api.simulator_enabled():
+                free, _ = device_memory()
+                held = 0 if self._medium is None or np.ndim(self._medium[0]) == 0 else 4 * ncells
+                if 4 * ncells + MEMORY_MARGIN_BYTES > free + held:
+                    raise ValueError(
+                        f"a velocity model on shape {self.shape} needs {4 * ncells / 2**30:.2f} GiB more "
+                        f"GPU memory (K per cell) but {free / 2**30:.2f} GiB are free: use a smaller "
+                        "shape or backend='cpu'"
+                    )
+            self._medium = None  # free a previous model first
+            k = cuda.to_device(k)
+        else:
+            k = np.float32(k)
+        one = np.float32(1.0)
+        factors = [one - p for p in profiles] + [one / (one + p) for p in profiles]  # float32, monotone in s
+        self._medium = (k, *(cuda.to_device(np.ascontiguousarray(f, dtype=np.float32)) for f in factors))
         self._select_kernels()
 
     def set_points(self, sources=(), receivers=()) -> None:

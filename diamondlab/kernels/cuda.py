@@ -258,14 +258,15 @@ def sweep_events(owner, ntorres: int, nt: int, columns, point_z, point_kind, poi
 @functools.cache
 def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                 medium: bool = False, points: bool = False) -> ModuleType:
+                 medium: str | None = None, points: bool = False) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default:
     :data:`DEFAULT_MAX_REGISTERS`); ``yz = (ny, nz)`` specialises the sweep
     for one grid's y and z sizes (see :func:`~diamondlab.kernels.cuda_source.generate_source`);
-    ``medium`` and ``points`` build the variant with per-cell K and sponge,
-    and with source and receiver events.
+    ``medium`` (``"sponge"``: one K and a separable damping; ``"model"``:
+    K per cell and the damping) and ``points`` (source and receiver events)
+    select the physics variant.
 
     Its kernels: ``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)`` and
     ``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
@@ -277,7 +278,7 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     sim = simulator_enabled()
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory, medium=medium, points=points)
-    variant = ("_medium" if medium else "") + ("_points" if points else "") + ("_sim" if sim else "")
+    variant = (f"_{medium}" if medium else "") + ("_points" if points else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
     module.compiled = {}
     return module
@@ -336,7 +337,8 @@ def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0,
                     compile_only: bool = False, medium: tuple = ()) -> None:
     """One stepwise step on device arrays: ``B <- level n+1`` from ``A`` (level n) and ``B``.
 
-    ``medium = (Kappa, Damp)`` for a module built with ``medium=True``.
+    ``medium = (K, AX, AY, AZ, RX, RY, RZ)`` for a module built with a medium
+    (``K`` a float32 for ``"sponge"``, the per-cell array for ``"model"``).
     """
     nx, ny, nz = shape
     bz, by = STEPWISE_BLOCK
@@ -379,8 +381,8 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     ``counter`` before this launch and ``epoch`` a number larger than every
     value in ``done``.  ``compile_only=True`` compiles (or loads from the disk
     cache) and prepares the kernel without launching it (both helpers).
-    ``extra`` are the variant's trailing arguments: ``(Kappa, Damp)`` with
-    ``medium``, then ``(ev_ptr, events, src_samples, rec_vals)`` with ``points``.
+    ``extra`` are the variant's trailing arguments: ``(K, AX, AY, AZ, RX, RY, RZ)`` with
+    a ``medium``, then ``(ev_ptr, events, src_samples, rec_vals)`` with ``points``.
     """
     nx, ny, nz = shape
     torre_x0, torre_yc, deps = schedule_arrays

@@ -89,7 +89,7 @@ class _Emitter:
 
 def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                     yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                    medium: bool = False, points: bool = False) -> str:
+                    medium: str | None = None, points: bool = False) -> str:
     """Device function that runs one torre; ``interior`` drops every bounds check.
 
     With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
@@ -97,8 +97,11 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     With ``left_from_memory`` the left neighbours of the tile (the cells that
     left it one tier ago, already stored) are re-read from L2 every tier
     instead of being kept in registers: ``ShS`` fewer registers per row.
-    With ``medium`` every cell update reads its ``K`` and damping from
-    ``Kappa`` and ``Damp``; with ``points`` the tier's source and receiver
+    With ``medium`` (``"sponge"``: one ``K`` for all cells, ``kap``;
+    ``"model"``: ``K`` per cell from ``Kappa``) cell updates are damped with
+    ``1 - s = min(AX[x], AY[y], AZ[z])`` and ``1 / (1 + s) = min(RX[x],
+    RY[y], RZ[z])`` (no division in the kernel): the z and y profiles are read
+    once per torre, the x ones once per tier and column; with ``points`` the tier's source and receiver
     events (``events[ev:ev_hi]``, sorted by tier) act on the new level in
     registers before anything is stored.
     """
@@ -143,7 +146,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         idx = addr(u, v)
         return f"{array}[{idx}]" if sim else f"{array}[uint64({idx})]"
 
-    extra = ", Kappa, Damp" if medium else ""
+    extra = _MEDIUM_ARGS[medium]
     extra += ", events, ev, ev_hi, src_samples, rec_vals" if points else ""
     e = _Emitter()
     e(0, "@cuda.jit(device=True)")
@@ -166,6 +169,17 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         for v in yhalo_rows:
             e(1, f"yv = yc + ({v})")
             e(1, f"yin_{_enc(v)} = yv >= 0 and yv < ny")
+    if medium:
+        # the torre's damping rows: min(AY[y], AZ[z]), min(RY[y], RZ[z]) (rows outside the domain: unused)
+        e(1, "az = AZ[zc]")
+        e(1, "rz = RZ[zc]")
+        for v, _ in rows:
+            for p in ("a", "r"):
+                row = f"lower({p.upper()}Y[yc + ({v})], {p}z)"
+                if interior:
+                    e(1, f"{p}yz_{_enc(v)} = {row}")
+                else:
+                    e(1, f"{p}yz_{_enc(v)} = {row} if yin_{_enc(v)} else {p}z")
     # ---- initial state: level n on the prefix (T_{-1}), level n-1 on T_0
     e(1, "base = (int64(x0) * {} + yc) * {} + zc".format(*dims.split(", ")))
     if not interior:
@@ -231,6 +245,13 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             e(2, f"{_h(u, v)} = {load('A', u, v)}")
         else:
             e(2, f"{_h(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
+    if medium:
+        for u in range(1 - radius, radius + 1):
+            for p in ("a", "r"):
+                if interior:
+                    e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})]")
+                else:
+                    e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})] if xin_{_enc(u)} else ONE")
     # level n of the tile to shared memory for the z derivative
     for (u, v), c in cell_index.items():
         e(2, f"{shared(c)} = {_f(u, v)} if active else ZERO")
@@ -242,7 +263,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     for (u, v), c in cell_index.items():
         args = [_f(u, v), _g(u, v)]
         if medium:
-            args += [load_ro("Kappa", u, v), load_ro("Damp", u, v)]
+            kap = "kap" if medium == "sponge" else load_ro("Kappa", u, v)
+            args += [kap, f"lower(ax_{_enc(u)}, ayz_{_enc(v)})", f"lower(rx_{_enc(u)}, ryz_{_enc(v)})"]
         args.append(coeff_args)
         for d in range(1, shs + 1):
             args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
@@ -331,15 +353,27 @@ def cell_update(f0, g, {coeff_args}, {nb_args}):
 
 
 @cuda.jit(device=True)
-def cell_update_medium(f0, g, kap, s, {coeff_args}, {nb_args}):
+def cell_update_medium(f0, g, kap, a, r, {coeff_args}, {nb_args}):
     """As cell_update with the bare weights, K = kap per cell and a sponge s = eta dt / 2.
 
-    ``u+ = ((2u - (1 - s) u-) + K lap) / (1 + s)``, the order of diamondlab.kernels.cpu.
+    ``u+ = ((2u - a u-) + K lap) r`` with ``a = 1 - s`` and ``r = 1 / (1 + s)``
+    given (a division per cell costs the unrolled tile its speed); the CPU
+    engine divides by ``1 + s``: the two agree to float32 rounding.
     """
     lap = c0 * f0
 {lap_lines}
-    return (((f0 + f0) - (ONE - s) * g) + kap * lap) / (ONE + s)
+    return (((f0 + f0) - a * g) + kap * lap) * r
+
+
+@cuda.jit(device=True)
+def lower(a, b):
+    """The smaller of two profile values (exact: any grouping of min gives the same float)."""
+    return a if a < b else b
 '''
+
+#: Trailing arguments of the medium variants (after the coefficients).
+_PROFILES = ", AX, AY, AZ, RX, RY, RZ"
+_MEDIUM_ARGS = {None: "", "sponge": ", kap" + _PROFILES, "model": ", Kappa" + _PROFILES}
 
 
 _LDCG_IMPORT = """
@@ -349,7 +383,7 @@ LDCG = ldcg_intrinsic()  # ld.global.cg without the negative-index check
 """
 
 
-def _stepwise_kernel(order: int, jit_opts: str, sim: bool, medium: bool = False) -> str:
+def _stepwise_kernel(order: int, jit_opts: str, sim: bool, medium: str | None = None) -> str:
     shs = order // 2
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     e = _Emitter()
@@ -358,7 +392,7 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool, medium: bool = False)
         return f"{array}[{idx}]" if sim else f"{array}[uint64({idx})]"
 
     e(0, f"@cuda.jit({jit_opts})")
-    e(0, f"def stepwise_step(A, B, nx, ny, nz, xchunk, coeffs{', Kappa, Damp' if medium else ''}):")
+    e(0, f"def stepwise_step(A, B, nx, ny, nz, xchunk, coeffs{_MEDIUM_ARGS[medium]}):")
     e(1, '"""One step B <- level n+1; z across threads, streaming over x with a register queue."""')
     e(1, "z = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x")
     e(1, "y = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y")
@@ -378,11 +412,14 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool, medium: bool = False)
     for d in range(-shs, shs + 1):
         e(1, f"xq = xs + ({d})")
         e(1, f"q{_enc(d)} = {at('A', 'xq * sx + col')} if xq >= 0 and xq < nx else ZERO")
+    if medium:
+        e(1, "ayz = lower(AY[y], AZ[z])")
+        e(1, "ryz = lower(RY[y], RZ[z])")
     e(1, "for x in range(xs, xe):")
     e(2, "i = x * sx + col")
     args = [f"q{_enc(0)}", "gv"]
     if medium:
-        args += [at("Kappa", "i"), at("Damp", "i")]
+        args += ["kap" if medium == "sponge" else at("Kappa", "i"), "lower(AX[x], ayz)", "lower(RX[x], ryz)"]
     args.append(coeff_args)
     for d in range(1, shs + 1):
         e(2, f"ym{d} = {at('A', f'i - {d} * nz')} if ym{d}ok else ZERO")
@@ -413,7 +450,7 @@ def apply_points(B, k, pt_index, pt_kind, pt_slot, src_samples, rec_vals):
 '''
 
 
-def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: bool = False,
+def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str | None = None,
                   points: bool = False) -> str:
     shs = order // 2
     radius = shs * size
@@ -421,7 +458,7 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: bool 
     e = _Emitter()
     e(0, f"@cuda.jit({jit_opts})")
     e(0, "def diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,")
-    medium_args = ", Kappa, Damp" if medium else ""
+    medium_args = _MEDIUM_ARGS[medium]
     point_args = ", ev_ptr, events, src_samples, rec_vals" if points else ""
     e(0, f"                       ticket_base, epoch, coeffs{medium_args}{point_args}):")
     e(1, '"""One DiamondTorre sweep of height nt: one block per torre, one launch per sweep."""')
@@ -480,7 +517,7 @@ def generate_source(
     simulator: bool = False,
     yz: tuple[int, int] | None = None,
     left_from_memory: bool = False,
-    medium: bool = False,
+    medium: str | None = None,
     points: bool = False,
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
@@ -498,9 +535,11 @@ def generate_source(
         registers); the kernel must then only be launched on such grids.
     left_from_memory : bool
         Re-read the tile's left neighbours from L2 each tier (fewer registers).
-    medium : bool
-        Both kernels take per-cell ``Kappa`` (``K``) and ``Damp`` (sponge) arrays
-        and the bare weights as ``coeffs``.
+    medium : None, "sponge" or "model"
+        Both kernels take the bare weights as ``coeffs``, then ``K`` (the float32
+        ``kap`` for ``"sponge"``, the per-cell array ``Kappa`` for ``"model"``)
+        and the damping profiles ``AX, AY, AZ`` of ``1 - s`` and ``RX, RY, RZ`` of
+        ``1 / (1 + s)`` (each the minimum of its three profiles).
     points : bool
         The sweep takes source and receiver events (``ev_ptr, events,
         src_samples, rec_vals``, see :func:`diamondlab.kernels.cuda.sweep_events`);
