@@ -157,21 +157,19 @@ class Simulation:
         )
         self.algorithm = algorithm
         kappa, damp = self.physics.medium(self.params.dt)
-        needs = kappa is not None or self.physics.has_points
+        medium = (kappa, damp) if kappa is not None or self.physics.has_points else None
         self.backend_name = resolve_backend(backend)
         try:
-            self._make_backend(shape, size, nt, needs)
+            self._make_backend(shape, size, nt, medium)
         except ValueError as err:
             if backend != "auto" or self.backend_name == "cpu":
                 raise
-            # "auto" picked the GPU, which cannot run this problem: the CPU engine can
+            # "auto" picked the GPU, which cannot run this problem (e.g. no memory left for a
+            # velocity model): the CPU engine can
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=2)
             self.backend_name = "cpu"
-            self._make_backend(shape, size, nt, needs)
+            self._make_backend(shape, size, nt, medium)
         self.shape = self.backend.shape
-        if needs:
-            self.backend.set_medium(kappa, damp)
-            self.backend.set_points(self.physics.source_points.cells, self.physics.receiver_points.cells)
         self._traces: list[np.ndarray] = []
         self.pulse_width = pulse_width if pulse_width is not None else max(2.0, min(self.shape) / 12)
         self._initial = initial
@@ -180,9 +178,10 @@ class Simulation:
         self.last_run: RunStats | None = None
         self.reset(initial)
 
-    def _make_backend(self, shape, size, nt, needs_physics: bool) -> None:
+    def _make_backend(self, shape, size, nt, medium: tuple | None) -> None:
+        """Build the backend; with ``medium = (kappa, damp)`` also hand it the medium and the points."""
         cls = get_backend(self.backend_name)
-        if needs_physics and not (hasattr(cls, "set_medium") and hasattr(cls, "set_points")):
+        if medium is not None and not (hasattr(cls, "set_medium") and hasattr(cls, "set_points")):
             raise ValueError(
                 f"backend {self.backend_name!r} does not run velocity models, sponges, sources or "
                 "receivers yet; use backend='cpu'"
@@ -201,6 +200,9 @@ class Simulation:
         self.size = size
         self.nt = default_nt if nt is None else nt
         self.backend = cls(self.params, shape, self.size, self.nt)
+        if medium is not None:
+            self.backend.set_medium(*medium)
+            self.backend.set_points(self.physics.source_points.cells, self.physics.receiver_points.cells)
 
     # ------------------------------------------------------------ state
     @property
