@@ -14,6 +14,7 @@ import numpy as np
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
 from diamondlab.kernels.points import point_tables
+from diamondlab.media import damping_profiles
 from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
 
 __all__ = ["CPUBackend", "check_shape"]
@@ -65,7 +66,7 @@ class CPUBackend:
         padded = tuple(n + 2 * self.halo for n in self.shape)
         self._prev = np.zeros(padded, dtype=np.float32)
         self._curr = np.zeros(padded, dtype=np.float32)
-        self._medium: tuple[np.ndarray, np.ndarray] | None = None
+        self._medium: tuple | None = None  # (variant, K, AX, AY, AZ, RX, RY, RZ)
         self._weights = bare_weights(params.order)
         self._points = point_tables(self.shape, self.halo)
 
@@ -95,18 +96,35 @@ class CPUBackend:
     def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
         """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2``.
 
-        ``(None, None)`` selects the constant-K kernels without sponge.
+        ``(None, None)`` selects the constant-K kernels without sponge.  A
+        ``kappa`` with one value everywhere (or None) is kept as that number
+        (the ``sponge`` kernels), any other as a padded array (``model``).  The
+        damping must be separable (:func:`~diamondlab.media.damping_profiles`,
+        true of every sponge layer): the kernels take per-axis profiles of
+        ``1 - s`` and ``1 / (1 + s)``, the cell's value the minimum of its three.
         """
         if kappa is None and damp is None:
             self._medium = None
             return
-        padded = self._prev.shape
-        k = np.zeros(padded, dtype=np.float32)
-        d = np.zeros(padded, dtype=np.float32)
-        k[self._interior] = self.params.courant**2 if kappa is None else kappa
-        if damp is not None:
-            d[self._interior] = damp
-        self._medium = (k, d)
+        d = np.zeros(self.shape, np.float32) if damp is None else np.asarray(damp, dtype=np.float32)
+        if d.shape != self.shape:
+            raise ValueError(f"damp must have shape {self.shape}; got {d.shape}")
+        one, h = np.float32(1.0), self.halo
+        profiles = damping_profiles(d)
+        factors = [one - p for p in profiles] + [one / (one + p) for p in profiles]  # float32
+        padded = [np.pad(f, h, constant_values=one) for f in factors]
+        if kappa is None:
+            variant, k = "sponge", np.float32(self.params.courant**2)
+        else:
+            kappa = np.asarray(kappa, dtype=np.float32)
+            if kappa.shape != self.shape:
+                raise ValueError(f"kappa must have shape {self.shape}; got {kappa.shape}")
+            if kappa.min() == kappa.max():
+                variant, k = "sponge", np.float32(kappa.flat[0])
+            else:
+                variant, k = "model", np.zeros(self._prev.shape, dtype=np.float32)
+                k[self._interior] = kappa
+        self._medium = (variant, k, *padded)
 
     def set_points(self, sources=(), receivers=()) -> None:
         """Integer ``(x, y, z)`` cells of the source and receiver points (see kernels.points)."""
@@ -116,13 +134,15 @@ class CPUBackend:
         """Compile (or load from Numba's cache) the kernels before anything is timed.
 
         Runs both algorithms once on a throwaway one-tile grid with the same
-        kernel variant (constant or variable medium) as this backend.
+        kernel variant (constant, sponge or model) as this backend.
         """
         tile = DiamondTile(self.params.order, 1)
         shape = (2 * tile.radius, 2 * tile.radius, 1)
         probe = CPUBackend(self.params, shape, 1, 1)
         if self._medium is not None:
-            probe.set_medium(np.zeros(shape, np.float32), np.zeros(shape, np.float32))
+            kappa = np.zeros(shape, np.float32)
+            kappa.flat[0] = self._medium[0] == "model"  # the same variant as this backend
+            probe.set_medium(kappa, np.zeros(shape, np.float32))
         probe.sweep(1)
         probe.step(1)
 
@@ -133,7 +153,7 @@ class CPUBackend:
         if self._medium is None:
             coeffs, medium, variant = self.params.coefficients, (), "constant"
         else:
-            coeffs, medium, variant = self._weights, self._medium, "variable"
+            coeffs, medium, variant = self._weights, self._medium[1:], self._medium[0]
         if schedule is None:
             kernel = getattr(self.kernels, f"stepwise_{variant}")
             kernel(self._curr, self._prev, height, coeffs, *medium, *tables)

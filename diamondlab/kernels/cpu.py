@@ -55,22 +55,33 @@ def column_constant(a, b, base, sx, sy, nzh, {coeff_args}):
         b[p] = ((f0 + f0) - b[p]) + lap
 
 
-@njit(cache=True, nogil=True, error_model="numpy")  # no zero-division check: the z loop vectorises
-def column_variable(a, b, kappa, damp, base, sx, sy, nzh, {coeff_args}):
-    \"\"\"As ``column_constant`` with K per cell (``kappa``) and a damping layer.
+@njit(cache=True, nogil=True)
+def column_sponge(a, b, kap, az, rz, axy, rxy, base, sx, sy, nzh, {coeff_args}):
+    \"\"\"As ``column_constant`` with one K (``kap``) and a damping layer ``s = eta dt / 2``.
 
-    ``damp`` holds ``s = eta dt / 2`` (0 outside the sponge): the damped
-    update ``u+ = ((2u - (1 - s) u-) + K lap) / (1 + s)`` of
-    ``u_tt + eta u_t = c^2 lap u``.  The coefficients are the bare weights.
+    The damped update of ``u_tt + eta u_t = c^2 lap u`` is
+    ``u+ = ((2u - a u-) + K lap) r`` with ``a = 1 - s`` and ``r = 1 / (1 + s)``,
+    each the minimum of per-axis profiles (``axy``, ``rxy``: this column's x
+    and y minimum; ``az``, ``rz``: the z profiles), as on the GPU.  The
+    coefficients are the bare weights.
     \"\"\"
-    one = np.float32(1.0)
     for z in range(uint64(SHS), nzh):
         p = base + z
         f0 = a[p]
         lap = c0 * f0
 {lap_lines}
-        s = damp[p]
-        b[p] = (((f0 + f0) - (one - s) * b[p]) + kappa[p] * lap) / (one + s)
+        b[p] = (((f0 + f0) - min(axy, az[z]) * b[p]) + kap * lap) * min(rxy, rz[z])
+
+
+@njit(cache=True, nogil=True)
+def column_model(a, b, kappa, az, rz, axy, rxy, base, sx, sy, nzh, {coeff_args}):
+    \"\"\"As ``column_sponge`` with K per cell (``kappa``, a velocity model).\"\"\"
+    for z in range(uint64(SHS), nzh):
+        p = base + z
+        f0 = a[p]
+        lap = c0 * f0
+{lap_lines}
+        b[p] = (((f0 + f0) - min(axy, az[z]) * b[p]) + kappa[p] * lap) * min(rxy, rz[z])
 
 
 @njit(cache=True, nogil=True)
@@ -112,7 +123,7 @@ def stepwise_{variant}(F, G, nsteps, coeffs, {extra}xcount, colstart, colcount, 
         for x in prange(SHS, nxh):
             for y in range(SHS, nyh):
                 base = uint64(x) * sx + uint64(y) * sy
-                column_{variant}(a, b, {extra_call}base, sx, sy, nzh, {coeff_args})
+                column_{variant}(a, b, {extra_call_step}base, sx, sy, nzh, {coeff_args})
                 if colstart[x, y] >= 0:
                     column_points(
                         b, x, y, base, step, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals
@@ -145,7 +156,7 @@ def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, co
                     col = uint64(x + SHS) * sx
                     for y in range(lo, hi + 1):
                         base = col + uint64(y + SHS) * sy
-                        column_{variant}(a, b, {extra_call}base, sx, sy, nzh, {coeff_args})
+                        column_{variant}(a, b, {extra_call_dt}base, sx, sy, nzh, {coeff_args})
                     if xcount[x + SHS] > 0:  # points act after the column: a tier's cells are independent
                         for y in range(lo, hi + 1):
                             if colstart[x + SHS, y + SHS] >= 0:
@@ -154,6 +165,11 @@ def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, co
                                     colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals
                                 )
 """
+
+
+# the medium variants' arguments: K, then the per-axis profiles of 1 - s (A) and 1 / (1 + s) (R)
+_PROFILE_ARGS = "{k}, AX, AY, AZ, RX, RY, RZ, "
+_PROFILE_CALL = "{k}, AZ, RZ, min(AX[{x}], AY[{y}]), min(RX[{x}], RY[{y}]), "
 
 
 def generate_source(order: int) -> str:
@@ -180,15 +196,17 @@ def generate_source(order: int) -> str:
             coeff_unpack=unpack,
             extra=extra,
             extra_flat=flat,
-            extra_call=call,
+            extra_call_step=call.format(x="x", y="y"),
+            extra_call_dt=call.format(x="x + SHS", y="y + SHS"),
         )
         for variant, extra, flat, call in (
             ("constant", "", "", ""),
+            ("sponge", _PROFILE_ARGS.format(k="kap"), "", _PROFILE_CALL.format(k="kap", x="{x}", y="{y}")),
             (
-                "variable",
-                "Kappa, Damp, ",
-                "kappa = Kappa.reshape(Kappa.size); damp = Damp.reshape(Damp.size)",
-                "kappa, damp, ",
+                "model",
+                _PROFILE_ARGS.format(k="Kappa"),
+                "kappa = Kappa.reshape(Kappa.size)",
+                _PROFILE_CALL.format(k="kappa", x="{x}", y="{y}"),
             ),
         )
     )
@@ -205,13 +223,14 @@ def generate_source(order: int) -> str:
 def cpu_kernels(order: int) -> ModuleType:
     """The compiled kernel module for stencil order ``order`` (built once per process).
 
-    Its kernels, each in a ``constant`` variant (K folded into ``coeffs``)
-    and a ``variable`` one (bare weights, then per-cell ``Kappa`` and
-    ``Damp`` arrays)::
+    Its kernels, each in a ``constant`` variant (K folded into ``coeffs``),
+    a ``sponge`` one (bare weights, one float32 ``kap`` and the padded
+    per-axis damping profiles ``AX, AY, AZ`` of ``1 - s`` and ``RX, RY, RZ`` of
+    ``1 / (1 + s)``) and a ``model`` one (the same with a per-cell ``Kappa``)::
 
-        stepwise_<variant>(F, G, nsteps, coeffs, [Kappa, Damp,] *tables)
+        stepwise_<variant>(F, G, nsteps, coeffs, [K, AX, AY, AZ, RX, RY, RZ,] *tables)
         diamondtorre_<variant>(F, G, nt, radius, torre_x0, torre_yc, stage_start,
-                               coeffs, [Kappa, Damp,] *tables)
+                               coeffs, [K, AX, AY, AZ, RX, RY, RZ,] *tables)
 
     where ``tables`` is :meth:`diamondlab.kernels.points.PointTables.kernel_args`.
     """

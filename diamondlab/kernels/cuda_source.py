@@ -357,8 +357,8 @@ def cell_update_medium(f0, g, kap, a, r, {coeff_args}, {nb_args}):
     """As cell_update with the bare weights, K = kap per cell and a sponge s = eta dt / 2.
 
     ``u+ = ((2u - a u-) + K lap) r`` with ``a = 1 - s`` and ``r = 1 / (1 + s)``
-    given (a division per cell costs the unrolled tile its speed); the CPU
-    engine divides by ``1 + s``: the two agree to float32 rounding.
+    given (a division per cell costs the unrolled tile its speed), the
+    formula of the CPU engine's ``column_sponge``/``column_model``.
     """
     lap = c0 * f0
 {lap_lines}
