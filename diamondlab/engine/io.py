@@ -84,9 +84,9 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
     if physics.velocity_model is not None:
         record["velocity_model"] = physics.velocity_model
     kappa, damp = physics.medium(p.dt)
-    if (
-        kappa is not None
-    ):  # the per-cell update: ((2u - (1 - s) u-) + K lap u) / (1 + s), lap with bare weights
+    if kappa is not None:
+        # the per-cell update: ((2u - a u-) + K lap u) * r with a = 1 - s and r = 1 / (1 + s) in
+        # float32, lap with bare weights
         record["kappa"] = kappa
         record["damp"] = damp if damp is not None else np.zeros_like(kappa)
     if physics.has_points:  # what each source cell adds at every step, and where receivers sample
