@@ -12,9 +12,19 @@ run.  It owns the two field arrays (levels ``n - 1`` and ``n``) and offers::
     set_fields(prev, curr)   # host float32 arrays of shape (nx, ny, nz)
     fields() -> (prev, curr) # host copies, in (x, y, z) order
     current_view()           # u^n for reading between steps: a view where possible
-    step(nsteps)             # stepwise time stepping
-    sweep(height)            # one DiamondTorre sweep of 1 <= height <= nt steps
+    step(nsteps[, src_samples]) -> receiver values   # stepwise time stepping
+    sweep(height[, src_samples]) -> receiver values  # one DiamondTorre sweep, 1 <= height <= nt
     synchronize()            # wait until queued work is done (timing)
+
+and, for physics (:mod:`diamondlab.engine.physics`)::
+
+    set_medium(kappa, damp)          # per-cell K and sponge damping, or (None, None)
+    set_points(sources, receivers)   # integer (x, y, z) cells of the point sources and receivers
+
+where ``src_samples`` is ``(npoints, steps)`` float32 (what each source point
+adds at each step) and the receiver values are ``(steps, nreceivers)``.
+Both engines run DiamondTorre bit for bit equal to their stepwise kernel
+with all of it switched on.
 
 and the class attributes ``name``, ``available() -> bool``,
 ``unavailable_reason() -> str`` and ``default_tiling(order) -> (DTS, Nt)``.  The

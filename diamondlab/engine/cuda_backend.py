@@ -5,7 +5,9 @@ float32 device arrays of exactly ``nx * ny * nz`` cells each (no halo); they
 stay on the device between calls and are copied to the host only by
 :meth:`CUDABackend.fields`.  Besides them the backend holds only the stage
 schedules (a few ints per torre) and the sweep's completion flags, far under
-one percent of the fields.
+one percent of the fields; with physics also the sponge's 1D profiles, the
+source and receiver events and, for a velocity model only, one more field
+(``K`` per cell).
 
 Everything the backend cannot run raises ``ValueError`` in the constructor,
 before any device memory is taken: an (NO, DTS) pair the engine does not
