@@ -299,9 +299,7 @@ class CUDABackend:
             cuda = self._cuda
             tile = DiamondTile(self.params.order, self.size)
             s = StageSchedule(DiamondTorre(tile, height), self.shape[0], self.shape[1])
-            deps = self._kernels_api.sweep_dependencies(
-                s.torre_x0, s.torre_yc, s.stage_start, tile.radius
-            )
+            deps = s.dependencies()
             arrays = tuple(
                 cuda.to_device(np.ascontiguousarray(a, dtype=np.int64))
                 for a in (s.torre_x0, s.torre_yc, deps)

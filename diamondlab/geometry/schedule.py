@@ -16,7 +16,11 @@ torre that loses cells to the clipping is a *boundary torre*.
 At every step of the sweep the tiers of all torres tile the plane, so every
 ``(x, y, step)`` vertex of the domain is computed exactly once; because a
 torre leans by exactly the stencil reach, the two field arrays can be updated
-in place.  :class:`StageSchedule` exposes plain int arrays that the kernels
+in place.  A torre needs only the two torres of the previous stage beside it
+(:meth:`StageSchedule.dependencies`), and of them not whole: its tier ``k``
+may start once their tier ``k`` is done (:meth:`StageSchedule.pipeline_violations`
+proves it for any timing), which shortens the critical path of a sweep from
+``Nt`` tiers per stage to one.  :class:`StageSchedule` exposes plain int arrays that the kernels
 consume (``torre_x0``, ``torre_yc``, ``stage_start``) and a vertex-level API
 for tests and drawings.  NumPy only.
 """
@@ -202,10 +206,14 @@ class StageSchedule:
         >>> stage_schedule(order=4, size=2, nt=5, nx=13, ny=10).replay_in_place()
         []
         """
+        return self._replay(self.iter_tiers())
+
+    def _replay(self, tiers) -> list[str]:
+        """Replay ``(stage, torre, k, rows)`` tiers in the given order (see :meth:`replay_in_place`)."""
         shs, nx, ny = self.tile.shs, self.nx, self.ny
         levels = [np.zeros((nx, ny), dtype=np.int64), np.ones((nx, ny), dtype=np.int64)]
         problems: list[str] = []
-        for s, i, k, rows in self.iter_tiers():
+        for s, i, k, rows in tiers:
             src, dst = levels[(k + 1) % 2], levels[k % 2]
             for y, lo, hi in rows:
                 reads = [src[lo : hi + 1, y], dst[lo : hi + 1, y]]
@@ -268,6 +276,123 @@ class StageSchedule:
         row_start = np.concatenate([[0], np.cumsum(widths)])
         cell = row_start[dy + r - 1] + dx - (1 - (r - np.abs(dy)))
         return torre, cell
+
+    # ------------------------------------------------------- tier pipelining
+    def dependencies(self) -> np.ndarray:
+        """The torres of the previous stage at ``yc - R`` and ``yc + R`` of every torre (-1: none).
+
+        The only direct dependencies of a torre; every other torre that its
+        tiers touch is reached through them (paper 000, section 6).
+
+        >>> s = stage_schedule(order=2, size=2, nt=3, nx=8, ny=8)
+        >>> d = s.dependencies()
+        >>> d.shape == (s.ntorres, 2) and bool((d[: s.stage_start[1]] == -1).all())
+        True
+        """
+        r = self.tile.radius
+        deps = np.full((self.ntorres, 2), -1, dtype=np.int64)
+        for st in range(1, self.nstages):
+            prev = {int(self.torre_yc[i]): i for i in self.stage_torres(st - 1)}
+            for i in self.stage_torres(st):
+                for j, dy in enumerate((-r, r)):
+                    deps[i, j] = prev.get(int(self.torre_yc[i]) + dy, -1)
+        return deps
+
+    def pipelined_rounds(self, lag: int = 1) -> list[list[tuple[int, int]]]:
+        """Rounds of ``(torre, k)`` tiers when a tier waits on *tiers*, not whole torres.
+
+        Tier ``k`` of a torre may run once its own tier ``k - 1`` and tier
+        ``min(k + lag, Nt - 1)`` of both its :meth:`dependencies` are done;
+        each round holds every tier ready at its start (they would run at
+        the same time).  ``lag = Nt - 1`` is the whole-torre wait of the
+        one-launch GPU sweep; :meth:`pipeline_violations` says which lags keep
+        the in-place update correct (``lag = 0`` does, ``-1`` does not: the
+        torre two stages back would be waited on one tier too little), and
+        ``len(rounds)`` is the critical path in tiers: ``Nt`` per stage for
+        whole-torre waits, one per stage plus ``Nt - 1`` for ``lag = 0``.
+
+        >>> s = stage_schedule(order=2, size=1, nt=4, nx=8, ny=6)
+        >>> len(s.pipelined_rounds(3)) == s.nstages * 4, len(s.pipelined_rounds(1)) < s.nstages * 4
+        (True, True)
+        """
+        if not isinstance(lag, (int, np.integer)) or lag < -1:
+            raise ValueError(f"lag must be an int >= -1; got {lag!r}")
+        nt, deps = self.nt, self.dependencies()
+        done = np.full(self.ntorres, -1, dtype=np.int64)  # last tier finished per torre
+        rounds = []
+        while (done < nt - 1).any():
+            k = done + 1
+            need = np.minimum(k + lag, nt - 1)
+            ready = k < nt
+            for j in range(2):
+                d = deps[:, j]
+                ready &= (d < 0) | (done[np.maximum(d, 0)] >= need)
+            idx = np.flatnonzero(ready)
+            if not len(idx):  # pragma: no cover - the dependencies form a DAG
+                raise RuntimeError("pipelined schedule deadlocked")
+            rounds.append([(int(i), int(k[i])) for i in idx])
+            done[idx] += 1
+        return rounds
+
+    def pipeline_violations(self, lag: int = 1) -> list[str]:
+        """Data dependencies that tier-level waits with this ``lag`` leave unordered.
+
+        With the waits of :meth:`pipelined_rounds` a tier is guaranteed to run
+        after its torre's lower tiers, after the awaited tiers of its
+        dependencies and, transitively, after everything those awaited.  Tier
+        ``k`` of the vertex ``(x, y)`` must run after the tier ``k - 2``
+        that wrote level ``k`` there (it reads it and overwrites it) and after
+        tier ``k - 1`` of ``(x, y)`` and of its cross neighbours within ``ShS``
+        (they wrote the level ``k + 1`` it reads and read the level ``k`` it
+        overwrites).  Returns one line per such pair that the waits do not
+        order, for ANY timing of the tiers (not one simulated order); an empty
+        list means the in-place update stays correct.
+
+        >>> s = stage_schedule(order=4, size=1, nt=5, nx=14, ny=10)
+        >>> s.pipeline_violations(s.nt - 1)  # whole-torre waits
+        []
+        """
+        nt, nx, ny, shs = self.nt, self.nx, self.ny, self.tile.shs
+        deps = self.dependencies()
+        lag_rounds = self.pipelined_rounds(lag)  # validates lag; events in an order that respects the waits
+        # before[i, k, t]: the highest tier of torre t guaranteed done when tier k of torre i starts
+        before = np.full((self.ntorres, nt, self.ntorres), -1, dtype=np.int64)
+        for events in lag_rounds:
+            for i, k in events:
+                b = before[i, k - 1].copy() if k else np.full(self.ntorres, -1, dtype=np.int64)
+                if k:
+                    b[i] = k - 1
+                need = min(k + lag, nt - 1)
+                for d in deps[i]:
+                    if d >= 0:
+                        np.maximum(b, before[d, need], out=b)
+                        b[d] = max(b[d], need)
+                before[i, k] = b
+        x, y = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
+        x, y = x.ravel(), y.ravel()
+        offsets = [(0, 0)] + [(sx * d, sy * d) for d in range(1, shs + 1)
+                              for sx, sy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+        problems = []
+        for k in range(nt):
+            me, _ = self.owner(x, y, k)
+            checks = []
+            if k >= 2:
+                checks.append((x, y, self.owner(x, y, k - 2)[0], k - 2))
+            if k >= 1:
+                for dx, dy in offsets:
+                    xn, yn = x + dx, y + dy
+                    inside = (xn >= 0) & (xn < nx) & (yn >= 0) & (yn < ny)
+                    prev = np.full(len(x), -1, dtype=np.int64)
+                    prev[inside] = self.owner(xn[inside], yn[inside], k - 1)[0]
+                    checks.append((xn, yn, prev, k - 1))
+            for _, _, other, tier in checks:
+                bad = (other >= 0) & (other != me) & (before[me, k, np.maximum(other, 0)] < tier)
+                for j in np.flatnonzero(bad)[:3]:
+                    problems.append(
+                        f"tier {k} of torre {me[j]} at ({x[j]}, {y[j]}) may run before tier {tier} "
+                        f"of torre {other[j]}"
+                    )
+        return problems
 
     # -------------------------------------------------------------- asynchrony
     def stage_asynchrony(self, nz: int = 1) -> np.ndarray:

@@ -55,7 +55,6 @@ __all__ = [
     "simulator_enabled",
     "sweep_block",
     "sweep_register_cap",
-    "sweep_dependencies",
     "sweep_events",
     "sweep_shared_bytes",
 ]
@@ -136,28 +135,6 @@ def sweep_shared_bytes(order: int, size: int, nz: int) -> int:
     radius = shs * size
     ncp = (2 * radius * radius) | 1
     return 2 * ncp * (sweep_block(nz) + 2 * shs) * 4
-
-
-def sweep_dependencies(torre_x0: np.ndarray, torre_yc: np.ndarray, stage_start: np.ndarray,
-                       radius: int) -> np.ndarray:
-    """For every torre, the torres of the previous stage at ``yc - R`` and ``yc + R`` (or -1).
-
-    Those two are the only direct dependencies: every other torre whose
-    footprint touches this one is reached through them (paper 000, section 6).
-
-    >>> from diamondlab.geometry import stage_schedule
-    >>> s = stage_schedule(order=2, size=2, nt=3, nx=8, ny=8)
-    >>> d = sweep_dependencies(s.torre_x0, s.torre_yc, s.stage_start, 2)
-    >>> d.shape == (s.ntorres, 2) and bool((d[: s.stage_start[1]] == -1).all())
-    True
-    """
-    deps = np.full((len(torre_x0), 2), -1, dtype=np.int64)
-    for s in range(1, len(stage_start) - 1):
-        prev = {int(torre_yc[i]): i for i in range(stage_start[s - 1], stage_start[s])}
-        for i in range(stage_start[s], stage_start[s + 1]):
-            for j, dy in enumerate((-radius, radius)):
-                deps[i, j] = prev.get(int(torre_yc[i]) + dy, -1)
-    return deps
 
 
 @functools.cache

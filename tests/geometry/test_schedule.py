@@ -94,3 +94,41 @@ def test_owner_rejects_vertices_outside_the_sweep():
     s = stage_schedule(order=2, size=1, nt=2, nx=4, ny=4)
     with pytest.raises(ValueError, match="0 <= k < 2"):
         s.owner(0, 0, 2)
+
+
+def test_dependencies_point_to_previous_stage_neighbours():
+    s = stage_schedule(order=4, size=2, nt=5, nx=30, ny=27)
+    deps, r = s.dependencies(), s.tile.radius
+    assert (deps >= 0).any()
+    for i in range(s.ntorres):
+        for j, dy in enumerate((-r, r)):
+            d = deps[i, j]
+            if d >= 0:
+                assert s.torre_stage[d] == s.torre_stage[i] - 1
+                assert s.torre_yc[d] == s.torre_yc[i] + dy
+                assert s.torre_x0[d] == s.torre_x0[i] + r
+
+
+@pytest.mark.parametrize(
+    ("order", "size", "nt", "nx", "ny"),
+    [(2, 1, 4, 10, 8), (2, 2, 5, 13, 11), (4, 1, 5, 14, 10), (4, 2, 6, 19, 17), (8, 1, 4, 18, 17),
+     (2, 3, 7, 20, 19), (6, 2, 4, 25, 23), (2, 1, 1, 6, 6)],
+)
+def test_tier_waits_one_tier_ahead_are_enough_and_the_minimum(order, size, nt, nx, ny):
+    """Waiting for tier k of both dependencies (lag 0) orders every data dependency; tier k-1 does not.
+
+    The critical path drops from Nt tiers per stage to one tier per stage plus Nt - 1.
+    """
+    s = stage_schedule(order, size, nt, nx, ny)
+    assert s.pipeline_violations(nt - 1) == []
+    assert s.pipeline_violations(0) == []
+    assert len(s.pipeline_violations(-1)) > 0 or nt == 1
+    assert len(s.pipelined_rounds(nt - 1)) == s.nstages * nt
+    assert len(s.pipelined_rounds(0)) == s.nstages + nt - 1
+    rounds = s.pipelined_rounds(0)
+    assert sorted(e for r in rounds for e in r) == [(i, k) for i in range(s.ntorres) for k in range(nt)]
+
+
+def test_pipeline_lag_is_checked():
+    with pytest.raises(ValueError, match="lag must be an int >= -1"):
+        stage_schedule(2, 1, 2, 4, 4).pipelined_rounds(-2)

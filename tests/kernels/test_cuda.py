@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from diamondlab.geometry import stage_schedule
 from diamondlab.kernels import cuda as kc
 from diamondlab.kernels.cuda_source import generate_source, tile_rows
 
@@ -58,19 +57,6 @@ def test_nz_limit_message():
 def test_tile_rows_hold_2r2_cells():
     for radius in range(1, 7):
         assert sum(2 * w for _, w in tile_rows(radius)) == 2 * radius**2
-
-
-def test_dependencies_point_to_previous_stage_neighbours():
-    s = stage_schedule(order=4, size=2, nt=5, nx=30, ny=27)
-    deps = kc.sweep_dependencies(s.torre_x0, s.torre_yc, s.stage_start, s.tile.radius)
-    r = s.tile.radius
-    for i in range(s.ntorres):
-        for j, dy in enumerate((-r, r)):
-            d = deps[i, j]
-            if d >= 0:
-                assert s.torre_stage[d] == s.torre_stage[i] - 1
-                assert s.torre_yc[d] == s.torre_yc[i] + dy
-                assert s.torre_x0[d] == s.torre_x0[i] + r
 
 
 def test_shared_bytes_and_block():
