@@ -90,7 +90,7 @@ class CUDABackend:
 
     def __init__(self, params: WaveParameters, shape, size: int, nt: int,
                  max_registers: int | None = None, specialize: bool | None = None,
-                 left_from_memory: bool = False):
+                 left_from_memory: bool = False, pipelined: bool = False):
         """See the module contract.
 
         ``max_registers`` overrides the sweep kernel's register cap;
@@ -98,7 +98,11 @@ class CUDABackend:
         offsets, fewer registers, faster; one compile per shape, cached on disk;
         default: for grids of at least ``SPECIALISE_MIN_CELLS`` cells);
         ``left_from_memory=True`` re-reads the tile's left neighbours from L2
-        each tier instead of keeping them in registers.
+        each tier instead of keeping them in registers; ``pipelined=True``
+        lets a torre run tier ``k`` as soon as the two torres it depends on
+        finished tier ``k`` (instead of their whole torre; proven safe in
+        :meth:`~diamondlab.geometry.StageSchedule.pipeline_violations`,
+        tested in the CUDA simulator, not yet measured on a GPU).
         """
         from diamondlab.kernels import cuda as kernels
 
@@ -107,6 +111,10 @@ class CUDABackend:
         self.size = size
         self.nt = nt
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
+        from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
+
+        if pipelined and nt >= PIPELINE_FLAG_STRIDE:
+            raise ValueError(f"a pipelined sweep needs nt < {PIPELINE_FLAG_STRIDE}; got nt={nt}")
         StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), *self.shape[:2])
         kernels.check_pair(params.order, size)
         kernels.check_nz(self.shape[2])
@@ -133,7 +141,8 @@ class CUDABackend:
                                          self.specialized)
         yz = self.shape[1:] if specialize else None
         self._variant_args = (params.order, size, cap, yz, left_from_memory)
-        self.kernels = kernels.cuda_kernels(*self._variant_args)
+        self.pipelined = bool(pipelined)
+        self.kernels = kernels.cuda_kernels(*self._variant_args, pipelined=self.pipelined)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._bare = cuda.to_device(np.ascontiguousarray(bare_weights(params.order), dtype=np.float32))
         self._medium: tuple | None = None
@@ -183,7 +192,7 @@ class CUDABackend:
     def _select_kernels(self) -> None:
         medium = None if self._medium is None else ("sponge" if np.ndim(self._medium[0]) == 0 else "model")
         self.kernels = self._kernels_api.cuda_kernels(
-            *self._variant_args, medium=medium, points=self._points is not None
+            *self._variant_args, medium=medium, points=self._points is not None, pipelined=self.pipelined
         )
 
     def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:

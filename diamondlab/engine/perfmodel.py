@@ -252,7 +252,8 @@ def _time_runs(run, sync, repeats: int) -> list[float]:
 
 
 def compile_only(order: int, size: int, max_registers: int | None = None,
-                 yz: tuple[int, int] | None = None, left_from_memory: bool = False) -> dict:
+                 yz: tuple[int, int] | None = None, left_from_memory: bool = False,
+                 pipelined: bool = False) -> dict:
     """Build and run the kernels of one configuration on a small grid: fills the disk cache.
 
     With ``yz = (ny, nz)`` the grid is ``(4 R + 8, ny, nz)`` and the sweep is
@@ -267,7 +268,7 @@ def compile_only(order: int, size: int, max_registers: int | None = None,
     radius = order // 2 * size
     shape = (4 * radius + 8, *yz) if yz else (2 * radius + 8, 2 * radius + 8, 64)
     b = CUDABackend(WaveParameters(order=order), shape, size, 4, max_registers=max_registers,
-                    specialize=bool(yz), left_from_memory=left_from_memory)
+                    specialize=bool(yz), left_from_memory=left_from_memory, pipelined=pipelined)
     b.set_fields(np.ones(shape, np.float32), np.ones(shape, np.float32))
     b.sweep(4)
     b.step(1)
@@ -277,8 +278,12 @@ def compile_only(order: int, size: int, max_registers: int | None = None,
 
 def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), steps: int = 64,
               repeats: int = 5, sizes: dict | None = None, maxregs=(None,),
-              specialize=(False,), left=(False,), log=print) -> list[dict]:
-    """Measure stepwise and DiamondTorre rates on the current CUDA device; one dict per run."""
+              specialize=(False,), left=(False,), pipelined=(False,), log=print) -> list[dict]:
+    """Measure stepwise and DiamondTorre rates on the current CUDA device; one dict per run.
+
+    Every combination of ``sizes`` (per order), ``specialize``, ``left``,
+    ``pipelined`` (tier-level waits), ``maxregs`` and ``nts`` is timed.
+    """
     import numpy as np
 
     from diamondlab.engine.cuda_backend import CUDABackend
@@ -298,14 +303,14 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     for order in orders:
         params = WaveParameters(order=order)
         backend = None
-        configs = itertools.product((sizes or SUPPORTED_SIZES)[order], specialize, left, maxregs,
-                                    nts)
-        for size, spec, lfm, maxreg, nt in configs:
+        configs = itertools.product((sizes or SUPPORTED_SIZES)[order], specialize, left, pipelined,
+                                    maxregs, nts)
+        for size, spec, lfm, pipe, maxreg, nt in configs:
             if True:
                 t0 = time.perf_counter()
                 backend = None
                 backend = CUDABackend(params, shape, size, nt, max_registers=maxreg,
-                                      specialize=spec, left_from_memory=lfm)
+                                      specialize=spec, left_from_memory=lfm, pipelined=pipe)
                 backend.set_fields(init, init)
                 nsweeps = max(1, steps // nt)
 
@@ -319,12 +324,12 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
                 model = predict("diamondtorre", order, size, nt, device)
                 row = {"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
                        "max_registers": maxreg, "specialize": backend.specialized,
-                       "left_from_memory": lfm,
+                       "left_from_memory": lfm, "pipelined": pipe,
                        "rate": rate, "times": times, "model": model.rate,
                        "fraction": rate / model.rate, "setup_s": time.perf_counter() - t0, **res}
                 results.append(row)
                 log(f"NO={order} DTS={size} Nt={nt} cap={res.get('registers')} "
-                    f"spec={int(backend.specialized)} lfm={int(lfm)}: "
+                    f"spec={int(backend.specialized)} lfm={int(lfm)} pipe={int(pipe)}: "
                     f"DT {rate / 1e9:7.1f} G/s "
                     f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}) regs "
                     f"{res.get('registers')} local {res.get('local_bytes')}")
@@ -366,6 +371,8 @@ def main(argv=None) -> None:
                         "backend's default (by grid size)")
     parser.add_argument("--left", type=int, nargs="+", default=[0],
                         help="1: left neighbours re-read from L2; 0: kept in registers")
+    parser.add_argument("--pipelined", type=int, nargs="+", default=[0],
+                        help="1: tier-level waits between torres; 0: whole-torre waits")
     parser.add_argument("--compile-only", type=int, nargs=5,
                         metavar=("NO", "DTS", "MAXREG", "SPEC", "LEFT"),
                         help="only build one configuration (fills the disk cache) and print it")
@@ -375,10 +382,11 @@ def main(argv=None) -> None:
         order, size, maxreg, spec, lfm = args.compile_only
         t0 = time.perf_counter()
         yz = tuple(args.shape[1:]) if spec else None
-        res = compile_only(order, size, maxreg or None, yz, bool(lfm))
-        print(f"compiled NO={order} DTS={size} cap={maxreg} spec={spec} left={lfm} in "
-              f"{time.perf_counter() - t0:.0f} s:"
-              f" {res}", flush=True)
+        for pipe in args.pipelined:
+            res = compile_only(order, size, maxreg or None, yz, bool(lfm), bool(pipe))
+            print(f"compiled NO={order} DTS={size} cap={maxreg} spec={spec} left={lfm} pipe={pipe} in "
+                  f"{time.perf_counter() - t0:.0f} s:"
+                  f" {res}", flush=True)
         return
     from diamondlab.kernels.cuda import SUPPORTED_SIZES
 
@@ -388,6 +396,7 @@ def main(argv=None) -> None:
                         args.repeats, sizes=sizes, maxregs=[m or None for m in args.maxreg],
                         specialize=[None if x < 0 else bool(x) for x in args.specialize],
                         left=[bool(x) for x in args.left],
+                        pipelined=[bool(x) for x in args.pipelined],
                         log=lambda s: print(s, flush=True))
     if args.json:
         with open(args.json, "w") as fh:

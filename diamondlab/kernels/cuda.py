@@ -235,7 +235,7 @@ def sweep_events(owner, ntorres: int, nt: int, columns, point_z, point_kind, poi
 @functools.cache
 def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                 medium: str | None = None, points: bool = False) -> ModuleType:
+                 medium: str | None = None, points: bool = False, pipelined: bool = False) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default:
@@ -243,7 +243,7 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     for one grid's y and z sizes (see :func:`~diamondlab.kernels.cuda_source.generate_source`);
     ``medium`` (``"sponge"``: one K and a separable damping; ``"model"``:
     K per cell and the damping) and ``points`` (source and receiver events)
-    select the physics variant.
+    select the physics variant; ``pipelined`` the sweep with tier-level waits.
 
     Its kernels: ``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)`` and
     ``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
@@ -254,8 +254,10 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
         max_registers = DEFAULT_MAX_REGISTERS.get((order, size))
     sim = simulator_enabled()
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
-                             left_from_memory=left_from_memory, medium=medium, points=points)
-    variant = (f"_{medium}" if medium else "") + ("_points" if points else "") + ("_sim" if sim else "")
+                             left_from_memory=left_from_memory, medium=medium, points=points,
+                             pipelined=pipelined)
+    variant = (f"_{medium}" if medium else "") + ("_points" if points else "")
+    variant += ("_pipelined" if pipelined else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
     module.compiled = {}
     return module

@@ -89,7 +89,7 @@ class _Emitter:
 
 def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                     yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                    medium: str | None = None, points: bool = False) -> str:
+                    medium: str | None = None, points: bool = False, pipelined: bool = False) -> str:
     """Device function that runs one torre; ``interior`` drops every bounds check.
 
     With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
@@ -103,7 +103,11 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     RY[y], RZ[z])`` (no division in the kernel): the z and y profiles are read
     once per torre, the x ones once per tier and column; with ``points`` the tier's source and receiver
     events (``events[ev:ev_hi]``, sorted by tier) act on the new level in
-    registers before anything is stored.
+    registers before anything is stored.  With ``pipelined`` the torre
+    publishes its progress after every tier (``done[t] = flag0 + tiers
+    done``) and waits before tier ``k`` only until its dependencies ``d0``,
+    ``d1`` have finished tier ``k``
+    (:meth:`~diamondlab.geometry.StageSchedule.pipeline_violations`).
     """
     shs = order // 2
     radius = shs * size
@@ -148,6 +152,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
 
     extra = _MEDIUM_ARGS[medium]
     extra += ", events, ev, ev_hi, src_samples, rec_vals" if points else ""
+    extra += ", done, t, d0, d1, flag0" if pipelined else ""
     e = _Emitter()
     e(0, "@cuda.jit(device=True)")
     e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}{extra}):")
@@ -203,6 +208,20 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     # ---- tier loop
     e(1, "k = 0")
     e(1, "while k < nt:")
+    if pipelined:
+        # tier k-1 is stored by every thread: publish it, then wait for tier k of the dependencies
+        e(2, "cuda.syncthreads()")
+        e(2, "if tz == 0:")
+        e(3, "if k > 0:")
+        e(4, "cuda.threadfence()")
+        e(4, "cuda.atomic.max(done, t, flag0 + k)")
+        e(3, "need = flag0 + k + 1")
+        for d in ("d0", "d1"):
+            e(3, f"if {d} >= 0:")
+            e(4, f"while cuda.atomic.max(done, {d}, 0) < need:")
+            e(5, "pass" if sim else "cuda.nanosleep(32)")
+        e(3, "cuda.threadfence()")
+        e(2, "cuda.syncthreads()")
     e(2, "if k % 2 == 0:")
     e(3, "A = F")
     e(3, "B = G")
@@ -450,8 +469,12 @@ def apply_points(B, k, pt_index, pt_kind, pt_slot, src_samples, rec_vals):
 '''
 
 
+#: Pipelined sweeps publish ``done[t] = epoch * PIPELINE_FLAG_STRIDE + tiers done`` (``nt`` below it).
+PIPELINE_FLAG_STRIDE = 1 << 20
+
+
 def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str | None = None,
-                  points: bool = False) -> str:
+                  points: bool = False, pipelined: bool = False) -> str:
     shs = order // 2
     radius = shs * size
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
@@ -470,12 +493,13 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
     e(1, "if tz == 0:")
     e(2, "t = cuda.atomic.add(counter, 0, 1) - ticket_base")
     e(2, "slot[0] = t")
-    for j in range(2):
-        e(2, f"d = deps[t, {j}]")
-        e(2, "if d >= 0:")
-        e(3, "while cuda.atomic.max(done, d, 0) < epoch:")
-        e(4, "pass" if sim else "cuda.nanosleep(64)")
-    e(2, "cuda.threadfence()")
+    if not pipelined:  # wait until both dependencies are done; pipelined torres wait per tier
+        for j in range(2):
+            e(2, f"d = deps[t, {j}]")
+            e(2, "if d >= 0:")
+            e(3, "while cuda.atomic.max(done, d, 0) < epoch:")
+            e(4, "pass" if sim else "cuda.nanosleep(64)")
+        e(2, "cuda.threadfence()")
     e(1, "if tz < SHS:")
     e(2, "for b in range(2):")
     e(3, "for c in range(NCP):")
@@ -497,8 +521,14 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
         e(1, "ev = ev_ptr[t]")
         e(1, "ev_hi = ev_ptr[t + 1]")
         point_args = ", events, ev, ev_hi, src_samples, rec_vals"
+    pipe_args = ""
+    if pipelined:
+        e(1, f"flag0 = epoch * {PIPELINE_FLAG_STRIDE}  # done[t] = flag0 + tiers done in this sweep")
+        e(1, "d0 = deps[t, 0]")
+        e(1, "d1 = deps[t, 1]")
+        pipe_args = ", done, t, d0, d1, flag0"
     call = "(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, "
-    call += f"{coeff_args}{medium_args}{point_args})"
+    call += f"{coeff_args}{medium_args}{point_args}{pipe_args})"
     e(1, "if interior:")
     e(2, f"torre_interior{call}")
     e(1, "else:")
@@ -506,7 +536,7 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
     e(1, "cuda.syncthreads()")
     e(1, "if tz == 0:")
     e(2, "cuda.threadfence()")
-    e(2, "cuda.atomic.max(done, t, epoch)")
+    e(2, f"cuda.atomic.max(done, t, {'flag0 + nt' if pipelined else 'epoch'})")
     return e.text()
 
 
@@ -519,6 +549,7 @@ def generate_source(
     left_from_memory: bool = False,
     medium: str | None = None,
     points: bool = False,
+    pipelined: bool = False,
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -544,6 +575,11 @@ def generate_source(
         The sweep takes source and receiver events (``ev_ptr, events,
         src_samples, rec_vals``, see :func:`diamondlab.kernels.cuda.sweep_events`);
         the stepwise kernel is unchanged and ``apply_points`` follows each step.
+    pipelined : bool
+        Tier-level waits: a torre publishes its progress after every tier and
+        runs tier ``k`` once its two dependencies finished tier ``k``, instead
+        of waiting for them whole (``done`` then holds ``epoch * 2**20 +
+        tiers``).  Not yet measured on a GPU.
 
     Examples
     --------
@@ -572,10 +608,11 @@ def generate_source(
             simnote=" (simulator)" if simulator else "",
             ldcg_import="" if simulator else _LDCG_IMPORT,
         ),
-        _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory, medium, points),
+        _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory, medium, points,
+                        pipelined),
         "",
         _torre_function("torre_boundary", order, size, False, simulator, yz, left_from_memory, medium,
-                        points),
+                        points, pipelined),
         "",
     ]
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
@@ -588,7 +625,7 @@ def generate_source(
         "",
         _APPLY_POINTS.format(jit_opts=opts),
         "",
-        _sweep_kernel(order, size, sweep_opts, simulator, medium, points),
+        _sweep_kernel(order, size, sweep_opts, simulator, medium, points, pipelined),
         "",
     ]
     return "\n".join(parts)

@@ -230,3 +230,25 @@ def test_gpu_medium_memory_is_three_fields_plus_a_few_percent():
     b.synchronize()
     free1, _ = device_memory()
     assert free0 - free1 <= 1.5 * fields * 1.03 + 8 * 2**20
+
+
+#: (NO, DTS, Nt, odd shape, specialised): the sweep with tier-level waits (``pipelined=True``).
+GPU_PIPELINED_CASES = [(2, 4, 8, (70, 66, 131), False), (4, 2, 7, (45, 61, 37), True),
+                       (8, 1, 16, (80, 71, 64), False)]
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("case", GPU_PIPELINED_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
+def test_gpu_pipelined_sweep_equals_stepwise_and_cpu(case):
+    """Tier-level waits on a real GPU (torres overlap there): bit for bit equal to stepwise, 200 steps."""
+    order, size, nt, shape, spec = case
+    nsteps = 200
+    heights = (nt,) * (nsteps // nt) + ((nsteps % nt,) if nsteps % nt else ())
+    print(_sim_cases().run_case(order, size, nt, shape, heights, spec, False, True))
+    print(_sim_cases().run_physics_case(order, size, nt, shape, heights[:4], "sponge", True, True))
+
+
+def test_pipelined_nt_limit_is_a_value_error():
+    with pytest.raises(ValueError, match="pipelined sweep needs nt <"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 2**20, pipelined=True)
