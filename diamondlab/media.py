@@ -27,6 +27,7 @@ import numpy as np
 __all__ = [
     "anomaly_model",
     "check_velocity",
+    "damping_factors",
     "damping_profiles",
     "example_model",
     "layered_model",
@@ -151,3 +152,19 @@ def damping_profiles(damp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
                 "engine runs only such sponges: use backend='cpu' for other damping"
             )
     return sx, sy, sz
+
+
+def damping_factors(damp: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(ax, ay, az, rx, ry, rz)``: per-axis float32 profiles of ``1 - s`` and ``1 / (1 + s)``.
+
+    Both are monotone in ``s``, so a cell's ``1 - s`` is ``min(ax[x], ay[y],
+    az[z])`` and its ``1 / (1 + s)`` the minimum of the ``r`` profiles, exactly
+    (what the kernels use in the damped update ``((2u - a u-) + K lap) r``).
+
+    >>> ax, ay, az, rx, ry, rz = damping_factors(sponge_damping((8, 9, 10), 2, 1.0, 1.0, 0.5))
+    >>> float(ax[4]), float(rx[4]), bool(az[0] < 1 and rz[0] < 1)
+    (1.0, 1.0, True)
+    """
+    one = np.float32(1.0)
+    profiles = damping_profiles(damp)
+    return tuple(one - p for p in profiles) + tuple(one / (one + p) for p in profiles)

@@ -14,7 +14,7 @@ import numpy as np
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
 from diamondlab.kernels.points import point_tables
-from diamondlab.media import damping_profiles
+from diamondlab.media import damping_factors
 from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
 
 __all__ = ["CPUBackend", "check_shape"]
@@ -99,9 +99,8 @@ class CPUBackend:
         ``(None, None)`` selects the constant-K kernels without sponge.  A
         ``kappa`` with one value everywhere (or None) is kept as that number
         (the ``sponge`` kernels), any other as a padded array (``model``).  The
-        damping must be separable (:func:`~diamondlab.media.damping_profiles`,
-        true of every sponge layer): the kernels take per-axis profiles of
-        ``1 - s`` and ``1 / (1 + s)``, the cell's value the minimum of its three.
+        damping must be separable (true of every sponge layer): the kernels
+        take the padded per-axis profiles of :func:`~diamondlab.media.damping_factors`.
         """
         if kappa is None and damp is None:
             self._medium = None
@@ -109,10 +108,7 @@ class CPUBackend:
         d = np.zeros(self.shape, np.float32) if damp is None else np.asarray(damp, dtype=np.float32)
         if d.shape != self.shape:
             raise ValueError(f"damp must have shape {self.shape}; got {d.shape}")
-        one, h = np.float32(1.0), self.halo
-        profiles = damping_profiles(d)
-        factors = [one - p for p in profiles] + [one / (one + p) for p in profiles]  # float32
-        padded = [np.pad(f, h, constant_values=one) for f in factors]
+        padded = [np.pad(f, self.halo, constant_values=1) for f in damping_factors(d)]
         if kappa is None:
             variant, k = "sponge", np.float32(self.params.courant**2)
         else:

@@ -25,7 +25,7 @@ import numpy as np
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.points import point_tables
-from diamondlab.media import damping_profiles
+from diamondlab.media import damping_factors
 from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
 
 __all__ = ["CUDABackend", "device_memory"]
@@ -202,17 +202,16 @@ class CUDABackend:
         ``kappa`` with one value everywhere (or None) is kept as that number;
         a velocity model takes one more field-sized array of GPU memory
         (``ValueError`` before anything is copied if it does not fit).  The
-        damping must be separable (:func:`~diamondlab.media.damping_profiles`,
-        true of every sponge layer): per axis the profiles of ``1 - s`` and
-        ``1 / (1 + s)`` are kept (both monotone in ``s``, so the cell's value is
-        the minimum of its three), not an array.
+        damping must be separable (true of every sponge layer): the per-axis
+        profiles of :func:`~diamondlab.media.damping_factors` are kept, not an
+        array.
         """
         if kappa is None and damp is None:
             self._medium = None
             self._select_kernels()
             return
         d = np.zeros(self.shape, np.float32) if damp is None else self._host(damp, "damp").reshape(self.shape)
-        profiles = damping_profiles(d)
+        factors = damping_factors(d)
         cuda = self._cuda
         if kappa is None:
             k = np.float32(self.params.courant**2)
@@ -234,8 +233,6 @@ class CUDABackend:
             k = cuda.to_device(k)
         else:
             k = np.float32(k)
-        one = np.float32(1.0)
-        factors = [one - p for p in profiles] + [one / (one + p) for p in profiles]  # float32, monotone in s
         self._medium = (k, *(cuda.to_device(np.ascontiguousarray(f, dtype=np.float32)) for f in factors))
         self._select_kernels()
 
