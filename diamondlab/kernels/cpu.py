@@ -55,34 +55,7 @@ def column_constant(a, b, base, sx, sy, nzh, {coeff_args}):
         b[p] = ((f0 + f0) - b[p]) + lap
 
 
-@njit(cache=True, nogil=True)
-def column_sponge(a, b, kap, az, rz, axy, rxy, base, sx, sy, nzh, {coeff_args}):
-    \"\"\"As ``column_constant`` with one K (``kap``) and a damping layer ``s = eta dt / 2``.
-
-    The damped update of ``u_tt + eta u_t = c^2 lap u`` is
-    ``u+ = ((2u - a u-) + K lap) r`` with ``a = 1 - s`` and ``r = 1 / (1 + s)``,
-    each the minimum of per-axis profiles (``axy``, ``rxy``: this column's x
-    and y minimum; ``az``, ``rz``: the z profiles), as on the GPU.  The
-    coefficients are the bare weights.
-    \"\"\"
-    for z in range(uint64(SHS), nzh):
-        p = base + z
-        f0 = a[p]
-        lap = c0 * f0
-{lap_lines}
-        b[p] = (((f0 + f0) - min(axy, az[z]) * b[p]) + kap * lap) * min(rxy, rz[z])
-
-
-@njit(cache=True, nogil=True)
-def column_model(a, b, kappa, az, rz, axy, rxy, base, sx, sy, nzh, {coeff_args}):
-    \"\"\"As ``column_sponge`` with K per cell (``kappa``, a velocity model).\"\"\"
-    for z in range(uint64(SHS), nzh):
-        p = base + z
-        f0 = a[p]
-        lap = c0 * f0
-{lap_lines}
-        b[p] = (((f0 + f0) - min(axy, az[z]) * b[p]) + kappa[p] * lap) * min(rxy, rz[z])
-
+{medium_columns}
 
 @njit(cache=True, nogil=True)
 def column_points(b, x, y, base, k, colstart, colcount, pt_z, pt_kind, pt_slot, src_samples, rec_vals):
@@ -167,6 +140,26 @@ def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, co
 """
 
 
+# the medium variants' columns: K one number (sponge) or per cell (model), damped with per-axis profiles
+_MEDIUM_COLUMN = """\
+@njit(cache=True, nogil=True)
+def column_{variant}(a, b, {k}, az, rz, axy, rxy, base, sx, sy, nzh, {coeff_args}):
+    \"\"\"As ``column_constant`` with {what} and a damping layer ``s = eta dt / 2``.
+
+    The damped update of ``u_tt + eta u_t = c^2 lap u`` is
+    ``u+ = ((2u - a u-) + K lap) r`` with ``a = 1 - s`` and ``r = 1 / (1 + s)``,
+    each the minimum of per-axis profiles (``axy``, ``rxy``: this column's x
+    and y minimum; ``az``, ``rz``: the z profiles), as on the GPU.  The
+    coefficients are the bare weights.
+    \"\"\"
+    for z in range(uint64(SHS), nzh):
+        p = base + z
+        f0 = a[p]
+        lap = c0 * f0
+{lap_lines}
+        b[p] = (((f0 + f0) - min(axy, az[z]) * b[p]) + {k_cell} * lap) * min(rxy, rz[z])
+"""
+
 # the medium variants' arguments: K, then the per-axis profiles of 1 - s (A) and 1 / (1 + s) (R)
 _PROFILE_ARGS = "{k}, AX, AY, AZ, RX, RY, RZ, "
 _PROFILE_CALL = "{k}, AZ, RZ, min(AX[{x}], AY[{y}]), min(RX[{x}], RY[{y}]), "
@@ -216,6 +209,12 @@ def generate_source(order: int) -> str:
         coeff_args=coeff_args,
         lap_lines="\n".join(lap),
         variants=variants,
+        medium_columns="\n\n".join(
+            _MEDIUM_COLUMN.format(variant=variant, k=k, k_cell=k_cell, what=what, coeff_args=coeff_args,
+                                  lap_lines="\n".join(lap))
+            for variant, k, k_cell, what in (("sponge", "kap", "kap", "one K (``kap``)"),
+                                             ("model", "kappa", "kappa[p]", "K per cell (``kappa``)"))
+        ),
     )
 
 
