@@ -50,6 +50,10 @@ class CUDABackend:
     #: (DTS, Nt) per NO measured best on an H100 at 512 x 2048 x 256 (BENCHMARKS.md)
     TILING = {2: (4, 32), 4: (2, 32), 6: (1, 16), 8: (1, 16)}
 
+    #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre
+    #: waits on an H100 (BENCHMARKS.md); the others wait for whole torres by default.
+    PIPELINED = {(2, 4): (32, 2)}
+
     @classmethod
     def default_tiling(cls, order: int) -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order``."""
@@ -90,7 +94,8 @@ class CUDABackend:
 
     def __init__(self, params: WaveParameters, shape, size: int, nt: int,
                  max_registers: int | None = None, specialize: bool | None = None,
-                 left_from_memory: bool = False, pipelined: bool = False):
+                 left_from_memory: bool = False, pipelined: bool | None = None,
+                 band: int | None = None, chunk: int | None = None):
         """See the module contract.
 
         ``max_registers`` overrides the sweep kernel's register cap;
@@ -101,8 +106,14 @@ class CUDABackend:
         each tier instead of keeping them in registers; ``pipelined=True``
         lets a torre run tier ``k`` as soon as the two torres it depends on
         finished tier ``k`` (instead of their whole torre; proven safe in
-        :meth:`~diamondlab.geometry.StageSchedule.pipeline_violations`,
-        tested in the CUDA simulator, not yet measured on a GPU).
+        :meth:`~diamondlab.geometry.StageSchedule.pipeline_violations`).
+        ``band=B`` (pipelined only) hands torres out in diagonal bands of ``B``
+        (:meth:`~diamondlab.geometry.StageSchedule.launch_order`; 0: stage by
+        stage), so that a torre reads what its dependency wrote a tier earlier
+        from L2 rather than from memory; ``chunk`` (pipelined only) is the
+        number of tiers between two waits (fewer waits, a longer lag).  Left
+        at None, the three come from :attr:`PIPELINED` (pipelined where it
+        measured faster, else whole-torre waits).
         """
         from diamondlab.kernels import cuda as kernels
 
@@ -113,9 +124,27 @@ class CUDABackend:
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
         from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
 
-        if pipelined and nt >= PIPELINE_FLAG_STRIDE:
-            raise ValueError(f"a pipelined sweep needs nt < {PIPELINE_FLAG_STRIDE}; got nt={nt}")
-        StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), *self.shape[:2])
+        schedule = StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), *self.shape[:2])
+        preset = self.PIPELINED.get((params.order, size))
+        if pipelined is None:
+            pipelined = preset is not None and nt < PIPELINE_FLAG_STRIDE
+        if pipelined:
+            if nt >= PIPELINE_FLAG_STRIDE:
+                raise ValueError(f"a pipelined sweep needs nt < {PIPELINE_FLAG_STRIDE}; got nt={nt}")
+            band = (preset or (0, 1))[0] if band is None else band
+            chunk = min((preset or (0, 1))[1], nt) if chunk is None else chunk
+        elif band not in (None, 0) or chunk not in (None, 1):
+            raise ValueError("band and chunk need pipelined=True (with whole-torre waits a band "
+                             "runs one stage at a time)")
+        else:
+            band, chunk = 0, 1
+        if not isinstance(band, (int, np.integer)) or band < 0:
+            raise ValueError(f"band must be an int >= 0 (0: stage by stage); got {band!r}")
+        schedule.launch_order(band or None)
+        if not isinstance(chunk, (int, np.integer)) or not 1 <= chunk <= nt:
+            raise ValueError(f"chunk must be an int in 1..nt={nt}; got {chunk!r}")
+        self.band = int(band)
+        self.chunk = int(chunk)
         kernels.check_pair(params.order, size)
         kernels.check_nz(self.shape[2])
         if not self.available():
@@ -268,9 +297,14 @@ class CUDABackend:
         cached = self._events.get(height)
         if cached is None:
             t = self._points
-            s = self._schedule(height)[2]
+            _, _, s, rank = self._schedule(height)
+
+            def owner(x, y, k):  # the ticket of the torre that computes a vertex
+                torre, cell = s.owner(x, y, k)
+                return rank[torre], cell
+
             ev_ptr, events = self._kernels_api.sweep_events(
-                s.owner, s.ntorres, height, t.columns, t.pt_z, t.pt_kind, t.pt_slot
+                owner, s.ntorres, height, t.columns, t.pt_z, t.pt_kind, t.pt_slot
             )
             cached = self._events[height] = (self._cuda.to_device(ev_ptr), self._cuda.to_device(events))
         return cached
@@ -305,12 +339,16 @@ class CUDABackend:
             cuda = self._cuda
             tile = DiamondTile(self.params.order, self.size)
             s = StageSchedule(DiamondTorre(tile, height), self.shape[0], self.shape[1])
-            deps = s.dependencies()
+            # ticket t runs torre perm[t]; flags and dependencies are kept by ticket
+            perm = s.launch_order(self.band or None)
+            rank = np.argsort(perm)
+            deps = s.dependencies()[perm]
+            deps = np.where(deps >= 0, rank[np.maximum(deps, 0)], -1)
             arrays = tuple(
                 cuda.to_device(np.ascontiguousarray(a, dtype=np.int64))
-                for a in (s.torre_x0, s.torre_yc, deps)
+                for a in (s.torre_x0[perm], s.torre_yc[perm], deps)
             )
-            cached = self._schedules[height] = (s.ntorres, arrays, s)
+            cached = self._schedules[height] = (s.ntorres, arrays, s, rank)
             if self._done is None or len(self._done) < s.ntorres:
                 self._done = cuda.to_device(np.zeros(s.ntorres, dtype=np.int64))
         return cached
@@ -323,6 +361,8 @@ class CUDABackend:
         if self._points is not None:
             samples, rec = self._point_buffers(height, src_samples)
             extra += (*self._sweep_events(height), samples, rec)
+        if self.pipelined:
+            extra += (np.int64(self.chunk),)
         return extra, rec
 
     def compile(self) -> None:
@@ -333,9 +373,10 @@ class CUDABackend:
                             compile_only=True, medium=medium)
         extra, rec = self._sweep_extra(self.nt)
         if rec is not None:
-            api.launch_points(self.kernels, self._prev, 0, self._point_arrays, extra[-2], rec,
+            samples = extra[-3 if self.pipelined else -2]  # (..., samples, rec[, chunk])
+            api.launch_points(self.kernels, self._prev, 0, self._point_arrays, samples, rec,
                               compile_only=True)
-        _, arrays, _ = self._schedule(self.nt)
+        _, arrays, *_ = self._schedule(self.nt)
         kernel = api.launch_sweep(
             self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
             self.nt, arrays, (self._done, self._counter), self._tickets, self._epoch + 1,
@@ -347,7 +388,7 @@ class CUDABackend:
         """One DiamondTorre sweep; return the receiver points' values ``(height, nreceivers)``."""
         if not 1 <= height <= self.nt:
             raise ValueError(f"sweep height must be between 1 and nt={self.nt}; got {height}")
-        ntorres, arrays, _ = self._schedule(height)
+        ntorres, arrays, *_ = self._schedule(height)
         extra, rec = self._sweep_extra(height, src_samples)
         self._epoch += 1
         self.last_sweep_kernel = self._kernels_api.launch_sweep(

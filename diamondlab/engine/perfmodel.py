@@ -253,7 +253,7 @@ def _time_runs(run, sync, repeats: int) -> list[float]:
 
 def compile_only(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                 pipelined: bool = False) -> dict:
+                 pipelined: bool | None = None) -> dict:
     """Build and run the kernels of one configuration on a small grid: fills the disk cache.
 
     With ``yz = (ny, nz)`` the grid is ``(4 R + 8, ny, nz)`` and the sweep is
@@ -278,11 +278,16 @@ def compile_only(order: int, size: int, max_registers: int | None = None,
 
 def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), steps: int = 64,
               repeats: int = 5, sizes: dict | None = None, maxregs=(None,),
-              specialize=(False,), left=(False,), pipelined=(False,), log=print) -> list[dict]:
+              specialize=(False,), left=(False,), pipelined=(None,), bands=(None,),
+              chunks=(None,), log=print) -> list[dict]:
     """Measure stepwise and DiamondTorre rates on the current CUDA device; one dict per run.
 
     Every combination of ``sizes`` (per order), ``specialize``, ``left``,
-    ``pipelined`` (tier-level waits), ``maxregs`` and ``nts`` is timed.
+    ``pipelined`` (tier-level waits), ``bands`` (launch order of pipelined
+    sweeps: 0 stage by stage, else diagonal bands of that many torres),
+    ``chunks`` (tiers between two waits of a pipelined sweep) (None: the
+    backend's default for the three),
+    ``maxregs`` and ``nts`` is timed.
     """
     import numpy as np
 
@@ -304,13 +309,16 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
         params = WaveParameters(order=order)
         backend = None
         configs = itertools.product((sizes or SUPPORTED_SIZES)[order], specialize, left, pipelined,
-                                    maxregs, nts)
-        for size, spec, lfm, pipe, maxreg, nt in configs:
+                                    maxregs, nts, bands, chunks)
+        for size, spec, lfm, pipe, maxreg, nt, band, chunk in configs:
+            if pipe is False and (band or chunk not in (None, 1)) or (chunk or 1) > nt:
+                continue
             if True:
                 t0 = time.perf_counter()
                 backend = None
                 backend = CUDABackend(params, shape, size, nt, max_registers=maxreg,
-                                      specialize=spec, left_from_memory=lfm, pipelined=pipe)
+                                      specialize=spec, left_from_memory=lfm, pipelined=pipe,
+                                      band=band, chunk=chunk)
                 backend.set_fields(init, init)
                 nsweeps = max(1, steps // nt)
 
@@ -324,12 +332,14 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
                 model = predict("diamondtorre", order, size, nt, device)
                 row = {"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
                        "max_registers": maxreg, "specialize": backend.specialized,
-                       "left_from_memory": lfm, "pipelined": pipe,
+                       "left_from_memory": lfm, "pipelined": backend.pipelined,
+                       "band": backend.band, "chunk": backend.chunk,
                        "rate": rate, "times": times, "model": model.rate,
                        "fraction": rate / model.rate, "setup_s": time.perf_counter() - t0, **res}
                 results.append(row)
                 log(f"NO={order} DTS={size} Nt={nt} cap={res.get('registers')} "
-                    f"spec={int(backend.specialized)} lfm={int(lfm)} pipe={int(pipe)}: "
+                    f"spec={int(backend.specialized)} lfm={int(lfm)} pipe={int(backend.pipelined)} "
+                    f"band={backend.band} chunk={backend.chunk}: "
                     f"DT {rate / 1e9:7.1f} G/s "
                     f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}) regs "
                     f"{res.get('registers')} local {res.get('local_bytes')}")
@@ -371,8 +381,14 @@ def main(argv=None) -> None:
                         "backend's default (by grid size)")
     parser.add_argument("--left", type=int, nargs="+", default=[0],
                         help="1: left neighbours re-read from L2; 0: kept in registers")
-    parser.add_argument("--pipelined", type=int, nargs="+", default=[0],
-                        help="1: tier-level waits between torres; 0: whole-torre waits")
+    parser.add_argument("--pipelined", type=int, nargs="+", default=[-1],
+                        help="1: tier-level waits between torres; 0: whole-torre waits; -1: the "
+                        "backend's default per (NO, DTS)")
+    parser.add_argument("--bands", type=int, nargs="+", default=[-1],
+                        help="launch order of pipelined sweeps: 0 stage by stage, B diagonal bands of B "
+                        "torres; -1: the backend's default")
+    parser.add_argument("--chunks", type=int, nargs="+", default=[0],
+                        help="tiers between two waits of a pipelined sweep (0: the backend's default)")
     parser.add_argument("--compile-only", type=int, nargs=5,
                         metavar=("NO", "DTS", "MAXREG", "SPEC", "LEFT"),
                         help="only build one configuration (fills the disk cache) and print it")
@@ -383,7 +399,7 @@ def main(argv=None) -> None:
         t0 = time.perf_counter()
         yz = tuple(args.shape[1:]) if spec else None
         for pipe in args.pipelined:
-            res = compile_only(order, size, maxreg or None, yz, bool(lfm), bool(pipe))
+            res = compile_only(order, size, maxreg or None, yz, bool(lfm), None if pipe < 0 else bool(pipe))
             print(f"compiled NO={order} DTS={size} cap={maxreg} spec={spec} left={lfm} pipe={pipe} in "
                   f"{time.perf_counter() - t0:.0f} s:"
                   f" {res}", flush=True)
@@ -396,7 +412,9 @@ def main(argv=None) -> None:
                         args.repeats, sizes=sizes, maxregs=[m or None for m in args.maxreg],
                         specialize=[None if x < 0 else bool(x) for x in args.specialize],
                         left=[bool(x) for x in args.left],
-                        pipelined=[bool(x) for x in args.pipelined],
+                        pipelined=[None if x < 0 else bool(x) for x in args.pipelined],
+                        bands=[None if b < 0 else b for b in args.bands],
+                        chunks=[c or None for c in args.chunks],
                         log=lambda s: print(s, flush=True))
     if args.json:
         with open(args.json, "w") as fh:

@@ -361,7 +361,8 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     value in ``done``.  ``compile_only=True`` compiles (or loads from the disk
     cache) and prepares the kernel without launching it (both helpers).
     ``extra`` are the variant's trailing arguments: ``(K, AX, AY, AZ, RX, RY, RZ)`` with
-    a ``medium``, then ``(ev_ptr, events, src_samples, rec_vals)`` with ``points``.
+    a ``medium``, then ``(ev_ptr, events, src_samples, rec_vals)`` with ``points``, then
+    ``chunk`` (tiers between two waits, an int64) for a ``pipelined`` module.
     """
     nx, ny, nz = shape
     torre_x0, torre_yc, deps = schedule_arrays

@@ -103,11 +103,12 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     RY[y], RZ[z])`` (no division in the kernel): the z and y profiles are read
     once per torre, the x ones once per tier and column; with ``points`` the tier's source and receiver
     events (``events[ev:ev_hi]``, sorted by tier) act on the new level in
-    registers before anything is stored.  With ``pipelined`` the torre
-    publishes its progress after every tier (``done[t] = flag0 + tiers
-    done``) and waits before tier ``k`` only until its dependencies ``d0``,
-    ``d1`` have finished tier ``k``
-    (:meth:`~diamondlab.geometry.StageSchedule.pipeline_violations`).
+    registers before anything is stored.  With ``pipelined`` the torre works
+    in chunks of ``chunk`` tiers: before tier ``k = 0, chunk, 2 chunk, ...``
+    it publishes its progress (``done[t] = flag0 + tiers done``) and waits
+    until its dependencies ``d0``, ``d1`` have finished tier
+    ``min(k + chunk, nt) - 1``, at least the tier ``k`` that
+    :meth:`~diamondlab.geometry.StageSchedule.pipeline_violations` asks for.
     """
     shs = order // 2
     radius = shs * size
@@ -152,7 +153,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
 
     extra = _MEDIUM_ARGS[medium]
     extra += ", events, ev, ev_hi, src_samples, rec_vals" if points else ""
-    extra += ", done, t, d0, d1, flag0" if pipelined else ""
+    extra += ", done, t, d0, d1, flag0, chunk" if pipelined else ""
     e = _Emitter()
     e(0, "@cuda.jit(device=True)")
     e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}{extra}):")
@@ -209,19 +210,21 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     e(1, "k = 0")
     e(1, "while k < nt:")
     if pipelined:
-        # tier k-1 is stored by every thread: publish it, then wait for tier k of the dependencies
-        e(2, "cuda.syncthreads()")
-        e(2, "if tz == 0:")
-        e(3, "if k > 0:")
-        e(4, "cuda.threadfence()")
-        e(4, "cuda.atomic.max(done, t, flag0 + k)")
-        e(3, "need = flag0 + k + 1")
+        # at a chunk start tier k-1 is stored by every thread: publish it, then wait until the
+        # dependencies finished the chunk's last tier
+        e(2, "if k % chunk == 0:")
+        e(3, "cuda.syncthreads()")
+        e(3, "if tz == 0:")
+        e(4, "if k > 0:")
+        e(5, "cuda.threadfence()")
+        e(5, "cuda.atomic.max(done, t, flag0 + k)")
+        e(4, "need = flag0 + min(k + chunk, nt)")
         for d in ("d0", "d1"):
-            e(3, f"if {d} >= 0:")
-            e(4, f"while cuda.atomic.max(done, {d}, 0) < need:")
-            e(5, "pass" if sim else "cuda.nanosleep(32)")
-        e(3, "cuda.threadfence()")
-        e(2, "cuda.syncthreads()")
+            e(4, f"if {d} >= 0:")
+            e(5, f"while cuda.atomic.max(done, {d}, 0) < need:")
+            e(6, "pass" if sim else "cuda.nanosleep(32)")
+        e(4, "cuda.threadfence()")
+        e(3, "cuda.syncthreads()")
     e(2, "if k % 2 == 0:")
     e(3, "A = F")
     e(3, "B = G")
@@ -483,7 +486,8 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
     e(0, "def diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,")
     medium_args = _MEDIUM_ARGS[medium]
     point_args = ", ev_ptr, events, src_samples, rec_vals" if points else ""
-    e(0, f"                       ticket_base, epoch, coeffs{medium_args}{point_args}):")
+    chunk_arg = ", chunk" if pipelined else ""
+    e(0, f"                       ticket_base, epoch, coeffs{medium_args}{point_args}{chunk_arg}):")
     e(1, '"""One DiamondTorre sweep of height nt: one block per torre, one launch per sweep."""')
     e(1, "sh = cuda.shared.array(0, dtype=float32)")
     e(1, "slot = cuda.shared.array(1, dtype=int64)")
@@ -526,7 +530,7 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
         e(1, f"flag0 = epoch * {PIPELINE_FLAG_STRIDE}  # done[t] = flag0 + tiers done in this sweep")
         e(1, "d0 = deps[t, 0]")
         e(1, "d1 = deps[t, 1]")
-        pipe_args = ", done, t, d0, d1, flag0"
+        pipe_args = ", done, t, d0, d1, flag0, chunk"
     call = "(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, "
     call += f"{coeff_args}{medium_args}{point_args}{pipe_args})"
     e(1, "if interior:")
@@ -576,10 +580,11 @@ def generate_source(
         src_samples, rec_vals``, see :func:`diamondlab.kernels.cuda.sweep_events`);
         the stepwise kernel is unchanged and ``apply_points`` follows each step.
     pipelined : bool
-        Tier-level waits: a torre publishes its progress after every tier and
-        runs tier ``k`` once its two dependencies finished tier ``k``, instead
-        of waiting for them whole (``done`` then holds ``epoch * 2**20 +
-        tiers``).  Not yet measured on a GPU.
+        Tier-level waits: the sweep takes one more argument, ``chunk``; a
+        torre publishes its progress every ``chunk`` tiers and runs tiers
+        ``k .. k + chunk - 1`` once its two dependencies finished tier
+        ``k + chunk - 1``, instead of waiting for them whole (``done`` then
+        holds ``epoch * 2**20 + tiers``).
 
     Examples
     --------

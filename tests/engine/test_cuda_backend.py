@@ -16,8 +16,14 @@ from diamondlab.numerics import WaveParameters
 
 
 @functools.cache
+@functools.cache
 def gpu_present() -> bool:
-    """Whether a real CUDA GPU is usable (asked in a subprocess, outside simulator mode)."""
+    """Whether a real CUDA GPU is usable (asked once in a subprocess, outside simulator mode).
+
+    ``DIAMONDLAB_TEST_GPU=1`` or ``0`` answers without asking.
+    """
+    if os.environ.get("DIAMONDLAB_TEST_GPU") in ("0", "1"):
+        return os.environ["DIAMONDLAB_TEST_GPU"] == "1"
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     code = "from numba import cuda; print(cuda.is_available())"
     try:
@@ -214,9 +220,13 @@ def test_gpu_medium_memory_is_three_fields_plus_a_few_percent():
     assert free0 - free1 <= 1.5 * fields * 1.03 + 8 * 2**20
 
 
-#: (NO, DTS, Nt, odd shape, specialised): the sweep with tier-level waits (``pipelined=True``).
-GPU_PIPELINED_CASES = [(2, 4, 8, (70, 66, 131), False), (4, 2, 7, (45, 61, 37), True),
-                       (8, 1, 16, (80, 71, 64), False)]
+#: (NO, DTS, Nt, odd shape, specialised, band, chunk): the sweep with tier-level waits
+#: (``pipelined=True``), torres handed out stage by stage (band None) or in diagonal bands,
+#: waiting before every tier or every ``chunk`` tiers (None: the backend's default).
+GPU_PIPELINED_CASES = [(2, 4, 8, (70, 66, 131), False, None, 1), (4, 2, 7, (45, 61, 37), True, None, 3),
+                       (8, 1, 16, (80, 71, 64), False, None, 1), (2, 4, 16, (150, 203, 67), True, 3, 4),
+                       (8, 1, 16, (120, 161, 64), False, 16, 2),
+                       (2, 4, 32, (300, 600, 40), True, None, None)]  # the default: bands of 32, chunks of 2
 
 
 @pytest.mark.gpu
@@ -224,11 +234,26 @@ GPU_PIPELINED_CASES = [(2, 4, 8, (70, 66, 131), False), (4, 2, 7, (45, 61, 37), 
 @pytest.mark.parametrize("case", GPU_PIPELINED_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
 def test_gpu_pipelined_sweep_equals_stepwise_and_cpu(case):
     """Tier-level waits on a real GPU (torres overlap there): bit for bit equal to stepwise, 200 steps."""
-    order, size, nt, shape, spec = case
+    order, size, nt, shape, spec, band, chunk = case
     nsteps = 200
     heights = (nt,) * (nsteps // nt) + ((nsteps % nt,) if nsteps % nt else ())
-    print(_sim_cases().run_case(order, size, nt, shape, heights, spec, False, True))
-    print(_sim_cases().run_physics_case(order, size, nt, shape, heights[:4], "sponge", True, True))
+    print(_sim_cases().run_case(order, size, nt, shape, heights, spec, False, True, band, chunk))
+    print(_sim_cases().run_physics_case(order, size, nt, shape, heights[:4], "sponge", True, True, band,
+                                        chunk))
+
+
+def test_band_and_chunk_need_pipelined_and_valid_values():
+    for kw in ({"band": 4}, {"chunk": 2}, {"pipelined": False, "band": 3}):
+        with pytest.raises(ValueError, match="band and chunk need pipelined=True"):
+            CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, **kw)
+    with pytest.raises(ValueError, match=r"band must be an int >= 0 \(0: stage by stage\); got -1"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, pipelined=True, band=-1)
+
+
+def test_chunk_must_be_between_one_and_nt():
+    for chunk in (0, 5, 1.5):
+        with pytest.raises(ValueError, match=r"chunk must be an int in 1..nt=4"):
+            CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, pipelined=True, chunk=chunk)
 
 
 def test_pipelined_nt_limit_is_a_value_error():

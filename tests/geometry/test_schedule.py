@@ -132,3 +132,31 @@ def test_tier_waits_one_tier_ahead_are_enough_and_the_minimum(order, size, nt, n
 def test_pipeline_lag_is_checked():
     with pytest.raises(ValueError, match="lag must be an int >= -1"):
         stage_schedule(2, 1, 2, 4, 4).pipelined_rounds(-2)
+
+
+@pytest.mark.parametrize(("order", "size", "nt", "nx", "ny", "band"),
+                         [(2, 1, 4, 30, 44, 1), (2, 4, 8, 70, 90, 3), (8, 1, 5, 40, 64, 4),
+                          (4, 2, 3, 33, 29, 2)])
+def test_band_launch_order_puts_dependencies_first(order, size, nt, nx, ny, band):
+    s = stage_schedule(order, size, nt, nx, ny)
+    perm = s.launch_order(band)
+    assert sorted(perm.tolist()) == list(range(s.ntorres))
+    rank = np.argsort(perm)
+    deps = s.dependencies()
+    has = deps >= 0
+    assert (rank[deps[has]] < np.broadcast_to(rank[:, None], deps.shape)[has]).all()
+    # a band holds `band` lattice diagonals a = (x0 + yc) / 2R, taken from the largest down
+    a = (s.torre_x0 + s.torre_yc) // (2 * s.tile.radius)
+    key = (a.max() - a[perm]) // band
+    assert (np.diff(key) >= 0).all() and key[-1] > 0
+    # inside a band: stage by stage
+    for b in np.unique(key):
+        assert (np.diff(s.torre_stage[perm[key == b]]) >= 0).all()
+
+
+def test_launch_order_defaults_to_stage_order_and_checks_band():
+    s = stage_schedule(2, 2, 3, 20, 20)
+    assert (s.launch_order() == np.arange(s.ntorres)).all()
+    assert (s.launch_order(10**6) == np.arange(s.ntorres)).all()  # one band: the stage order
+    with pytest.raises(ValueError, match="band"):
+        s.launch_order(0)

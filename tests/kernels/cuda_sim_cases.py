@@ -30,11 +30,13 @@ CASES = [
     (6, 1, 3, (14, 12, 3), (3,), False, True),
     (2, 2, 4, (13, 11, 4), (4, 3, 4), False, False, True),  # tier-level waits
     (4, 2, 3, (14, 13, 3), (3, 1), True, False, True),
+    (2, 1, 3, (15, 17, 3), (3, 2), False, False, True, 2),  # tier-level waits, diagonal bands of 2
+    (4, 1, 5, (16, 19, 3), (5, 3), False, False, True, 2, 2),  # ... waiting every second tier
 ]
 
 
 def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory=False,
-             pipelined=False) -> str:
+             pipelined=None, band=None, chunk=None) -> str:
     import numpy as np
 
     from diamondlab.engine.cpu_backend import CPUBackend
@@ -47,7 +49,8 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
     curr = rng.standard_normal(shape).astype(np.float32)
     nsteps = sum(heights)
     dt = CUDABackend(params, shape, size, nt, specialize=specialize,
-                     left_from_memory=left_from_memory, pipelined=pipelined)
+                     left_from_memory=left_from_memory, pipelined=pipelined, band=band,
+                     chunk=chunk)
     dt.compile()
     dt.set_fields(prev, curr)
     for h in heights:
@@ -68,8 +71,8 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
     if rel > 1e-5:
         raise AssertionError(f"NO={order} DTS={size}: CUDA vs CPU max relative diff {rel}")
     return (f"ok NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} "
-            f"specialized={specialize} left_from_memory={left_from_memory} pipelined={pipelined} "
-            f"cpu_rel={rel:.1e}")
+            f"specialized={specialize} left_from_memory={left_from_memory} pipelined={dt.pipelined} "
+            f"band={dt.band} chunk={dt.chunk} cpu_rel={rel:.1e}")
 
 
 #: (NO, DTS, Nt, shape, sweep heights) run with a velocity model, a sponge, sources and receivers.
@@ -80,6 +83,7 @@ PHYSICS_CASES = [
     (2, 1, 3, (9, 8, 4), (3, 1), None, True),  # points only (constant K, no sponge)
     (2, 1, 2, (8, 9, 4), (2, 1), "model", False),  # medium only
     (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True),  # with tier-level waits
+    (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2),  # diagonal bands of 3, chunks of 2
 ]
 
 
@@ -98,7 +102,8 @@ def physics_inputs(shape, params, seed):
     return kappa, damp, sources, receivers, rng
 
 
-def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=False) -> str:
+def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=None,
+                     band=None, chunk=None) -> str:
     """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding."""
     import numpy as np
 
@@ -110,7 +115,7 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     kappa, damp, sources, receivers, rng = physics_inputs(shape, params, order + size)
     prev = rng.standard_normal(shape).astype(np.float32)
     curr = rng.standard_normal(shape).astype(np.float32)
-    backends = [CUDABackend(params, shape, size, nt, pipelined=pipelined),
+    backends = [CUDABackend(params, shape, size, nt, pipelined=pipelined, band=band, chunk=chunk),
                 CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
     if not points:
         sources, receivers = [], []
@@ -137,7 +142,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     if rel > 1e-5:
         raise AssertionError(f"NO={order} DTS={size} physics: CUDA vs CPU max relative diff {rel}")
     return (f"ok physics NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} medium={medium} "
-            f"points={points} pipelined={pipelined} cpu_rel={rel:.1e}")
+            f"points={points} pipelined={backends[0].pipelined} band={backends[0].band} "
+            f"chunk={backends[0].chunk} cpu_rel={rel:.1e}")
 
 
 def run_simulation() -> str:
