@@ -68,10 +68,31 @@ def _velocity(text: str, shape):
         ) from None
 
 
+def _backend_option(text: str) -> tuple[str, int]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. band=32); got {text!r}")
+    low = value.strip().lower()
+    if low in ("true", "false"):
+        return key, low == "true"
+    try:
+        return key, int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{key}: expected an integer or true/false; got {value!r}") from None
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shape", type=_shape, default=(128, 128, 128), help="grid NXxNYxNZ or N (default 128)")
     p.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--courant", type=float, default=None, help="c dt / h (default: half the stability limit)")
+    p.add_argument(
+        "--backend-option",
+        type=_backend_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a speed option of the backend, e.g. pipelined=1 band=32 chunk=2 for cuda (repeatable)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -199,6 +220,7 @@ def _run(args) -> int:
         sources=sources,
         receivers=args.receiver,
         sponge=args.sponge,
+        backend_options=dict(args.backend_option) or None,
     )
     if record is not None:
         sim.time_step = record["first_step"] + record["steps"]  # the clock goes on from the saved run
@@ -278,6 +300,7 @@ def bench_rows(
                 "ratio": dt_rate / sw_rate if sw_rate else float("nan"),
                 "bit_equal": same,
                 "backend": dt_sim.backend_name,
+                "options": dict(getattr(dt_sim.backend, "options", {})),
             }
         )
     return rows
@@ -287,7 +310,7 @@ def _bench(args) -> int:
     velocity = _velocity(args.velocity, args.shape)
     rows = bench_rows(
         args.shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
-        velocity=velocity, sponge=args.sponge,
+        velocity=velocity, sponge=args.sponge, backend_options=dict(args.backend_option) or None,
     )  # fmt: skip
     nx, ny, nz = args.shape
     medium = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
@@ -313,6 +336,10 @@ def _bench(args) -> int:
             line += f" {model:>8.4g} {r['diamondtorre'] / model:>8.0%} {device.bandwidth / 12e9:>8.4g}"
         print(line)
     print("(G cell updates per second)")
+    for r in rows:
+        if r["options"]:
+            print(f"NO={r['order']} DiamondTorre sweep options: "
+                  + ", ".join(f"{k}={v}" for k, v in r["options"].items()))
     if device is not None:
         print(
             "model: the roofline prediction of DiamondTorre from the row-of-torres locality "

@@ -25,6 +25,35 @@ def test_bad_input_is_a_clear_error(capsys):
     assert "stability limit" in capsys.readouterr().err
 
 
+def test_backend_options_reach_the_simulation_or_are_named(capsys, monkeypatch):
+    import pytest
+
+    from diamondlab.engine import simulation
+
+    with pytest.raises(SystemExit):
+        main(["run", "--shape", "16", "--backend-option", "band", "--no-progress"])
+    assert "expected KEY=VALUE (e.g. band=32); got 'band'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--shape", "16", "--backend-option", "band=wide", "--no-progress"])
+    assert "band: expected an integer or true/false; got 'wide'" in capsys.readouterr().err
+    argv = ["run", "--shape", "16", "--backend", "cpu", "--steps", "2", "--no-progress"]
+    assert main([*argv, "--backend-option", "pipelined=true", "--backend-option", "band=32"]) == 2
+    assert "backend_options {'pipelined': True, 'band': 32} do not apply to backend 'cpu'" in (
+        capsys.readouterr().err
+    )
+    seen = {}
+    real = simulation.Simulation.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.update(kwargs.get("backend_options") or {})
+        kwargs["backend_options"] = None  # the CPU engine takes none: check the hand-over only
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(simulation.Simulation, "__init__", spy)
+    assert main([*argv, "--backend-option", "chunk=2"]) == 0
+    assert seen == {"chunk": 2}
+
+
 def test_bench_prints_a_table(capsys):
     argv = ["bench", "--shape", "24x20x8", "--orders", "2", "4", "--backend", "cpu"]
     assert main([*argv, "--repeats", "1", "--nt", "4"]) == 0

@@ -3,14 +3,16 @@
 Contract
 --------
 :func:`autotune` measures DiamondTorre for every ``(DTS, Nt)`` the backend
-proposes (``Backend.tuning_candidates(order)``) that fits the grid: one
-warm-up sweep (which also compiles), then the median of ``repeats`` timed
-sweeps, on the real grid (with the constant-velocity kernels; pass
-``configure`` to time another medium).  The fastest pair is stored in
-``autotune.json`` in the kernel cache folder, keyed by backend, device,
-order and shape, and returned without measuring the next time.
-``Simulation(size="auto", nt="auto")`` (``--dts auto`` on the command line)
-uses it.
+proposes (``Backend.tuning_candidates(order)``) that fits the grid, each with
+every set of speed options the backend proposes for it
+(``Backend.tuning_options(order, DTS)``: on the GPU whole-torre or
+pipelined waits and the launch order): one warm-up sweep (which also
+compiles), then the median of ``repeats`` timed sweeps, on the real grid
+(with the constant-velocity kernels; pass ``configure`` to time another
+medium).  The fastest :class:`Tuning` is stored in ``autotune.json`` in the
+kernel cache folder, keyed by backend, device, order and shape, and
+returned without measuring the next time.  ``Simulation(size="auto",
+nt="auto")`` (``--dts auto --nt auto`` on the command line) uses it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,7 +32,15 @@ from diamondlab.engine.io import write_atomically
 from diamondlab.kernels.generated import cache_dir
 from diamondlab.numerics import WaveParameters
 
-__all__ = ["autotune", "tuning_key"]
+__all__ = ["Tuning", "autotune", "tuning_key"]
+
+
+class Tuning(NamedTuple):
+    """The auto-tuner's choice: tile size, torre height and the backend's speed options."""
+
+    size: int
+    nt: int
+    options: dict
 
 
 def _cache_file():
@@ -66,8 +77,8 @@ def autotune(
     configure: Callable | None = None,
     refresh: bool = False,
     log: Callable[[str], None] | None = None,
-) -> tuple[int, int]:
-    """The fastest ``(DTS, Nt)`` of the backend's candidates on this grid and device.
+) -> Tuning:
+    """The fastest ``(DTS, Nt, options)`` of the backend's candidates on this grid and device.
 
     ``configure(backend_object)`` may set the medium and points before timing.
     """
@@ -75,14 +86,19 @@ def autotune(
     cache = _load()
     if key in cache and not refresh:
         size, nt = cache[key]["best"]
-        return int(size), int(nt)
+        return Tuning(int(size), int(nt), dict(cache[key].get("options", {})))
     cls = get_backend(backend)
     rng = np.random.default_rng(0)
     prev = rng.standard_normal(shape, dtype=np.float32) * np.float32(1e-3)
-    measured = {}
-    for size, nt in cls.tuning_candidates(params.order):
+    measured, options = {}, {}
+    candidates = [
+        (size, nt, opts)
+        for size, nt in cls.tuning_candidates(params.order)
+        for opts in cls.tuning_options(params.order, size)
+    ]
+    for size, nt, opts in candidates:
         try:
-            engine = cls(params, shape, size, nt)
+            engine = cls(params, shape, size, nt, **opts)
         except ValueError:  # tile larger than the grid, pair not built, ...
             continue
         if configure is not None:
@@ -97,18 +113,18 @@ def autotune(
             engine.sweep(nt)
             engine.synchronize()
             times.append((time.perf_counter() - t0) / nt)
-        measured[(size, nt)] = statistics.median(times)
+        label = f"{size},{nt}" + (f",{json.dumps(opts, sort_keys=True)}" if opts else "")
+        measured[label] = statistics.median(times)
+        options[label] = (size, nt, opts)
         if log is not None:
-            rate = float(np.prod(shape)) / measured[(size, nt)] / 1e9
-            log(f"DTS={size} Nt={nt}: {rate:.3g} G cell updates/s")
+            rate = float(np.prod(shape)) / measured[label] / 1e9
+            extra = "".join(f" {k}={v}" for k, v in opts.items())
+            log(f"DTS={size} Nt={nt}{extra}: {rate:.3g} G cell updates/s")
         del engine
     if not measured:
         raise ValueError(f"no (DTS, Nt) candidate of backend {backend!r} fits the grid {tuple(shape)}")
-    best = min(measured, key=measured.get)
+    best = Tuning(*options[min(measured, key=measured.get)])
     cache = _load()
-    cache[key] = {
-        "best": list(best),
-        "seconds_per_step": {f"{s},{t}": v for (s, t), v in measured.items()},
-    }
+    cache[key] = {"best": [best.size, best.nt], "options": best.options, "seconds_per_step": measured}
     write_atomically(_cache_file(), lambda fh: fh.write(json.dumps(cache, indent=1)), mode="w")
     return best

@@ -2,11 +2,13 @@
 
 Contract
 --------
-A backend class is constructed as ``Backend(params, shape, size, nt)`` with
+A backend class is constructed as ``Backend(params, shape, size, nt, **options)`` with
 :class:`~diamondlab.numerics.WaveParameters` ``params``, the grid
-``shape = (nx, ny, nz)``, the tile size ``size`` (DTS) and the torre height
-``nt``; it raises ``ValueError`` naming the parameter for anything it cannot
-run.  It owns the two field arrays (levels ``n - 1`` and ``n``) and offers::
+``shape = (nx, ny, nz)``, the tile size ``size`` (DTS), the torre height
+``nt`` and backend-specific keyword ``options`` that change speed, never
+results (the CUDA backend's ``pipelined``, ``band``, ``chunk``); it raises
+``ValueError`` naming the parameter for anything it cannot run.  It owns
+the two field arrays (levels ``n - 1`` and ``n``) and offers::
 
     compile()                # build or load the kernels (called before the first timing)
     set_fields(prev, curr)   # host float32 arrays of shape (nx, ny, nz)
@@ -15,6 +17,7 @@ run.  It owns the two field arrays (levels ``n - 1`` and ``n``) and offers::
     step(nsteps[, src_samples]) -> receiver values   # stepwise time stepping
     sweep(height[, src_samples]) -> receiver values  # one DiamondTorre sweep, 1 <= height <= nt
     synchronize()            # wait until queued work is done (timing)
+    options                  # the speed options in force (a dict; may be empty)
 
 and, for physics (:mod:`diamondlab.engine.physics`)::
 
@@ -27,7 +30,10 @@ Both engines run DiamondTorre bit for bit equal to their stepwise kernel
 with all of it switched on.
 
 and the class attributes ``name``, ``available() -> bool``,
-``unavailable_reason() -> str`` and ``default_tiling(order) -> (DTS, Nt)``.  The
+``unavailable_reason() -> str``, ``default_tiling(order) -> (DTS, Nt)``,
+``tuning_candidates(order) -> [(DTS, Nt), ...]`` and
+``tuning_options(order, size) -> [options, ...]`` (what the auto-tuner
+measures; ``[{}]`` for a backend without options).  The
 simulation object (:mod:`diamondlab.engine.simulation`) keeps the clock.
 
 Backends are registered by name with the module that defines them, so that

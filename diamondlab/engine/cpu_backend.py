@@ -48,6 +48,13 @@ class CPUBackend:
         sizes = sorted({max(1, r // shs) for r in (8, 12, 16)})
         return [(size, 4 * size * shs) for size in sizes]
 
+    options: dict = {}  # no speed options
+
+    @classmethod
+    def tuning_options(cls, order: int, size: int) -> list[dict]:
+        """Constructor options the auto-tuner tries per (DTS, Nt): the CPU engine has none."""
+        return [{}]
+
     @staticmethod
     def available() -> bool:
         return True

@@ -66,6 +66,20 @@ class CUDABackend:
 
         return [(size, nt) for size in SUPPORTED_SIZES[order] for nt in (16, 32, 64)]
 
+    #: Sweep options the auto-tuner tries per (DTS, Nt): whole-torre waits, and tier-level
+    #: waits every 2 tiers stage by stage or in diagonal bands of 16 and 32 torres.
+    TUNING_OPTIONS = (
+        {"pipelined": False},
+        {"pipelined": True, "band": 0, "chunk": 2},
+        {"pipelined": True, "band": 16, "chunk": 2},
+        {"pipelined": True, "band": 32, "chunk": 2},
+    )
+
+    @classmethod
+    def tuning_options(cls, order: int, size: int) -> list[dict]:
+        """Constructor options the auto-tuner tries per (DTS, Nt) (:attr:`TUNING_OPTIONS`)."""
+        return [dict(o) for o in cls.TUNING_OPTIONS]
+
     @staticmethod
     def available() -> bool:
         """Whether an NVIDIA GPU with a working driver (or Numba's CUDA simulator) is present."""
@@ -400,6 +414,11 @@ class CUDABackend:
         if height % 2:
             self._prev, self._curr = self._curr, self._prev
         return self._receiver_values(rec, height)
+
+    @property
+    def options(self) -> dict:
+        """The sweep options in force (after the defaults of :attr:`PIPELINED`)."""
+        return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk}
 
     def synchronize(self) -> None:
         self._cuda.synchronize()

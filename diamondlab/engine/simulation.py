@@ -103,6 +103,13 @@ class Simulation:
         the grid's shape (see :mod:`diamondlab.media`); the stability limit
         applies to its maximum.
     backend : {"auto", "cpu", "cuda"}
+    backend_options : dict, optional
+        Speed options of the backend, e.g. ``{"pipelined": True, "band": 32,
+        "chunk": 2}`` for ``"cuda"`` (see
+        :class:`~diamondlab.engine.cuda_backend.CUDABackend`); they never change
+        results.  Default: the backend's own, or the auto-tuner's choice with
+        ``size="auto"`` and ``nt="auto"``.  Dropped, with the rest, when
+        ``"auto"`` falls back to the CPU.
     algorithm : {"diamondtorre", "stepwise"}
     initial : "gaussian", "zero", an array, or a pair of arrays
         ``"gaussian"``: a pulse of ``pulse_width`` cells at the centre,
@@ -141,6 +148,7 @@ class Simulation:
         spacing: float = 1.0,
         velocity=1.0,
         backend: str = "auto",
+        backend_options: dict | None = None,
         algorithm: str = "diamondtorre",
         initial="gaussian",
         pulse_width: float | None = None,
@@ -159,8 +167,10 @@ class Simulation:
         kappa, damp = self.physics.medium(self.params.dt)
         medium = (kappa, damp) if kappa is not None or self.physics.has_points else None
         self.backend_name = resolve_backend(backend)
+        if backend_options is not None and not isinstance(backend_options, dict):
+            raise TypeError(f"backend_options must be a dict; got {type(backend_options).__name__}")
         try:
-            self._make_backend(shape, size, nt, medium)
+            self._make_backend(shape, size, nt, medium, backend_options)
         except ValueError as err:
             if backend != "auto" or self.backend_name == "cpu":
                 raise
@@ -168,7 +178,7 @@ class Simulation:
             # velocity model): the CPU engine can
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=2)
             self.backend_name = "cpu"
-            self._make_backend(shape, size, nt, medium)
+            self._make_backend(shape, size, nt, medium, None)
         self.shape = self.backend.shape
         self._traces: list[np.ndarray] = []
         self.pulse_width = pulse_width if pulse_width is not None else max(2.0, min(self.shape) / 12)
@@ -178,7 +188,7 @@ class Simulation:
         self.last_run: RunStats | None = None
         self.reset(initial)
 
-    def _make_backend(self, shape, size, nt, medium: tuple | None) -> None:
+    def _make_backend(self, shape, size, nt, medium: tuple | None, options: dict | None) -> None:
         """Build the backend; with ``medium = (kappa, damp)`` also hand it the medium and the points."""
         cls = get_backend(self.backend_name)
         if medium is not None and not (hasattr(cls, "set_medium") and hasattr(cls, "set_points")):
@@ -189,9 +199,11 @@ class Simulation:
         if size == "auto" or nt == "auto":
             from diamondlab.engine.autotune import autotune
 
-            best_size, best_nt = autotune(self.params, shape, self.backend_name)
-            size = best_size if size == "auto" else size
-            nt = best_nt if nt == "auto" else nt
+            tuned = autotune(self.params, shape, self.backend_name)
+            if options is None and (size, nt) in (("auto", "auto"), ("auto", tuned.nt), (tuned.size, "auto")):
+                options = tuned.options
+            size = tuned.size if size == "auto" else size
+            nt = tuned.nt if nt == "auto" else nt
         default_size, default_nt = cls.default_tiling(self.params.order)
         if size is None:
             # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
@@ -199,7 +211,15 @@ class Simulation:
             size = max(1, min(default_size, span // (2 * shs)))
         self.size = size
         self.nt = default_nt if nt is None else nt
-        self.backend = cls(self.params, shape, self.size, self.nt)
+        options = dict(options or {})
+        try:
+            self.backend = cls(self.params, shape, self.size, self.nt, **options)
+        except TypeError as err:
+            raise ValueError(
+                f"backend_options {options} do not apply to backend {self.backend_name!r} ({err}); "
+                "see its class for the options it takes"
+            ) from err
+        self.backend_options = options
         if medium is not None:
             self.backend.set_medium(*medium)
             self.backend.set_points(self.physics.source_points.cells, self.physics.receiver_points.cells)
@@ -395,5 +415,7 @@ class Simulation:
         return (
             f"Simulation(shape={self.shape}, order={self.order}, size={self.size}, nt={self.nt}, "
             f"courant={self.params.courant:.4g}, backend={self.backend_name!r}, "
-            f"algorithm={self.algorithm!r}, time_step={self.time_step})"
+            f"algorithm={self.algorithm!r}, time_step={self.time_step}"
+            + "".join(f", {k}={v!r}" for k, v in getattr(self.backend, "options", {}).items())
+            + ")"
         )

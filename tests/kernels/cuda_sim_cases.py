@@ -153,13 +153,20 @@ def run_simulation() -> str:
     from diamondlab import Simulation
 
     out = []
-    for backend, algorithm in (("cuda", "diamondtorre"), ("cpu", "stepwise")):
-        sim = Simulation((12, 10, 6), order=2, size=2, nt=3, backend=backend, algorithm=algorithm)
+    runs = (("cuda", "diamondtorre", None), ("cpu", "stepwise", None),
+            ("cuda", "diamondtorre", {"pipelined": True, "band": 1, "chunk": 2}))
+    for backend, algorithm, options in runs:
+        sim = Simulation((12, 10, 6), order=2, size=2, nt=3, backend=backend, algorithm=algorithm,
+                         backend_options=options)
         sim.run(7)
         out.append(sim.field)
+        if options and (sim.backend.pipelined, sim.backend.band, sim.backend.chunk) != (True, 1, 2):
+            raise AssertionError("Simulation did not hand backend_options to the CUDA backend")
     rel = float(np.abs(out[0] - out[1]).max() / np.abs(out[1]).max())
     if rel > 1e-5:
         raise AssertionError(f"Simulation(backend='cuda') vs cpu: max relative diff {rel}")
+    if not np.array_equal(out[0], out[2]):
+        raise AssertionError("Simulation(backend='cuda'): pipelined backend_options changed the result")
     # sources, receivers, a layered model and the default sponge run on the (simulated) GPU
     from diamondlab.media import layered_model
     from diamondlab.sources import Receiver, Source
