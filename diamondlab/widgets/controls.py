@@ -13,6 +13,9 @@ the notebook.  :func:`build_simulation` makes the simulation of a config.
 
 Changing NO or the backend puts DTS and Nt at that backend's defaults for
 the order (clipped to the grid), so a scientist starts from a tuned point.
+On the GPU a "sweep" controller picks the DiamondTorre sweep's speed
+options (``backend_options``: whole-torre or pipelined waits, the launch
+order); they never change the fields, only the throughput readout.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ class RunConfig:
     receivers: tuple = ()
     sponge: int = 16
     initial: str = "gaussian"
+    sweep: tuple = ()  # the GPU sweep's options as (key, value) pairs (or a dict); () the backend's default
+
+    def __post_init__(self):
+        object.__setattr__(self, "sweep", tuple(dict(self.sweep).items()))
 
     def sim_kwargs(self) -> dict:
         """Keyword arguments of :class:`~diamondlab.Simulation`.
@@ -58,7 +65,38 @@ class RunConfig:
         d["shape"] = tuple(d["shape"])
         d["sources"], d["receivers"] = make_points(self.sources, self.receivers)
         d["sponge"] = self.sponge if (self.sources or self.receivers) else 0
+        d.pop("sweep")
+        if self.sweep and _resolves_to_cuda(self.backend):
+            d["backend_options"] = dict(self.sweep)
         return d
+
+
+def _resolves_to_cuda(backend: str) -> bool:
+    """Whether ``backend`` means the GPU (``"cuda"``, or ``"auto"`` on a machine with one)."""
+    from diamondlab.engine.backends import resolve_backend
+
+    if backend == "cuda":
+        return True
+    try:
+        return resolve_backend(backend) == "cuda"
+    except (RuntimeError, ValueError):
+        return False
+
+
+def sweep_choices() -> list[tuple[str, tuple]]:
+    """(label, options) of the GPU sweep controller: the backend's default, then the tuner's candidates."""
+    from diamondlab.engine.cuda_backend import CUDABackend
+
+    choices = [("backend default", ())]
+    for options in CUDABackend.TUNING_OPTIONS:
+        if not options.get("pipelined"):
+            label = "whole-torre waits"
+        else:
+            band = options.get("band") or 0
+            order = f"bands of {band}" if band else "stage order"
+            label = f"pipelined, {order}, wait every {options.get('chunk', 1)} tiers"
+        choices.append((label, tuple(options.items())))
+    return choices
 
 
 def default_tiling(backend: str, order: int, shape) -> tuple[int, int]:
@@ -173,6 +211,12 @@ class Controls:
         )
         self.backend = widgets.Dropdown(options=_backend_options(), value=cfg.backend,
                                         description="backend", style=style, layout=lay)
+        choices = sweep_choices()
+        if not any(dict(v) == dict(cfg.sweep) for _, v in choices):  # options set by hand
+            choices.append((", ".join(f"{k}={v}" for k, v in cfg.sweep), cfg.sweep))
+        self.sweep = widgets.Dropdown(options=choices, value=_choice(choices, cfg.sweep),
+                                      description="GPU sweep", style=style, layout=lay,
+                                      tooltip="speed options of the CUDA DiamondTorre sweep")
         self.algorithm = widgets.ToggleButtons(options=["diamondtorre", "stepwise"], value=cfg.algorithm,
                                                description="algorithm", style=style)
         self.courant = widgets.BoundedFloatText(value=cfg.courant, min=0.0, max=2.0, step=0.01,
@@ -194,20 +238,21 @@ class Controls:
         self.points.initial.value = cfg.initial
         self.points.on_change(lambda: self._changed(None))
         self._structural = [self.order, self.size, self.nt, self.nx, self.ny, self.nz, self.backend,
-                            self.algorithm, self.courant]
+                            self.sweep, self.algorithm, self.courant]
         for w in self._structural:
             w.observe(self._changed, names="value")
         self.order.observe(self._defaults, names="value")
         self.backend.observe(self._defaults, names="value")
         grid = widgets.VBox([widgets.HTML("<b>grid</b>"), self.nx, self.ny, self.nz])
         params = widgets.VBox([self.order, self.size, self.nt, self.courant, self.limit, self.steps])
-        choose = widgets.VBox([self.backend, self.algorithm])
+        choose = widgets.VBox([self.backend, self.sweep, self.algorithm])
         buttons = widgets.HBox([self.run_button, self.pause_button, self.step_button, self.reset_button])
         points = widgets.Accordion(children=[self.points.widget], titles=("sources and receivers",))
         self.widget = widgets.VBox([widgets.HBox([params, grid, choose]), points, buttons, self.status,
                                     self.message])
         self.widget.add_class("diamondlab-controls")
         self._listeners = []
+        self.sweep.disabled = not _resolves_to_cuda(cfg.backend)
         self.validate()
 
     # ------------------------------------------------------------- values
@@ -217,16 +262,19 @@ class Controls:
             order=int(self.order.value), size=int(self.size.value), nt=int(self.nt.value),
             shape=(int(self.nx.value), int(self.ny.value), int(self.nz.value)), backend=self.backend.value,
             algorithm=self.algorithm.value, courant=float(self.courant.value), steps=int(self.steps.value),
-            **self.points.values(),
+            sweep=tuple(self.sweep.value), **self.points.values(),
         )
 
     def set(self, **values) -> None:
         """Set controllers by name (``order``, ``size``, ``nt``, ``shape``, ``backend``, ...)."""
         cfg = replace(self.config(), **values)
         with self.hold():
-            for name in ("order", "backend", "size", "nt", "algorithm", "courant", "steps"):
+            for name in ("order", "backend", "size", "nt", "sweep", "algorithm", "courant", "steps"):
                 if name in values:
-                    getattr(self, name).value = getattr(cfg, name)
+                    value = getattr(cfg, name)
+                    if name == "sweep":
+                        value = _choice(list(self.sweep.options), value)
+                    getattr(self, name).value = value
             if "shape" in values:
                 self.nx.value, self.ny.value, self.nz.value = (int(n) for n in cfg.shape)
         self.validate()
@@ -259,6 +307,7 @@ class Controls:
         size, nt = default_tiling(cfg.backend, cfg.order, cfg.shape)
         self._held = True
         try:
+            self.sweep.disabled = not _resolves_to_cuda(cfg.backend)
             self.size.value, self.nt.value = size, nt
             lim = courant_limit(cfg.order)
             if self.courant.value > lim:
@@ -300,9 +349,18 @@ class Controls:
         """Disable the structural controllers while a run is in progress."""
         for w in self._structural:
             w.disabled = running
+        self.sweep.disabled = running or not _resolves_to_cuda(self.backend.value)
         self.points.set_disabled(running)
         self.run_button.disabled = self.step_button.disabled = running or bool(check_config(self.config()))
         self.reset_button.disabled = False
+
+
+def _choice(choices, sweep: tuple) -> tuple:
+    """The value among the dropdown's ``(label, value)`` choices equal to ``sweep`` as a dict."""
+    for _, value in choices:
+        if dict(value) == dict(sweep):
+            return value
+    raise ValueError(f"sweep options {dict(sweep)} are not among the GPU sweep choices")
 
 
 def _escape(text: str) -> str:

@@ -97,3 +97,22 @@ def test_slice_position_follows_the_sliders(lab):
     lab.live.position[2].value = 3
     assert lab.live.index()[2] == 3
     assert lab.live.slices.layout.annotations[0].text == "xy (z = 3)"
+
+
+def test_gpu_sweep_options_reach_the_simulation_only_on_the_gpu():
+    from diamondlab.widgets.controls import Controls, RunConfig, sweep_choices
+
+    labels = [label for label, _ in sweep_choices()]
+    assert labels[0] == "backend default" and "whole-torre waits" in labels
+    assert any("bands of 32" in label for label in labels)
+    cpu = Controls(RunConfig(shape=(32, 32, 16), backend="cpu", sweep={"pipelined": False}))
+    assert cpu.sweep.disabled and "backend_options" not in cpu.config().sim_kwargs()
+    gpu = Controls(RunConfig(shape=(32, 32, 16), backend="cuda"))
+    assert not gpu.sweep.disabled and "backend_options" not in gpu.config().sim_kwargs()
+    gpu.set(sweep={"chunk": 2, "band": 32, "pipelined": True})  # any key order
+    assert gpu.config().sim_kwargs()["backend_options"] == {"pipelined": True, "band": 32, "chunk": 2}
+    custom = Controls(RunConfig(shape=(32, 32, 16), backend="cuda", sweep={"pipelined": True, "band": 8}))
+    assert custom.sweep.options[-1][0] == "pipelined=True, band=8"
+    assert custom.config().sim_kwargs()["backend_options"] == {"pipelined": True, "band": 8}
+    gpu.lock(True)
+    assert gpu.sweep.disabled
