@@ -265,3 +265,22 @@ def test_chunk_must_be_between_one_and_nt():
 def test_pipelined_nt_limit_is_a_value_error():
     with pytest.raises(ValueError, match="pipelined sweep needs nt <"):
         CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 2**20, pipelined=True)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_autotune_tries_the_sweep_options(tmp_path, monkeypatch):
+    """The tuner times each (DTS, Nt) with every sweep option and hands the winner to a Simulation."""
+    from diamondlab import Simulation
+    from diamondlab.engine.autotune import autotune
+
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(CUDABackend, "tuning_candidates", classmethod(lambda cls, order: [(4, 16)]))
+    shape = (160, 320, 64)
+    said = []
+    best = autotune(WaveParameters(order=2), shape, "cuda", repeats=3, log=said.append)
+    assert len(said) == len(CUDABackend.TUNING_OPTIONS)
+    assert (best.size, best.nt) == (4, 16) and best.options in [dict(o) for o in CUDABackend.TUNING_OPTIONS]
+    sim = Simulation(shape, 2, backend="cuda", size="auto", nt="auto")
+    assert sim.backend_options == best.options
+    assert {k: sim.backend.options[k] for k in best.options} == best.options
