@@ -159,6 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--sponge", type=int, default=0, help="absorbing layer width (default 0)")
     bench.add_argument("--no-model", action="store_true", help="skip the bandwidth probe and the model")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
@@ -263,30 +264,51 @@ def _run(args) -> int:
 
 
 def bench_rows(
-    shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None, repeats=5, **physics
+    shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None, repeats=5,
+    progress=False, **physics
 ):
     """Time both algorithms per order on one grid in this process; return a list of dict rows.
 
-    ``physics`` (``velocity``, ``sponge``, ``sources``, ``receivers``) goes to both simulations.
+    Both start from the same random fields (cheap to make on any grid, and a
+    strong test of the bit-for-bit check); ``physics`` (``velocity``,
+    ``sponge``, ``sources``, ``receivers``, ``backend_options``) goes to both
+    simulations; ``progress=True`` shows a tqdm bar over the timed runs.
     """
     from diamondlab.engine.simulation import Simulation
 
+    rng = np.random.default_rng(0)
+    initial = tuple(rng.standard_normal(tuple(shape), dtype=np.float32) for _ in range(2))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(orders) * (repeats + 1), unit="run", desc="bench")
     rows = []
     for order in orders:
+        if bar is not None:
+            bar.set_postfix_str(f"NO={order}: setting up")
         sims = {
             alg: Simulation(
-                shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg, **physics
+                shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg,
+                initial=initial, **physics,
             )
             for alg in ("diamondtorre", "stepwise")
         }
         dt_sim = sims["diamondtorre"]
         n = steps or 2 * dt_sim.nt
         rates = {alg: [] for alg in sims}
+        if bar is not None:
+            bar.set_postfix_str(f"NO={order}: compiling, warming up")
         for sim in sims.values():
             sim.run(min(n, dt_sim.nt))  # compile and warm up
+        if bar is not None:
+            bar.update()
+            bar.set_postfix_str(f"NO={order}: timing")
         for _ in range(repeats):
             for alg, sim in sims.items():
                 rates[alg].append(sim.run(n).gcells_per_second)
+            if bar is not None:
+                bar.update()
         dt_rate = statistics.median(rates["diamondtorre"])
         sw_rate = statistics.median(rates["stepwise"])
         same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
@@ -303,6 +325,8 @@ def bench_rows(
                 "options": dict(getattr(dt_sim.backend, "options", {})),
             }
         )
+    if bar is not None:
+        bar.close()
     return rows
 
 
@@ -310,7 +334,8 @@ def _bench(args) -> int:
     velocity = _velocity(args.velocity, args.shape)
     rows = bench_rows(
         args.shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
-        velocity=velocity, sponge=args.sponge, backend_options=dict(args.backend_option) or None,
+        progress=not args.no_progress, velocity=velocity, sponge=args.sponge,
+        backend_options=dict(args.backend_option) or None,
     )  # fmt: skip
     nx, ny, nz = args.shape
     medium = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
