@@ -14,6 +14,7 @@ the two field arrays (levels ``n - 1`` and ``n``) and offers::
     set_fields(prev, curr)   # host float32 arrays of shape (nx, ny, nz)
     fields() -> (prev, curr) # host copies, in (x, y, z) order
     current_view()           # u^n for reading between steps: a view where possible
+    planes(index, strides)   # (xy, xz, yz) of u^n through index, sampled from index % strides
     step(nsteps[, src_samples]) -> receiver values   # stepwise time stepping
     sweep(height[, src_samples]) -> receiver values  # one DiamondTorre sweep, 1 <= height <= nt
     synchronize()            # wait until queued work is done (timing)

@@ -95,6 +95,14 @@ class CPUBackend:
         view.flags.writeable = False
         return view
 
+    def planes(self, index, strides) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Strided planes ``(xy, xz, yz)`` of the current level through ``index`` (copies)."""
+        u = self.current_view()
+        (ix, iy, iz), (sx, sy, sz) = index, strides
+        ox, oy, oz = ix % sx, iy % sy, iz % sz  # the samples go through the point
+        return (np.array(u[ox::sx, oy::sy, iz]), np.array(u[ox::sx, iy, oz::sz]),
+                np.array(u[ix, oy::sy, oz::sz]))
+
     @functools.lru_cache(maxsize=8)  # noqa: B019 - one backend lives as long as its simulation
     def schedule(self, height: int) -> StageSchedule:
         tile = DiamondTile(self.params.order, self.size)

@@ -231,6 +231,10 @@ class CUDABackend:
         """The current level on the host (a copy: the fields live on the device)."""
         return self._curr.copy_to_host().reshape(self.shape)
 
+    def planes(self, index, strides) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Strided planes ``(xy, xz, yz)`` of the current level through ``index``: only they are copied."""
+        return self._kernels_api.gather_planes(self._curr, self.shape, index, strides)
+
     # ----------------------------------------------------------------- physics
     def _select_kernels(self) -> None:
         medium = None if self._medium is None else ("sponge" if np.ndim(self._medium[0]) == 0 else "model")

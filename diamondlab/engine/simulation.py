@@ -311,6 +311,23 @@ class Simulation:
         view = getattr(self.backend, "current_view", None)
         return view() if view is not None else self.field
 
+    def current_planes(self, index, strides=(1, 1, 1)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Three strided planes of ``u^n`` through ``index = (ix, iy, iz)``: ``(xy, xz, yz)``.
+
+        ``xy = u[ox::sx, oy::sy, iz]``, ``xz = u[ox::sx, iy, oz::sz]``,
+        ``yz = u[ix, oy::sy, oz::sz]`` with ``strides = (sx, sy, sz)`` and
+        ``(ox, oy, oz) = index % strides``, so that every plane holds the
+        point itself.  On the GPU only the planes are copied to the host (what
+        the live view reads after each refresh).
+        """
+        index = tuple(int(i) for i in index)
+        strides = tuple(int(s) for s in strides)
+        if len(index) != 3 or any(not 0 <= i < n for i, n in zip(index, self.shape, strict=True)):
+            raise ValueError(f"index must be a cell (ix, iy, iz) of the grid {self.shape}; got {index}")
+        if len(strides) != 3 or min(strides) < 1:
+            raise ValueError(f"strides must be three ints >= 1; got {strides}")
+        return self.backend.planes(index, strides)
+
     # -------------------------------------------------------------- run
     def stop(self) -> None:
         """Ask a running :meth:`run` (in another thread) to stop after the current sweep.

@@ -49,6 +49,7 @@ __all__ = [
     "check_pair",
     "cuda_kernels",
     "kernel_resources",
+    "gather_planes",
     "launch_points",
     "launch_stepwise",
     "launch_sweep",
@@ -230,6 +231,30 @@ def sweep_events(owner, ntorres: int, nt: int, columns, point_z, point_kind, poi
     if not len(events):
         events = np.zeros((1, 5), dtype=np.int64)
     return ev_ptr, np.ascontiguousarray(events)
+
+
+def gather_planes(U, shape, index, strides) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three strided planes of the flat device field ``U`` through ``index``, copied to the host.
+
+    Returns ``(xy, xz, yz)``: ``u[ox::sx, oy::sy, iz]``, ``u[ox::sx, iy, oz::sz]``,
+    ``u[ix, oy::sy, oz::sz]`` with ``(ox, oy, oz) = index % strides`` (the
+    samples go through the point), gathered on the device so that only the
+    planes cross the bus (a few KiB instead of the whole field).
+    """
+    from numba import cuda
+
+    nx, ny, nz = shape
+    ix, iy, iz = (int(i) for i in index)
+    sx, sy, sz = (int(s) for s in strides)
+    ax, ay, az = (-(-(n - i % s) // s) for n, i, s in ((nx, ix, sx), (ny, iy, sy), (nz, iz, sz)))
+    out = [cuda.device_array(dims, dtype=np.float32) for dims in ((ax, ay), (ax, az), (ay, az))]
+    rows, cols = max(ax, ay), max(ay, az)
+    block = (16, 16)
+    grid = (-(-rows // 16), -(-cols // 16))
+    from diamondlab.kernels.cuda_planes import gather_planes_kernel
+
+    gather_planes_kernel[grid, block](U, ny, nz, ix, iy, iz, sx, sy, sz, *out)
+    return tuple(a.copy_to_host() for a in out)
 
 
 @functools.cache

@@ -8,11 +8,13 @@ Contract
 taken with a stride so that no side exceeds ``max_points`` values: a 256^3
 run sends three 86 x 86 planes per refresh, not 64 MiB.
 
-Reading the planes must not copy the whole field.  :func:`current_level`
-returns :meth:`Simulation.current_view`: a read-only view on the CPU (read
-between sweeps from the thread that runs them), a host copy on the GPU.
-Call it only between sweeps (the callback of :meth:`Simulation.run` is
-such a place).
+Reading the planes must not copy the whole field: for a simulation they
+come from :meth:`Simulation.current_planes` (on the CPU slices of a
+read-only view, on the GPU gathered on the device so that only the planes
+cross the bus).  Call it only between sweeps (the callback of
+:meth:`Simulation.run` is such a place).  :func:`current_level` returns
+the whole level (:meth:`Simulation.current_view`: a view on the CPU, a host
+copy on the GPU).
 
 :func:`slices_figure` makes the three heatmaps once; :func:`update_slices`
 replaces their data in one ``batch_update`` when the figure is a
@@ -50,26 +52,35 @@ def current_level(sim) -> np.ndarray:
 def field_slices(source, index=None, max_points: int = 96) -> dict[str, np.ndarray]:
     """Three downsampled planes through ``index = (ix, iy, iz)`` (default: the centre).
 
-    Returns ``{"xy": (nx', ny'), "xz": (nx', nz'), "yz": (ny', nz'), "x", "y", "z", "index"}``
+    Returns ``{"xy": (nx', ny'), "xz": (nx', nz'), "yz": (ny', nz'), "x", "y", "z", "index", "value"}``
     where ``x``, ``y``, ``z`` are the sampled cell indices along each axis
-    and ``index`` the point the planes go through.
+    (chosen so that they include the point), ``index`` the point the planes
+    go through and ``value`` the field there.  A simulation is read through
+    :meth:`Simulation.current_planes` (no copy of the whole field).
 
     >>> u = np.arange(4 * 6 * 8, dtype=np.float32).reshape(4, 6, 8)
     >>> s = field_slices(u, max_points=3)
-    >>> s["xy"].shape, s["x"].tolist(), s["z"].tolist()
-    ((2, 3), [0, 2], [0, 3, 6])
+    >>> s["index"], s["xy"].shape, s["x"].tolist(), s["y"].tolist(), s["z"].tolist()
+    ((2, 3, 4), (2, 3), [0, 2], [1, 3, 5], [1, 4, 7])
+    >>> s["value"] == float(u[2, 3, 4])
+    True
     """
-    u = current_level(source)
-    shape = u.shape
+    shape = source.shape
     ix, iy, iz = (n // 2 for n in shape) if index is None else (int(i) for i in index)
     ix, iy, iz = (min(max(i, 0), n - 1) for i, n in zip((ix, iy, iz), shape, strict=True))
     sx, sy, sz = (stride_for(n, max_points) for n in shape)
+    ox, oy, oz = ix % sx, iy % sy, iz % sz  # the samples go through the point
+    if isinstance(source, np.ndarray):
+        u = source
+        xy, xz, yz = u[ox::sx, oy::sy, iz], u[ox::sx, iy, oz::sz], u[ix, oy::sy, oz::sz]
+    else:
+        xy, xz, yz = source.current_planes((ix, iy, iz), (sx, sy, sz))
     return {
-        "xy": np.array(u[::sx, ::sy, iz], dtype=np.float32),
-        "xz": np.array(u[::sx, iy, ::sz], dtype=np.float32),
-        "yz": np.array(u[ix, ::sy, ::sz], dtype=np.float32),
-        "x": np.arange(0, shape[0], sx), "y": np.arange(0, shape[1], sy), "z": np.arange(0, shape[2], sz),
-        "index": (ix, iy, iz),
+        "xy": np.array(xy, dtype=np.float32),
+        "xz": np.array(xz, dtype=np.float32),
+        "yz": np.array(yz, dtype=np.float32),
+        "x": np.arange(ox, shape[0], sx), "y": np.arange(oy, shape[1], sy), "z": np.arange(oz, shape[2], sz),
+        "index": (ix, iy, iz), "value": float(xy[ix // sx, iy // sy]),
     }
 
 

@@ -37,7 +37,7 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.viz.fields import current_level, field_slices, slices_figure, traces_figure, update_slices
+from diamondlab.viz.fields import field_slices, slices_figure, traces_figure, update_slices
 
 __all__ = ["LiveView", "format_rate"]
 
@@ -195,12 +195,11 @@ class LiveView:
             sim = self.run.sim if sim is None else sim
             if record is None and self.run.history:
                 record = self.run.history[-1]
-            u = current_level(sim)
-            slices = field_slices(u, index=self.index(), max_points=self.max_points)
+            slices = field_slices(sim, index=self.index(), max_points=self.max_points)
             peak = max(float(np.abs(slices[p]).max()) for p in ("xy", "xz", "yz"))
             title = f"u at n = {sim.time_step} (t = {sim.time:.4g}); max |u| on the slices = {peak:.3g}"
             update_slices(self.slices, slices, title)
-            self._update_traces(sim, u)
+            self._update_traces(sim, slices["value"])
             self.readout.value = self._readout_html(sim, record)
             self._update_history()
             self.refreshes += 1
@@ -208,7 +207,7 @@ class LiveView:
             self._last_cost = self._last - t0
             self.refresh_seconds += self._last_cost
 
-    def _update_traces(self, sim, u) -> None:
+    def _update_traces(self, sim, probe: float) -> None:
         traces = getattr(sim, "traces", None)
         if traces is not None and getattr(sim, "receivers", None):
             tr = np.asarray(traces)
@@ -226,7 +225,7 @@ class LiveView:
                 self._probe_t.clear()
                 self._probe_u.clear()
             self._probe_t.append(sim.time_step)
-            self._probe_u.append(float(u[ix, iy, iz]))
+            self._probe_u.append(probe)
         with self.traces.batch_update():
             self.traces.data[0].x, self.traces.data[0].y = self._probe_t[-2000:], self._probe_u[-2000:]
 

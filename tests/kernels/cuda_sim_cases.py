@@ -162,6 +162,15 @@ def run_simulation() -> str:
         out.append(sim.field)
         if options and (sim.backend.pipelined, sim.backend.band, sim.backend.chunk) != (True, 1, 2):
             raise AssertionError("Simulation did not hand backend_options to the CUDA backend")
+        if backend == "cuda" and not options:  # the live view's planes, gathered on the device
+            u = sim.field
+            for index, strides in (((5, 7, 3), (2, 3, 4)), ((11, 0, 5), (1, 1, 1))):
+                (ix, iy, iz), (sx, sy, sz) = index, strides
+                want = (u[ix % sx::sx, iy % sy::sy, iz], u[ix % sx::sx, iy, iz % sz::sz],
+                        u[ix, iy % sy::sy, iz % sz::sz])
+                got = sim.current_planes(index, strides)
+                if not all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)):
+                    raise AssertionError(f"current_planes{index, strides} on the GPU != slices of the field")
     rel = float(np.abs(out[0] - out[1]).max() / np.abs(out[1]).max())
     if rel > 1e-5:
         raise AssertionError(f"Simulation(backend='cuda') vs cpu: max relative diff {rel}")

@@ -1,6 +1,7 @@
 """Slices are downsampled views of the current level, cut without copying the field."""
 
 import numpy as np
+import pytest
 
 import diamondlab as dl
 from diamondlab.viz.fields import current_level, field_slices, slices_figure, stride_for, update_slices
@@ -8,10 +9,29 @@ from diamondlab.viz.fields import current_level, field_slices, slices_figure, st
 
 def test_slices_are_downsampled_and_exact():
     u = np.random.default_rng(0).standard_normal((256, 200, 100)).astype(np.float32)
-    s = field_slices(u, index=(10, 20, 30), max_points=96)
-    assert s["xy"].shape == (86, 67) and s["xz"].shape == (86, 50) and s["yz"].shape == (67, 50)
-    assert np.array_equal(s["xy"], u[::3, ::3, 30]) and np.array_equal(s["yz"], u[10, ::3, ::2])
+    s = field_slices(u, index=(10, 20, 30), max_points=96)  # strides 3, 3, 2 sampled through the point
+    assert s["xy"].shape == (85, 66) and s["xz"].shape == (85, 50) and s["yz"].shape == (66, 50)
+    assert np.array_equal(s["xy"], u[1::3, 2::3, 30]) and np.array_equal(s["yz"], u[10, 2::3, ::2])
+    assert s["x"][0] == 1 and 10 in s["x"] and 20 in s["y"] and 30 in s["z"] and s["value"] == u[10, 20, 30]
     assert stride_for(256, 96) == 3
+
+
+def test_simulation_planes_are_the_slices_of_its_field():
+    sim = dl.Simulation((23, 19, 14), 2, backend="cpu", size=1, nt=3)
+    sim.run(4)
+    u = sim.field
+    for index, strides in (((5, 7, 3), (2, 3, 4)), ((0, 18, 13), (1, 1, 1)), ((22, 0, 0), (5, 4, 3))):
+        xy, xz, yz = sim.current_planes(index, strides)
+        s = field_slices(u, index=index, max_points=max(u.shape))
+        (ix, iy, iz), (sx, sy, sz) = index, strides
+        assert np.array_equal(xy, u[ix % sx::sx, iy % sy::sy, iz])
+        assert np.array_equal(xz, u[ix % sx::sx, iy, iz % sz::sz])
+        assert np.array_equal(yz, u[ix, iy % sy::sy, iz % sz::sz])
+        assert xy[ix // sx, iy // sy] == u[index] == s["value"]
+    with pytest.raises(ValueError, match="index must be a cell"):
+        sim.current_planes((23, 0, 0))
+    with pytest.raises(ValueError, match="strides must be three ints >= 1"):
+        sim.current_planes((1, 1, 1), (0, 1, 1))
 
 
 def test_current_level_is_a_view_on_the_cpu():
@@ -25,7 +45,7 @@ def test_current_level_is_a_view_on_the_cpu():
 def test_update_slices_in_place():
     fig = slices_figure((24, 20, 16), max_points=8)
     u = np.zeros((24, 20, 16), dtype=np.float32)
-    u[12, 9, 8] = 2.0
+    u[12, 10, 8] = 2.0  # the centre: on all three planes
     update_slices(fig, field_slices(u, max_points=8), title="n = 1")
     assert fig.layout.title.text == "n = 1"
     assert float(np.max(fig.data[0].z)) == 2.0 and fig.data[0].zmax == 2.0
