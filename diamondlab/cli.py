@@ -312,6 +312,7 @@ def bench_rows(
         dt_rate = statistics.median(rates["diamondtorre"])
         sw_rate = statistics.median(rates["stepwise"])
         same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
+        launch = _launch_efficiency(dt_sim)
         rows.append(
             {
                 "order": order,
@@ -323,11 +324,24 @@ def bench_rows(
                 "bit_equal": same,
                 "backend": dt_sim.backend_name,
                 "options": dict(getattr(dt_sim.backend, "options", {})),
+                "launch": launch,
             }
         )
     if bar is not None:
         bar.close()
     return rows
+
+
+def _launch_efficiency(sim):
+    """``(slots, efficiency)`` of a GPU simulation's sweep (engine.launchmodel), else None."""
+    if sim.backend_name != "cuda":
+        return None
+    from diamondlab.engine.launchmodel import cuda_backend_efficiency
+
+    try:
+        return cuda_backend_efficiency(sim.backend)
+    except (AttributeError, TypeError):  # the CUDA simulator has no multiprocessors to count
+        return None
 
 
 def _bench(args) -> int:
@@ -363,8 +377,17 @@ def _bench(args) -> int:
     print("(G cell updates per second)")
     for r in rows:
         if r["options"]:
-            print(f"NO={r['order']} DiamondTorre sweep options: "
-                  + ", ".join(f"{k}={v}" for k, v in r["options"].items()))
+            text = ", ".join(f"{k}={v}" for k, v in r["options"].items())
+            if r["launch"] is not None:
+                slots, eff = r["launch"]
+                text += f"; {slots} resident blocks, launch efficiency {eff:.0%}"
+                if device is not None:
+                    from diamondlab.engine.perfmodel import predict
+
+                    model = predict("diamondtorre", r["order"], r["dts"], r["nt"], device).rate / 1e9
+                    share = r["diamondtorre"] / (model * eff)
+                    text += f" (model x launch {model * eff:.4g}: measured {share:.0%})"
+            print(f"NO={r['order']} DiamondTorre sweep: {text}")
     if device is not None:
         print(
             "model: the roofline prediction of DiamondTorre from the row-of-torres locality "

@@ -330,18 +330,23 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
                 rate = cells * nt * nsweeps / statistics.median(times)
                 res = backend.resources() or {}
                 model = predict("diamondtorre", order, size, nt, device)
+                from diamondlab.engine.launchmodel import cuda_backend_efficiency
+
+                slots, launch = cuda_backend_efficiency(backend)
                 row = {"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
                        "max_registers": maxreg, "specialize": backend.specialized,
                        "left_from_memory": lfm, "pipelined": backend.pipelined,
                        "band": backend.band, "chunk": backend.chunk,
                        "rate": rate, "times": times, "model": model.rate,
-                       "fraction": rate / model.rate, "setup_s": time.perf_counter() - t0, **res}
+                       "fraction": rate / model.rate, "slots": slots, "launch": launch,
+                       "setup_s": time.perf_counter() - t0, **res}
                 results.append(row)
                 log(f"NO={order} DTS={size} Nt={nt} cap={res.get('registers')} "
                     f"spec={int(backend.specialized)} lfm={int(lfm)} pipe={int(backend.pipelined)} "
                     f"band={backend.band} chunk={backend.chunk}: "
                     f"DT {rate / 1e9:7.1f} G/s "
-                    f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}) regs "
+                    f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}; launch {launch:.0%} of "
+                    f"{slots} slots, {rate / model.rate / launch:.0%} of model x launch) regs "
                     f"{res.get('registers')} local {res.get('local_bytes')}")
         nsteps = min(steps, 32)
 
