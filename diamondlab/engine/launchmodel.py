@@ -4,8 +4,9 @@ Contract
 --------
 :func:`resident_blocks` is the number of sweep blocks a GPU holds at once
 (the "slots"): multiprocessors times the blocks one multiprocessor holds,
-limited by registers (allocated per warp in units of 256), shared memory
-(plus 1 KiB the hardware keeps per block), threads and the block limit.
+limited by registers (allocated per warp in units of 256, from four
+sub-partitions of 16384), shared memory (in 128-byte units, plus 1 KiB the
+hardware keeps per block), threads and the block limit.
 :func:`sweep_efficiency` replays one sweep of a grid on that many slots
 with :func:`diamondlab.geometry.launch_rounds` (the launch order and the
 waits of the backend's options) and returns its efficiency: the fraction of
@@ -38,8 +39,9 @@ def resident_blocks(registers: int, threads: int, shared_bytes: int, sms: int) -
     """
     warps = -(-int(threads) // 32)
     per_warp = -(-int(registers) * 32 // 256) * 256
-    by_registers = REGISTERS_PER_SM // (warps * per_warp) if per_warp else BLOCKS_PER_SM
-    by_shared = SHARED_PER_SM // (int(shared_bytes) + 1024)
+    # warps are placed on 4 sub-partitions of a quarter of the register file each
+    by_registers = (REGISTERS_PER_SM // 4 // per_warp) * 4 // warps if per_warp else BLOCKS_PER_SM
+    by_shared = SHARED_PER_SM // (-(-int(shared_bytes) // 128) * 128 + 1024)
     by_threads = THREADS_PER_SM // (warps * 32)
     return int(sms) * max(0, min(by_registers, by_shared, by_threads, BLOCKS_PER_SM))
 

@@ -169,11 +169,15 @@ class Simulation:
         self.backend_name = resolve_backend(backend)
         if backend_options is not None and not isinstance(backend_options, dict):
             raise TypeError(f"backend_options must be a dict; got {type(backend_options).__name__}")
+        if backend == "auto" and self.backend_name == "cpu" and backend_options:
+            warnings.warn(f"backend 'auto' runs on the CPU here: backend_options {backend_options} "
+                          "(GPU speed options) are ignored", stacklevel=2)
+            backend_options = None
         try:
             self._make_backend(shape, size, nt, medium, backend_options)
         except ValueError as err:
-            if backend != "auto" or self.backend_name == "cpu":
-                raise
+            if backend != "auto" or self.backend_name == "cpu" or backend_options:
+                raise  # options given by hand are the caller's to fix, not a reason to leave the GPU
             # "auto" picked the GPU, which cannot run this problem (e.g. no memory left for a
             # velocity model): the CPU engine can
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=2)

@@ -31,6 +31,7 @@ __all__ = ["current_level", "field_slices", "robust_max", "slices_figure", "stri
            "update_slices"]
 
 PLANES = ("xy", "xz", "yz")
+AXES = {"xy": ("x", "y"), "xz": ("x", "z"), "yz": ("y", "z")}
 
 
 def stride_for(n: int, max_points: int) -> int:
@@ -106,9 +107,8 @@ def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float
     zeros = field_slices(np.zeros(tuple(int(n) for n in shape), dtype=np.float32), max_points=max_points)
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.06,
                         subplot_titles=("xy (z = centre)", "xz (y = centre)", "yz (x = centre)"))
-    axes = {"xy": ("x", "y"), "xz": ("x", "z"), "yz": ("y", "z")}
     for col, plane in enumerate(PLANES, start=1):
-        a, b = axes[plane]
+        a, b = AXES[plane]
         fig.add_heatmap(
             z=zeros[plane].T, x=zeros[a], y=zeros[b], zmin=-zmax, zmax=zmax, colorscale="RdBu_r",
             showscale=col == 3, colorbar=dict(title="u", len=0.9), name=plane,
@@ -133,6 +133,9 @@ def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
                 ann.text = text
         for i, plane in enumerate(PLANES):
             trace = fig.data[i]
+            a, b = AXES[plane]
+            if a in slices:  # the sampled cells move with the point the planes go through
+                trace.x, trace.y = slices[a], slices[b]
             trace.z = slices[plane].T
             if symmetric:
                 trace.zmin, trace.zmax = -vmax, vmax

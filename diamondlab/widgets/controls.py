@@ -150,6 +150,9 @@ def check_config(cfg: RunConfig, notes: list | None = None) -> str:
 
             kernels.check_pair(cfg.order, cfg.size)
             kernels.check_nz(nz)
+            chunk = dict(cfg.sweep).get("chunk", 1)
+            if chunk > cfg.nt:
+                raise ValueError(f"GPU sweep: waits every {chunk} tiers need Nt >= {chunk}; got Nt={cfg.nt}")
         need = 2 * 4 * nx * ny * nz
         if name == "cpu" and need > 0.7 * _host_memory():
             raise ValueError(f"grid {cfg.shape} needs {need / 2**30:.1f} GiB for its two fields; this "
@@ -213,7 +216,7 @@ class Controls:
                                         description="backend", style=style, layout=lay)
         choices = sweep_choices()
         if not any(dict(v) == dict(cfg.sweep) for _, v in choices):  # options set by hand
-            choices.append((", ".join(f"{k}={v}" for k, v in cfg.sweep), cfg.sweep))
+            choices.append((_label(cfg.sweep), cfg.sweep))
         self.sweep = widgets.Dropdown(options=choices, value=_choice(choices, cfg.sweep),
                                       description="GPU sweep", style=style, layout=lay,
                                       tooltip="speed options of the CUDA DiamondTorre sweep")
@@ -273,6 +276,9 @@ class Controls:
                 if name in values:
                     value = getattr(cfg, name)
                     if name == "sweep":
+                        choices = list(self.sweep.options)
+                        if not any(dict(v) == dict(value) for _, v in choices):  # options set by hand
+                            self.sweep.options = [*choices, (_label(value), value)]
                         value = _choice(list(self.sweep.options), value)
                     getattr(self, name).value = value
             if "shape" in values:
@@ -353,6 +359,10 @@ class Controls:
         self.points.set_disabled(running)
         self.run_button.disabled = self.step_button.disabled = running or bool(check_config(self.config()))
         self.reset_button.disabled = False
+
+
+def _label(sweep: tuple) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sweep)
 
 
 def _choice(choices, sweep: tuple) -> tuple:

@@ -76,6 +76,13 @@ def test_autotune_picks_and_caches_the_fastest_options(tmp_path, monkeypatch):
     assert sim.backend.slow  # the caller's options win
 
 
+def test_auto_on_a_machine_without_gpu_ignores_gpu_options(monkeypatch):
+    monkeypatch.setattr(simulation_module, "resolve_backend", lambda name: "cpu")
+    with pytest.warns(UserWarning, match=r"backend 'auto' runs on the CPU here: backend_options"):
+        sim = Simulation((16, 16, 8), 2, backend="auto", size=2, nt=4, backend_options={"band": 32})
+    assert sim.backend_name == "cpu" and sim.backend_options == {}
+
+
 def test_backend_options_the_backend_does_not_take_are_a_value_error():
     match = r"backend_options \{'pipelined': True\} do not apply to backend 'cpu'"
     with pytest.raises(ValueError, match=match):

@@ -12,6 +12,8 @@ def test_resident_blocks_take_the_tightest_limit():
     assert resident_blocks(16, 32, 0, 1) == 32  # the block limit
     assert resident_blocks(255, 1024, 0, 1) == 0  # does not fit at all
     assert resident_blocks(129, 256, 0, 1) == 1  # 129 registers round up to 136 a thread
+    assert resident_blocks(176, 96, 0, 1) == 2  # 3 warps: 2 a sub-partition x 4 = 8 warps, 2 blocks
+    assert resident_blocks(200, 160, 0, 1) == 1  # 5 warps: 8 warps fit, one block
 
 
 def test_pipelining_recovers_a_stage_that_does_not_fill_the_gpu():

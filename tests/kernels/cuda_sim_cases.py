@@ -174,6 +174,14 @@ def run_simulation() -> str:
     rel = float(np.abs(out[0] - out[1]).max() / np.abs(out[1]).max())
     if rel > 1e-5:
         raise AssertionError(f"Simulation(backend='cuda') vs cpu: max relative diff {rel}")
+    try:  # options given by hand that the GPU cannot take are an error, not a quiet move to the CPU
+        Simulation((12, 10, 6), order=2, size=2, nt=1, backend="auto",
+                   backend_options={"pipelined": True, "chunk": 2})
+    except ValueError as err:
+        if "chunk must be an int in 1..nt=1" not in str(err):
+            raise
+    else:
+        raise AssertionError("backend='auto' with impossible backend_options did not raise")
     if not np.array_equal(out[0], out[2]):
         raise AssertionError("Simulation(backend='cuda'): pipelined backend_options changed the result")
     # sources, receivers, a layered model and the default sponge run on the (simulated) GPU

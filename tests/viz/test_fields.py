@@ -49,3 +49,8 @@ def test_update_slices_in_place():
     update_slices(fig, field_slices(u, max_points=8), title="n = 1")
     assert fig.layout.title.text == "n = 1"
     assert float(np.max(fig.data[0].z)) == 2.0 and fig.data[0].zmax == 2.0
+    moved = field_slices(u, index=(0, 1, 2), max_points=8)  # strides 3, 3, 2: y sampled from 1
+    update_slices(fig, moved)
+    assert list(moved["y"]) == list(range(1, 20, 3)) and list(fig.data[0].y) == list(moved["y"])
+    assert list(fig.data[0].x) == list(moved["x"]) and list(fig.data[2].y) == list(moved["z"])
+    assert np.shape(fig.data[0].z) == (len(fig.data[0].y), len(fig.data[0].x))

@@ -99,7 +99,7 @@ def test_slice_position_follows_the_sliders(lab):
     assert lab.live.slices.layout.annotations[0].text == "xy (z = 3)"
 
 
-def test_gpu_sweep_options_reach_the_simulation_only_on_the_gpu():
+def test_gpu_sweep_options_reach_the_simulation_only_on_the_gpu(monkeypatch):
     from diamondlab.widgets.controls import Controls, RunConfig, sweep_choices
 
     labels = [label for label, _ in sweep_choices()]
@@ -114,5 +114,10 @@ def test_gpu_sweep_options_reach_the_simulation_only_on_the_gpu():
     custom = Controls(RunConfig(shape=(32, 32, 16), backend="cuda", sweep={"pipelined": True, "band": 8}))
     assert custom.sweep.options[-1][0] == "pipelined=True, band=8"
     assert custom.config().sim_kwargs()["backend_options"] == {"pipelined": True, "band": 8}
+    gpu.set(sweep={"pipelined": True, "band": 4, "chunk": 3})  # not a listed choice: added
+    assert gpu.sweep.options[-1][0] == "pipelined=True, band=4, chunk=3"
+    monkeypatch.setattr("diamondlab.engine.backends.resolve_backend", lambda name: "cuda")  # as on a GPU
+    gpu.set(nt=2)
+    assert "waits every 3 tiers need Nt &gt;= 3; got Nt=2" in gpu.message.value
     gpu.lock(True)
     assert gpu.sweep.disabled
