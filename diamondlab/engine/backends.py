@@ -45,13 +45,33 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["BACKENDS", "available_backends", "get_backend", "register_backend", "resolve_backend"]
+__all__ = [
+    "BACKENDS", "available_backends", "get_backend", "planes_of", "register_backend", "resolve_backend",
+]
 
 #: name -> "module:Class"
 BACKENDS: dict[str, str] = {
     "cpu": "diamondlab.engine.cpu_backend:CPUBackend",
     "cuda": "diamondlab.engine.cuda_backend:CUDABackend",
 }
+
+
+def planes_of(u, index, strides):
+    """The ``planes(index, strides)`` of the contract, cut from an ``(nx, ny, nz)`` host array (copies).
+
+    Samples start at ``index % strides`` so that every plane holds the point.
+
+    >>> import numpy as np
+    >>> u = np.arange(4 * 5 * 6).reshape(4, 5, 6)
+    >>> xy, xz, yz = planes_of(u, (1, 2, 3), (2, 2, 2))
+    >>> xy.shape, bool(xy[0, 1] == u[1, 2, 3]), yz.shape
+    ((2, 3), True, (3, 3))
+    """
+    import numpy as np
+
+    (ix, iy, iz), (sx, sy, sz) = index, strides
+    ox, oy, oz = ix % sx, iy % sy, iz % sz
+    return (np.array(u[ox::sx, oy::sy, iz]), np.array(u[ox::sx, iy, oz::sz]), np.array(u[ix, oy::sy, oz::sz]))
 
 
 def register_backend(name: str, target: str) -> None:

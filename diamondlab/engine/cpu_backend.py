@@ -11,6 +11,7 @@ import functools
 
 import numpy as np
 
+from diamondlab.engine.backends import planes_of
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
 from diamondlab.kernels.points import point_tables
@@ -97,11 +98,7 @@ class CPUBackend:
 
     def planes(self, index, strides) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Strided planes ``(xy, xz, yz)`` of the current level through ``index`` (copies)."""
-        u = self.current_view()
-        (ix, iy, iz), (sx, sy, sz) = index, strides
-        ox, oy, oz = ix % sx, iy % sy, iz % sz  # the samples go through the point
-        return (np.array(u[ox::sx, oy::sy, iz]), np.array(u[ox::sx, iy, oz::sz]),
-                np.array(u[ix, oy::sy, oz::sz]))
+        return planes_of(self.current_view(), index, strides)
 
     @functools.lru_cache(maxsize=8)  # noqa: B019 - one backend lives as long as its simulation
     def schedule(self, height: int) -> StageSchedule:

@@ -108,8 +108,9 @@ class Simulation:
         "chunk": 2}`` for ``"cuda"`` (see
         :class:`~diamondlab.engine.cuda_backend.CUDABackend`); they never change
         results.  Default: the backend's own, or the auto-tuner's choice with
-        ``size="auto"`` and ``nt="auto"``.  Dropped, with the rest, when
-        ``"auto"`` falls back to the CPU.
+        ``size="auto"`` and ``nt="auto"``.  ``"auto"`` on a machine without a
+        GPU ignores them (with a warning); options the GPU cannot take are an
+        error, not a reason to fall back to the CPU.
     algorithm : {"diamondtorre", "stepwise"}
     initial : "gaussian", "zero", an array, or a pair of arrays
         ``"gaussian"``: a pulse of ``pulse_width`` cells at the centre,
@@ -204,10 +205,10 @@ class Simulation:
             from diamondlab.engine.autotune import autotune
 
             tuned = autotune(self.params, shape, self.backend_name)
-            if options is None and (size, nt) in (("auto", "auto"), ("auto", tuned.nt), (tuned.size, "auto")):
-                options = tuned.options
             size = tuned.size if size == "auto" else size
             nt = tuned.nt if nt == "auto" else nt
+            if options is None and (size, nt) == (tuned.size, tuned.nt):
+                options = tuned.options
         default_size, default_nt = cls.default_tiling(self.params.order)
         if size is None:
             # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)

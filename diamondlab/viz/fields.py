@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from diamondlab.engine.backends import planes_of
+
 __all__ = ["current_level", "field_slices", "robust_max", "slices_figure", "stride_for", "traces_figure",
            "update_slices"]
 
@@ -72,8 +74,7 @@ def field_slices(source, index=None, max_points: int = 96) -> dict[str, np.ndarr
     sx, sy, sz = (stride_for(n, max_points) for n in shape)
     ox, oy, oz = ix % sx, iy % sy, iz % sz  # the samples go through the point
     if isinstance(source, np.ndarray):
-        u = source
-        xy, xz, yz = u[ox::sx, oy::sy, iz], u[ox::sx, iy, oz::sz], u[ix, oy::sy, oz::sz]
+        xy, xz, yz = planes_of(source, (ix, iy, iz), (sx, sy, sz))
     else:
         xy, xz, yz = source.current_planes((ix, iy, iz), (sx, sy, sz))
     return {
