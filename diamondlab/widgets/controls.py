@@ -214,10 +214,8 @@ class Controls:
         )
         self.backend = widgets.Dropdown(options=_backend_options(), value=cfg.backend,
                                         description="backend", style=style, layout=lay)
-        choices = sweep_choices()
-        if not any(dict(v) == dict(cfg.sweep) for _, v in choices):  # options set by hand
-            choices.append((_label(cfg.sweep), cfg.sweep))
-        self.sweep = widgets.Dropdown(options=choices, value=_choice(choices, cfg.sweep),
+        choices, value = _with_choice(sweep_choices(), cfg.sweep)
+        self.sweep = widgets.Dropdown(options=choices, value=value,
                                       description="GPU sweep", style=style, layout=lay,
                                       tooltip="speed options of the CUDA DiamondTorre sweep")
         self.algorithm = widgets.ToggleButtons(options=["diamondtorre", "stepwise"], value=cfg.algorithm,
@@ -276,10 +274,9 @@ class Controls:
                 if name in values:
                     value = getattr(cfg, name)
                     if name == "sweep":
-                        choices = list(self.sweep.options)
-                        if not any(dict(v) == dict(value) for _, v in choices):  # options set by hand
-                            self.sweep.options = [*choices, (_label(value), value)]
-                        value = _choice(list(self.sweep.options), value)
+                        choices, value = _with_choice(list(self.sweep.options), value)
+                        if len(choices) != len(self.sweep.options):
+                            self.sweep.options = choices
                     getattr(self, name).value = value
             if "shape" in values:
                 self.nx.value, self.ny.value, self.nz.value = (int(n) for n in cfg.shape)
@@ -361,16 +358,15 @@ class Controls:
         self.reset_button.disabled = False
 
 
-def _label(sweep: tuple) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sweep)
+def _with_choice(choices: list, sweep: tuple) -> tuple[list, tuple]:
+    """The dropdown's ``(label, value)`` choices with ``sweep`` among them, and its value there.
 
-
-def _choice(choices, sweep: tuple) -> tuple:
-    """The value among the dropdown's ``(label, value)`` choices equal to ``sweep`` as a dict."""
+    Options equal as dicts are the same choice; options set by hand are added.
+    """
     for _, value in choices:
         if dict(value) == dict(sweep):
-            return value
-    raise ValueError(f"sweep options {dict(sweep)} are not among the GPU sweep choices")
+            return choices, value
+    return [*choices, (", ".join(f"{k}={v}" for k, v in sweep), sweep)], sweep
 
 
 def _escape(text: str) -> str:
