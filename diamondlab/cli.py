@@ -278,15 +278,12 @@ def bench_rows(
 
     rng = np.random.default_rng(0)
     initial = tuple(rng.standard_normal(tuple(shape), dtype=np.float32) for _ in range(2))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(orders) * (repeats + 1), unit="run", desc="bench")
+    bar = tqdm(total=len(orders) * (repeats + 1), unit="run", desc="bench", disable=not progress)
     rows = []
     for order in orders:
-        if bar is not None:
-            bar.set_postfix_str(f"NO={order}: setting up")
+        bar.set_postfix_str(f"NO={order}: setting up")
         sims = {
             alg: Simulation(
                 shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg,
@@ -297,18 +294,15 @@ def bench_rows(
         dt_sim = sims["diamondtorre"]
         n = steps or 2 * dt_sim.nt
         rates = {alg: [] for alg in sims}
-        if bar is not None:
-            bar.set_postfix_str(f"NO={order}: compiling, warming up")
+        bar.set_postfix_str(f"NO={order}: compiling, warming up")
         for sim in sims.values():
             sim.run(min(n, dt_sim.nt))  # compile and warm up
-        if bar is not None:
-            bar.update()
-            bar.set_postfix_str(f"NO={order}: timing")
+        bar.update()
+        bar.set_postfix_str(f"NO={order}: timing")
         for _ in range(repeats):
             for alg, sim in sims.items():
                 rates[alg].append(sim.run(n).gcells_per_second)
-            if bar is not None:
-                bar.update()
+            bar.update()
         dt_rate = statistics.median(rates["diamondtorre"])
         sw_rate = statistics.median(rates["stepwise"])
         same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
@@ -327,8 +321,7 @@ def bench_rows(
                 "launch": launch,
             }
         )
-    if bar is not None:
-        bar.close()
+    bar.close()
     return rows
 
 
@@ -371,7 +364,7 @@ def _bench(args) -> int:
         if device is not None:
             from diamondlab.engine.perfmodel import predict
 
-            model = predict("diamondtorre", r["order"], r["dts"], r["nt"], device).rate / 1e9
+            model = r["model"] = predict("diamondtorre", r["order"], r["dts"], r["nt"], device).rate / 1e9
             line += f" {model:>8.4g} {r['diamondtorre'] / model:>8.0%} {device.bandwidth / 12e9:>8.4g}"
         print(line)
     print("(G cell updates per second)")
@@ -381,10 +374,8 @@ def _bench(args) -> int:
             if r["launch"] is not None:
                 slots, eff = r["launch"]
                 text += f"; {slots} resident blocks, launch efficiency {eff:.0%}"
-                if device is not None:
-                    from diamondlab.engine.perfmodel import predict
-
-                    model = predict("diamondtorre", r["order"], r["dts"], r["nt"], device).rate / 1e9
+                if "model" in r:
+                    model = r["model"]
                     share = r["diamondtorre"] / (model * eff)
                     text += f" (model x launch {model * eff:.4g}: measured {share:.0%})"
             print(f"NO={r['order']} DiamondTorre sweep: {text}")

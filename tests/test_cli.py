@@ -106,3 +106,22 @@ def test_unreadable_inputs_are_named(tmp_path, capsys):
     assert "--initial must be 'gaussian', 'zero' or a FILE.npz" in capsys.readouterr().err
     assert main(["run", "--shape", "16", "--snapshot-every", "0", "--no-progress"]) == 2
     assert "snapshot_every must be an int >= 1" in capsys.readouterr().err
+
+
+def test_bench_reports_sweep_options_and_launch_efficiency(capsys, monkeypatch):
+    """On the GPU the table is followed by the sweep options, resident blocks and roofline x launch."""
+    from diamondlab import cli
+    from diamondlab.engine.perfmodel import DeviceNumbers, predict
+
+    row = {"order": 2, "dts": 4, "nt": 32, "diamondtorre": 640.0, "stepwise": 220.0, "ratio": 640 / 220,
+           "bit_equal": True, "backend": "cuda", "options": {"pipelined": True, "band": 32, "chunk": 2},
+           "launch": (264, 0.973)}
+    device = DeviceNumbers("test GPU", 2.8e12, 67e12)
+    monkeypatch.setattr(cli, "bench_rows", lambda *a, **k: [row])
+    monkeypatch.setattr(cli, "_device_numbers", lambda backend, skip: device)
+    assert main(["bench", "--shape", "64", "--orders", "2", "--backend", "cuda", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    model = predict("diamondtorre", 2, 4, 32, device).rate / 1e9
+    assert "NO=2 DiamondTorre sweep: pipelined=True, band=32, chunk=2; 264 resident blocks, " in out
+    share = 640 / model / 0.973
+    assert f"launch efficiency 97% (model x launch {model * 0.973:.4g}: measured {share:.0%})" in out
