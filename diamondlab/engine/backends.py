@@ -31,7 +31,7 @@ Both engines run DiamondTorre bit for bit equal to their stepwise kernel
 with all of it switched on.
 
 and the class attributes ``name``, ``available() -> bool``,
-``unavailable_reason() -> str``, ``default_tiling(order) -> (DTS, Nt)``,
+``unavailable_reason() -> str``, ``default_tiling(order, shape=None) -> (DTS, Nt)``,
 ``tuning_candidates(order) -> [(DTS, Nt), ...]`` and
 ``tuning_options(order, size) -> [options, ...]`` (what the auto-tuner
 measures; ``[{}]`` for a backend without options).  The

@@ -38,8 +38,8 @@ class CPUBackend:
     TILING = {2: (12, 48), 4: (6, 48), 6: (4, 48), 8: (3, 48)}
 
     @classmethod
-    def default_tiling(cls, order: int) -> tuple[int, int]:
-        """Default (DTS, Nt) for stencil order ``order``."""
+    def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order`` (any ``shape``)."""
         return cls.TILING[order]
 
     @classmethod

@@ -48,16 +48,22 @@ class CUDABackend:
     name = "cuda"
 
     #: (DTS, Nt) per NO measured best on an H100 at 512 x 2048 x 256 (BENCHMARKS.md)
-    TILING = {2: (4, 32), 4: (2, 32), 6: (1, 16), 8: (1, 16)}
+    TILING = {2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)}
 
     #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre
     #: waits on an H100 (BENCHMARKS.md); the others wait for whole torres by default.
-    PIPELINED = {(2, 4): (32, 2)}
+    PIPELINED = {(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)}
 
     @classmethod
-    def default_tiling(cls, order: int) -> tuple[int, int]:
-        """Default (DTS, Nt) for stencil order ``order``."""
-        return cls.TILING[order]
+    def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz."""
+        size, nt = cls.TILING[order]
+        if shape is not None:
+            from diamondlab.kernels.cuda import max_nz
+
+            while size > 1 and int(shape[2]) > max_nz(order, size):
+                size -= 1
+        return size, nt
 
     @classmethod
     def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
@@ -160,7 +166,7 @@ class CUDABackend:
         self.band = int(band)
         self.chunk = int(chunk)
         kernels.check_pair(params.order, size)
-        kernels.check_nz(self.shape[2])
+        kernels.check_nz(self.shape[2], params.order, size)
         if not self.available():
             raise RuntimeError(self.unavailable_reason())
         self._kernels_api = kernels

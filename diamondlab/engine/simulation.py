@@ -209,7 +209,7 @@ class Simulation:
             nt = tuned.nt if nt == "auto" else nt
             if options is None and (size, nt) == (tuned.size, tuned.nt):
                 options = tuned.options
-        default_size, default_nt = cls.default_tiling(self.params.order)
+        default_size, default_nt = cls.default_tiling(self.params.order, shape)
         if size is None:
             # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
             shs, span = self.params.order // 2, min(shape[:2])

@@ -33,11 +33,12 @@ when a kernel module is built or launched.
 from __future__ import annotations
 
 import functools
+import sys
 from types import ModuleType
 
 import numpy as np
 
-from diamondlab.kernels.cuda_source import generate_source
+from diamondlab.kernels.cuda_source import generate_source, shared_layout
 from diamondlab.kernels.generated import load_generated
 from diamondlab.numerics import validate_order
 
@@ -60,9 +61,20 @@ __all__ = [
     "sweep_shared_bytes",
 ]
 
-#: DTS values built per NO: the tile's two levels plus its ShS-wide side strips
-#: (``4 R^2 + 2 ShS (2R - 1)`` floats) must stay in registers.
-SUPPORTED_SIZES: dict[int, tuple[int, ...]] = {2: (1, 2, 3, 4), 4: (1, 2), 6: (1,), 8: (1,)}
+#: DTS values built per NO: the tile's level n with its ShS-wide side strips
+#: (``2 R^2 + 2 ShS (2R - 1)`` floats) must stay in registers, and level n-1
+#: (``2 R^2``) too unless the pair is in :data:`SHARED_PREVIOUS_SEGMENTS`.
+#: NO=8 DTS=2 (248 + 128 floats) spills even with level n-1 in shared memory
+#: and ran at half the speed of DTS=1 (BENCHMARKS.md).
+SUPPORTED_SIZES: dict[int, tuple[int, ...]] = {2: (1, 2, 3, 4), 4: (1, 2), 6: (1, 2), 8: (1,)}
+
+#: Pairs whose tile keeps level n-1 in shared memory (its two levels would not
+#: fit in registers), with the number of z exchanges per tier (see
+#: :func:`~diamondlab.kernels.cuda_source.shared_layout`).
+SHARED_PREVIOUS_SEGMENTS: dict[tuple[int, int], int] = {(6, 2): 4}
+
+#: Dynamic shared memory one block may use (H100: 227 KiB).
+MAX_SHARED_BYTES = 227 * 1024
 
 #: Register cap of the generic sweep kernel per (NO, DTS): 128 lets two
 #: 256-thread blocks share a multiprocessor (H100, BENCHMARKS.md).
@@ -75,6 +87,9 @@ SPECIALISED_MAX_REGISTERS: dict[tuple[int, int], int] = {(2, 3): 80, (2, 4): 128
 #: Grids of at least this many cells get the (ny, nz)-specialised sweep by
 #: default: 5 to 10 percent faster, at one compile per (ny, nz) (cached on disk).
 SPECIALISE_MIN_CELLS = 2**26
+
+#: Python recursion limit while Numba compiles a sweep (its CFG walks recurse once per branch).
+COMPILE_RECURSION_LIMIT = 20000
 
 #: Most z cells a DiamondTorre block holds (one z per thread, 1024 threads).
 MAX_NZ = 1024
@@ -109,19 +124,30 @@ def check_pair(order: int, size: int) -> None:
         )
 
 
-def check_nz(nz: int) -> None:
-    """Raise ``ValueError`` if a z column is taller than one block holds.
+def check_nz(nz: int, order: int = 2, size: int = 1) -> None:
+    """Raise ``ValueError`` if a z column is taller than one block of ``(NO, DTS)`` holds.
 
     >>> check_nz(2048)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: the CUDA DiamondTorre engine keeps a whole z column ... got nz=2048 ...
+    >>> check_nz(544, 6, 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ... NO=6 DTS=2 ... nz must be <= 512; got nz=544 (use a smaller DTS, ...
     """
     if nz > MAX_NZ:
         raise ValueError(
             "the CUDA DiamondTorre engine keeps a whole z column in one block (one z per "
             f"thread): nz must be <= {MAX_NZ}; got nz={nz} (use backend='cpu', or put the "
             "longest axis along x or y)"
+        )
+    limit = max_nz(order, size)
+    if nz > limit:
+        raise ValueError(
+            f"the CUDA DiamondTorre block of NO={order} DTS={size} keeps its whole z column in "
+            f"shared memory ({MAX_SHARED_BYTES // 1024} KiB at most): nz must be <= {limit}; got "
+            f"nz={nz} (use a smaller DTS, or put the longest axis along x or y)"
         )
 
 
@@ -131,11 +157,26 @@ def sweep_block(nz: int) -> int:
 
 
 def sweep_shared_bytes(order: int, size: int, nz: int) -> int:
-    """Dynamic shared memory of a sweep block: two buffers of the tile's level-n z columns."""
-    shs = order // 2
-    radius = shs * size
-    ncp = (2 * radius * radius) | 1
-    return 2 * ncp * (sweep_block(nz) + 2 * shs) * 4
+    """Dynamic shared memory of a sweep block: two z-exchange buffers (and level n-1).
+
+    >>> sweep_shared_bytes(2, 3, 256), sweep_shared_bytes(6, 2, 256)
+    (39216, 114576)
+    """
+    nsp, ncg = shared_layout(order, size, SHARED_PREVIOUS_SEGMENTS.get((order, size), 0))
+    block = sweep_block(nz)
+    return (2 * nsp * (block + order) + ncg * block) * 4
+
+
+def max_nz(order: int, size: int) -> int:
+    """Tallest z column a DiamondTorre block of ``(NO, DTS)`` holds.
+
+    >>> max_nz(2, 3), max_nz(2, 4), max_nz(6, 2)
+    (1024, 864, 512)
+    """
+    nz = MAX_NZ
+    while nz > 32 and sweep_shared_bytes(order, size, nz) > MAX_SHARED_BYTES:
+        nz -= 32
+    return nz
 
 
 @functools.cache
@@ -280,7 +321,8 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     sim = simulator_enabled()
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory, medium=medium, points=points,
-                             pipelined=pipelined)
+                             pipelined=pipelined,
+                             segments=SHARED_PREVIOUS_SEGMENTS.get((order, size), 0))
     variant = (f"_{medium}" if medium else "") + ("_points" if points else "")
     variant += ("_pipelined" if pipelined else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
@@ -295,6 +337,9 @@ def _compiled(module: ModuleType, kernel_name: str, args: tuple):
     key = (kernel_name, types)
     kernel = module.compiled.get(key)
     if kernel is None:
+        # Numba walks the control-flow graph recursively: the boundary torre of a large tile
+        # has a branch per cell and per load, deeper than Python's default limit
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), COMPILE_RECURSION_LIMIT))
         kernel = dispatcher.compile(types)
         module.compiled[key] = kernel
     return kernel

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from diamondlab.numerics import validate_order
 
-__all__ = ["generate_source", "tile_rows"]
+__all__ = ["generate_source", "shared_layout", "tile_rows"]
 
 
 def tile_rows(radius: int) -> list[tuple[int, int]]:
@@ -58,6 +58,28 @@ def tile_rows(radius: int) -> list[tuple[int, int]]:
     [(-1, 1), (0, 2), (1, 1)]
     """
     return [(v, radius - abs(v)) for v in range(1 - radius, radius)]
+
+
+#: Emit guards as calls (``pick``, ``load_if``, ``store_if``) instead of branches.
+BRANCHLESS = True
+
+
+def shared_layout(order: int, size: int, segments: int = 0) -> tuple[int, int]:
+    """Shared-memory row lengths of the sweep: ``(NSP, NCG)``.
+
+    A block of ``nzb`` threads holds two z-exchange buffers of ``nzb + NO``
+    rows of ``NSP`` floats and, with ``segments > 0``, ``NCG`` floats of level
+    n-1 per thread: ``(2 NSP (nzb + NO) + NCG nzb) * 4`` bytes.
+
+    >>> shared_layout(2, 4), shared_layout(8, 2, segments=4)
+    ((33, 0), (33, 129))
+    """
+    ncells = 2 * (order // 2 * size) ** 2
+    if segments == 0:
+        return ncells | 1, 0
+    if segments < 0 or segments % 2 or segments > ncells:
+        raise ValueError(f"segments must be 0 or an even number in 2..{ncells}; got {segments}")
+    return -(-ncells // segments) | 1, ncells | 1
 
 
 def _enc(n: int) -> str:
@@ -76,6 +98,10 @@ def _h(u: int, v: int) -> str:
     return f"h_{_enc(u)}_{_enc(v)}"
 
 
+def _n(u: int, v: int) -> str:
+    return f"n_{_enc(u)}_{_enc(v)}"
+
+
 class _Emitter:
     def __init__(self):
         self.lines: list[str] = []
@@ -89,7 +115,8 @@ class _Emitter:
 
 def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                     yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                    medium: str | None = None, points: bool = False, pipelined: bool = False) -> str:
+                    medium: str | None = None, points: bool = False, pipelined: bool = False,
+                    segments: int = 0) -> str:
     """Device function that runs one torre; ``interior`` drops every bounds check.
 
     With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
@@ -109,6 +136,12 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     until its dependencies ``d0``, ``d1`` have finished tier
     ``min(k + chunk, nt) - 1``, at least the tier ``k`` that
     :meth:`~diamondlab.geometry.StageSchedule.pipeline_violations` asks for.
+    With ``segments = S`` (even, > 0) level n-1 lives in shared memory (one
+    slot per cell and thread, ``sh[gb + c]``) instead of registers, and the
+    tile's cells are updated column by column in ``S`` segments, each with its
+    own z exchange (two alternating slots of ``NSP`` cells, one
+    ``syncthreads`` per segment); each segment's entering loads are issued
+    one segment ahead.
     """
     shs = order // 2
     radius = shs * size
@@ -116,6 +149,22 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     cells = [(u, v) for v, w in rows for u in range(1 - w, w + 1)]
     ncp = len(cells) | 1
     cell_index = {c: i for i, c in enumerate(cells)}
+    in_shared = segments > 0
+    branchless = BRANCHLESS
+    if in_shared:
+        by_column = sorted(cells)
+        groups = [by_column[i * len(cells) // segments:(i + 1) * len(cells) // segments]
+                  for i in range(segments)]
+        nsp = max(len(g) for g in groups) | 1
+    else:
+        groups = [cells]
+        nsp = ncp
+
+    def new(u: int, v: int) -> str:
+        return _n(u, v) if in_shared else _g(u, v)
+
+    def previous(u: int, v: int) -> str:
+        return f"sh[gb + {cell_index[(u, v)]}]" if sim else f"sh[uint64(gb + {cell_index[(u, v)]})]"
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
 
     def left_strip(v: int, w: int) -> range:
@@ -139,12 +188,21 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             return f"{array}[{idx}] = {value}"
         return f"{array}[uint64({idx})] = {value}"
 
-    def shared(offset: int) -> str:
-        # z-major layout: cell c of z row r at r * NCP + c, so every offset is a constant
-        return f"sh[sbuf + ({offset})]" if sim else f"sh[uint64(sbuf + ({offset}))]"
-
+    # in_shared: guards are bitwise and guarded loads, stores and selections are calls, so that
+    # the big tile's boundary torre has no branch per cell (Numba's compile time grows with them)
     def guard(u: int, v: int) -> str:
-        return f"yin_{_enc(v)} and xin_{_enc(u)}"
+        return f"(yin_{_enc(v)} & xin_{_enc(u)})" if branchless else f"yin_{_enc(v)} and xin_{_enc(u)}"
+
+    def inside(var: str, n: str) -> str:
+        return f"({var} >= 0) & ({var} < {n})" if branchless else f"{var} >= 0 and {var} < {n}"
+
+    def guarded_load(array: str, u: int, v: int) -> str:
+        if branchless:
+            return f"load_if({array}, {addr(u, v)}, {guard(u, v)})"
+        return f"{load(array, u, v)} if {guard(u, v)} else ZERO"
+
+    def pick(cond: str, a: str, b: str) -> str:
+        return f"pick({cond}, {a}, {b})" if branchless else f"{a} if {cond} else {b}"
 
     def load_ro(array: str, u: int, v: int) -> str:
         # read-only during the launch: a plain (L1-cached) load is safe
@@ -158,11 +216,15 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     e(0, "@cuda.jit(device=True)")
     e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}{extra}):")
     e(1, "sx = ny * nz")
-    e(1, "bufsize = stride * NCP")
+    e(1, "bufsize = stride * NSP")
+    if in_shared:
+        e(1, "sb0 = (tz + SHS) * NSP")
+        e(1, "sb1 = sb0 + bufsize")
+        e(1, "gb = 2 * bufsize + tz * NCG")
     if not interior:
         for v, _ in rows:
             e(1, f"yv = yc + ({v})")
-            e(1, f"yin_{_enc(v)} = yv >= 0 and yv < ny")
+            e(1, f"yin_{_enc(v)} = {inside('yv', 'ny')}")
         yhalo_rows = sorted(
             {
                 v + s * d
@@ -174,7 +236,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         )
         for v in yhalo_rows:
             e(1, f"yv = yc + ({v})")
-            e(1, f"yin_{_enc(v)} = yv >= 0 and yv < ny")
+            e(1, f"yin_{_enc(v)} = {inside('yv', 'ny')}")
     if medium:
         # the torre's damping rows: min(AY[y], AZ[z]), min(RY[y], RZ[z]) (rows outside the domain: unused)
         e(1, "az = AZ[zc]")
@@ -192,7 +254,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         e(1, "ax = x0")
         for u in range(1 - radius - shs, radius + shs + 1):
             e(1, f"xu = ax + ({u})")
-            e(1, f"xin_{_enc(u)} = xu >= 0 and xu < nx")
+            e(1, f"xin_{_enc(u)} = {inside('xu', 'nx')}")
     for v, w in rows:
         for u in range(1 - w - shs, w - shs + 1):
             if left_from_memory and u in left_strip(v, w):
@@ -200,12 +262,13 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             if interior:
                 e(1, f"{_f(u, v)} = {load('F', u, v)}")
             else:
-                e(1, f"{_f(u, v)} = {load('F', u, v)} if {guard(u, v)} else ZERO")
+                e(1, f"{_f(u, v)} = {guarded_load('F', u, v)}")
         for u in range(1 - w, w + 1):
+            target = previous(u, v) if in_shared else _g(u, v)
             if interior:
-                e(1, f"{_g(u, v)} = {load('G', u, v)}")
+                e(1, f"{target} = {load('G', u, v)}")
             else:
-                e(1, f"{_g(u, v)} = {load('G', u, v)} if {guard(u, v)} else ZERO")
+                e(1, f"{target} = {guarded_load('G', u, v)}")
     # ---- tier loop
     e(1, "k = 0")
     e(1, "while k < nt:")
@@ -233,26 +296,22 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     e(3, "B = F")
     e(2, f"ax = x0 + {shs} * k")
     e(2, "base = (int64(ax) * {} + yc) * {} + zc".format(*dims.split(", ")))
-    e(2, "sbuf = (k % 2) * bufsize + (tz + SHS) * NCP")
+    if not in_shared:
+        e(2, "sbuf = (k % 2) * bufsize + (tz + SHS) * NSP")
     if not interior:
         for u in range(1 - radius - shs, radius + shs + 1):
             e(2, f"xu = ax + ({u})")
-            e(2, f"xin_{_enc(u)} = xu >= 0 and xu < nx")
-    # entering cells: the suffix u in [w - ShS + 1, w + ShS] of every row, level n from A
+            e(2, f"xin_{_enc(u)} = {inside('xu', 'nx')}")
+    # loads of the tier, by register name: entering cells (the suffix u in [w - ShS + 1, w + ShS]
+    # of every row, level n from A), the left strip (left_from_memory), the y halo beyond the rows
+    loads: dict[str, tuple[int, int]] = {}
     for v, w in rows:
         for u in range(w - shs + 1, w + shs + 1):
-            if interior:
-                e(2, f"{_f(u, v)} = {load('A', u, v)}")
-            else:
-                e(2, f"{_f(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
+            loads[_f(u, v)] = (u, v)
     if left_from_memory:
         for v, w in rows:
             for u in left_strip(v, w):
-                if interior:
-                    e(2, f"{_f(u, v)} = {load('A', u, v)}")
-                else:
-                    e(2, f"{_f(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
-    # y halo: neighbours (u, v +- d) beyond the tile rows
+                loads[_f(u, v)] = (u, v)
     yhalo = sorted(
         {
             (u, v + s * d)
@@ -263,40 +322,86 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         }
     )
     for u, v in yhalo:
+        loads[_h(u, v)] = (u, v)
+
+    def emit_load(name: str) -> None:
+        u, v = loads[name]
         if interior:
-            e(2, f"{_h(u, v)} = {load('A', u, v)}")
+            e(2, f"{name} = {load('A', u, v)}")
         else:
-            e(2, f"{_h(u, v)} = {load('A', u, v)} if {guard(u, v)} else ZERO")
-    if medium:
-        for u in range(1 - radius, radius + 1):
-            for p in ("a", "r"):
-                if interior:
-                    e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})]")
-                else:
-                    e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})] if xin_{_enc(u)} else ONE")
-    # level n of the tile to shared memory for the z derivative
-    for (u, v), c in cell_index.items():
-        e(2, f"{shared(c)} = {_f(u, v)} if active else ZERO")
-    e(2, "cuda.syncthreads()")
+            e(2, f"{name} = {guarded_load('A', u, v)}")
 
     def ynb(u: int, v: int) -> str:
         return _f(u, v) if abs(v) < radius else _h(u, v)
 
-    for (u, v), c in cell_index.items():
-        args = [_f(u, v), _g(u, v)]
-        if medium:
-            kap = "kap" if medium == "sponge" else load_ro("Kappa", u, v)
-            args += [kap, f"lower(ax_{_enc(u)}, ayz_{_enc(v)})", f"lower(rx_{_enc(u)}, ryz_{_enc(v)})"]
-        args.append(coeff_args)
+    def reads(u: int, v: int) -> list[str]:
+        names = [_f(u, v)]
         for d in range(1, shs + 1):
-            args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
-            args += [shared(c - d * ncp), shared(c + d * ncp)]
-        call = f"{'cell_update_medium' if medium else 'cell_update'}({', '.join(args)})"
-        if interior:
-            e(2, f"{_g(u, v)} = {call}")
-        else:
-            e(2, f"if {guard(u, v)}:")
-            e(3, f"{_g(u, v)} = {call}")
+            names += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
+        if in_shared:
+            names.append(_f(u + shs, v))  # level n-1 of (u, v) at the next tier
+        return names
+
+    # each load is issued one group ahead of the group that first reads it
+    first_group: dict[str, int] = {}
+    for i, group in enumerate(groups):
+        for u, v in group:
+            for name in reads(u, v):
+                if name in loads:
+                    first_group.setdefault(name, i)
+    issue_at = {name: max(i - 1, 0) for name, i in first_group.items()}
+    missing = set(loads) - set(issue_at)
+    assert not missing, missing
+    for i, group in enumerate(groups):
+        for name in loads:
+            if issue_at[name] == i:
+                emit_load(name)
+        if medium and i == 0:
+            for u in range(1 - radius, radius + 1):
+                for p in ("a", "r"):
+                    if interior:
+                        e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})]")
+                    else:
+                        if branchless:
+                            e(2, f"{p}x_{_enc(u)} = load_ro_if({p.upper()}X, ax + ({u}), xin_{_enc(u)}, ONE)")
+                        else:
+                            e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})] if xin_{_enc(u)} else ONE")
+        # level n of the group's cells to shared memory for the z derivative
+        buf = f"sb{i % 2}" if in_shared else "sbuf"
+        index = {c: j for j, c in enumerate(group)}
+
+        def zshared(offset: int, buf: str = buf) -> str:
+            # z-major layout: cell j of z row r at r * NSP + j, so every offset is a constant
+            return f"sh[{buf} + ({offset})]" if sim else f"sh[uint64({buf} + ({offset}))]"
+
+        for (u, v), j in index.items():
+            e(2, f"{zshared(j)} = {pick('active', _f(u, v), 'ZERO')}")
+        e(2, "cuda.syncthreads()")
+        row = nsp if in_shared else ncp
+        for (u, v), j in index.items():
+            args = [_f(u, v), previous(u, v) if in_shared else _g(u, v)]
+            if medium:
+                if medium == "sponge":
+                    kap = "kap"
+                elif branchless and not interior:  # the update runs for outside cells too
+                    kap = f"load_ro_if(Kappa, {addr(u, v)}, {guard(u, v)}, ZERO)"
+                else:
+                    kap = load_ro("Kappa", u, v)
+                args += [kap, f"lower(ax_{_enc(u)}, ayz_{_enc(v)})", f"lower(rx_{_enc(u)}, ryz_{_enc(v)})"]
+            args.append(coeff_args)
+            for d in range(1, shs + 1):
+                args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
+                args += [zshared(j - d * row), zshared(j + d * row)]
+            call = f"{'cell_update_medium' if medium else 'cell_update'}({', '.join(args)})"
+            if interior:
+                e(2, f"{new(u, v)} = {call}")
+            elif branchless:  # outside cells keep level n-1 (zero)
+                e(2, f"{new(u, v)} = {pick(guard(u, v), call, 'ZERO' if in_shared else _g(u, v))}")
+            else:
+                e(2, f"if {guard(u, v)}:")
+                e(3, f"{new(u, v)} = {call}")
+            if in_shared:  # level n of (u, v) at the next tier: this tier's f at u + ShS
+                e(2, f"{previous(u, v)} = {_f(u + shs, v)}")
     if points:
         # sources add to, receivers read, the new level of their cell (in registers), in event order
         e(2, "while ev < ev_hi and events[ev, 0] == k:")
@@ -307,12 +412,12 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         e(5, "val = src_samples[slot, k]")
         for (u, v), c in cell_index.items():
             e(5, f"{'if' if c == 0 else 'elif'} c == {c}:")
-            e(6, f"{_g(u, v)} = {_g(u, v)} + val")
+            e(6, f"{new(u, v)} = {new(u, v)} + val")
         e(4, "else:")
         e(5, "val = ZERO")
         for (u, v), c in cell_index.items():
             e(5, f"{'if' if c == 0 else 'elif'} c == {c}:")
-            e(6, f"val = {_g(u, v)}")
+            e(6, f"val = {new(u, v)}")
         e(5, "rec_vals[k, slot] = val")
         e(3, "ev += 1")
     # stores: leaving cells every tier, the rest on the last two tiers
@@ -325,30 +430,41 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                 target.append((u, v))
                 continue
             if interior:
-                e(3, store("B", u, v, _g(u, v)))
+                e(3, store("B", u, v, new(u, v)))
+            elif branchless:
+                e(3, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
             else:
                 e(3, f"if {guard(u, v)}:")
-                e(4, store("B", u, v, _g(u, v)))
+                e(4, store("B", u, v, new(u, v)))
     if rest:
         e(3, "if k >= nt - 2:")
         for u, v in rest:
             if interior:
-                e(4, store("B", u, v, _g(u, v)))
+                e(4, store("B", u, v, new(u, v)))
+            elif branchless:
+                e(4, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
             else:
                 e(4, f"if {guard(u, v)}:")
-                e(5, store("B", u, v, _g(u, v)))
+                e(5, store("B", u, v, new(u, v)))
     # shift the window by ShS: level n+1 on T_k becomes the prefix, level n on T_{k+1} the g's
-    for v, w in rows:
-        for u in range(1 - w, w + 1):
-            e(2, f"t_{_enc(u)}_{_enc(v)} = {_f(u + shs, v)}")
-    for v, w in rows:
-        for u in range(1 - w - shs, w - shs + 1):
-            if left_from_memory and u in left_strip(v, w):
-                continue
-            e(2, f"{_f(u, v)} = {_g(u + shs, v)}")
-    for v, w in rows:
-        for u in range(1 - w, w + 1):
-            e(2, f"{_g(u, v)} = t_{_enc(u)}_{_enc(v)}")
+    if in_shared:
+        for v, w in rows:
+            for u in range(1 - w - shs, w - shs + 1):
+                if left_from_memory and u in left_strip(v, w):
+                    continue
+                e(2, f"{_f(u, v)} = {_n(u + shs, v)}")
+    else:
+        for v, w in rows:
+            for u in range(1 - w, w + 1):
+                e(2, f"t_{_enc(u)}_{_enc(v)} = {_f(u + shs, v)}")
+        for v, w in rows:
+            for u in range(1 - w - shs, w - shs + 1):
+                if left_from_memory and u in left_strip(v, w):
+                    continue
+                e(2, f"{_f(u, v)} = {_g(u + shs, v)}")
+        for v, w in rows:
+            for u in range(1 - w, w + 1):
+                e(2, f"{_g(u, v)} = t_{_enc(u)}_{_enc(v)}")
     e(2, "k += 1")
     return e.text()
 
@@ -361,7 +477,9 @@ from numba import cuda, float32, int64, uint64
 SHS = {shs}
 RADIUS = {radius}
 NCELLS = {ncells}
-NCP = {ncp}  # shared-memory row length: NCELLS rounded up to odd (no bank conflicts)
+NCP = {ncp}  # NCELLS rounded up to odd (no bank conflicts)
+NSP = {nsp}  # row length of a z-exchange buffer (odd)
+NCG = {ncg}  # level n-1 slots per thread in shared memory (0: level n-1 in registers)
 ZERO = np.float32(0.0)
 ONE = np.float32(1.0)
 
@@ -385,6 +503,35 @@ def cell_update_medium(f0, g, kap, a, r, {coeff_args}, {nb_args}):
     lap = c0 * f0
 {lap_lines}
     return (((f0 + f0) - a * g) + kap * lap) * r
+
+
+@cuda.jit(device=True)
+def pick(c, a, b):
+    """``a if c else b`` as a call: no branch in the caller's Numba IR (LLVM makes it a select)."""
+    return a if c else b
+
+
+@cuda.jit(device=True)
+def load_if(A, i, ok):
+    """Level-n value at flat index ``i`` where ``ok`` (inside the domain), else zero."""
+    if ok:
+        return {ldcg_call}
+    return ZERO
+
+
+@cuda.jit(device=True)
+def load_ro_if(A, i, ok, other):
+    """A read-only array's value at ``i`` where ``ok``, else ``other``."""
+    if ok:
+        return A[i]
+    return other
+
+
+@cuda.jit(device=True)
+def store_if(B, i, value, ok):
+    """Store ``value`` at flat index ``i`` where ``ok`` (inside the domain)."""
+    if ok:
+        B[{store_index}] = value
 
 
 @cuda.jit(device=True)
@@ -506,9 +653,9 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
         e(2, "cuda.threadfence()")
     e(1, "if tz < SHS:")
     e(2, "for b in range(2):")
-    e(3, "for c in range(NCP):")
-    e(4, "sh[(b * stride + tz) * NCP + c] = ZERO")
-    e(4, "sh[(b * stride + nzb + SHS + tz) * NCP + c] = ZERO")
+    e(3, "for c in range(NSP):")
+    e(4, "sh[(b * stride + tz) * NSP + c] = ZERO")
+    e(4, "sh[(b * stride + nzb + SHS + tz) * NSP + c] = ZERO")
     e(1, "cuda.syncthreads()")
     e(1, "t = slot[0]")
     e(1, "x0 = torre_x0[t]")
@@ -554,6 +701,7 @@ def generate_source(
     medium: str | None = None,
     points: bool = False,
     pipelined: bool = False,
+    segments: int = 0,
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -585,6 +733,11 @@ def generate_source(
         ``k .. k + chunk - 1`` once its two dependencies finished tier
         ``k + chunk - 1``, instead of waiting for them whole (``done`` then
         holds ``epoch * 2**20 + tiers``).
+    segments : int
+        0: level n-1 of the tile in registers, one z exchange per tier.  An
+        even ``S > 0``: level n-1 in shared memory and ``S`` z exchanges per
+        tier (for tiles whose two levels do not fit in registers; see
+        :func:`shared_layout`).
 
     Examples
     --------
@@ -594,6 +747,7 @@ def generate_source(
     """
     shs = validate_order(order) // 2
     radius = shs * size
+    nsp, ncg = shared_layout(order, size, segments)
     nb_args = ", ".join(f"x{d}m, x{d}p, y{d}m, y{d}p, z{d}m, z{d}p" for d in range(1, shs + 1))
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     lap = "\n".join(
@@ -607,17 +761,20 @@ def generate_source(
             shs=shs,
             radius=radius,
             ncells=2 * radius**2, ncp=(2 * radius**2) | 1,
+            nsp=nsp, ncg=ncg,
             coeff_args=coeff_args,
             nb_args=nb_args,
             lap_lines=lap,
             simnote=" (simulator)" if simulator else "",
             ldcg_import="" if simulator else _LDCG_IMPORT,
+            ldcg_call="A[i]" if simulator else "LDCG(A, i)",
+            store_index="i" if simulator else "uint64(i)",
         ),
         _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory, medium, points,
-                        pipelined),
+                        pipelined, segments),
         "",
         _torre_function("torre_boundary", order, size, False, simulator, yz, left_from_memory, medium,
-                        points, pipelined),
+                        points, pipelined, segments),
         "",
     ]
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"

@@ -105,7 +105,7 @@ def default_tiling(backend: str, order: int, shape) -> tuple[int, int]:
 
     try:
         cls = get_backend(resolve_backend(backend))
-        size, nt = cls.default_tiling(order)
+        size, nt = cls.default_tiling(order, shape)
     except (RuntimeError, ValueError, AttributeError):
         size, nt = 2, 8
     span = min(int(shape[0]), int(shape[1]))
@@ -149,7 +149,7 @@ def check_config(cfg: RunConfig, notes: list | None = None) -> str:
             from diamondlab.kernels import cuda as kernels
 
             kernels.check_pair(cfg.order, cfg.size)
-            kernels.check_nz(nz)
+            kernels.check_nz(nz, cfg.order, cfg.size)
             chunk = dict(cfg.sweep).get("chunk", 1)
             if chunk > cfg.nt:
                 raise ValueError(f"GPU sweep: waits every {chunk} tiers need Nt >= {chunk}; got Nt={cfg.nt}")

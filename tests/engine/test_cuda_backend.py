@@ -232,7 +232,8 @@ def test_gpu_medium_memory_is_three_fields_plus_a_few_percent():
 GPU_PIPELINED_CASES = [(2, 4, 8, (70, 66, 131), False, None, 1), (4, 2, 7, (45, 61, 37), True, None, 3),
                        (8, 1, 16, (80, 71, 64), False, None, 1), (2, 4, 16, (150, 203, 67), True, 3, 4),
                        (8, 1, 16, (120, 161, 64), False, 16, 2),
-                       (2, 4, 32, (300, 600, 40), True, None, None)]  # the default: bands of 32, chunks of 2
+                       (2, 4, 32, (300, 600, 40), True, None, None),  # the default: bands of 32, chunks of 2
+                       (6, 2, 16, (120, 161, 64), True, None, None)]  # level n-1 in shared memory
 
 
 @pytest.mark.gpu

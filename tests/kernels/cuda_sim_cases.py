@@ -32,6 +32,8 @@ CASES = [
     (4, 2, 3, (14, 13, 3), (3, 1), True, False, True),
     (2, 1, 3, (15, 17, 3), (3, 2), False, False, True, 2),  # tier-level waits, diagonal bands of 2
     (4, 1, 5, (16, 19, 3), (5, 3), False, False, True, 2, 2),  # ... waiting every second tier
+    (6, 2, 3, (32, 24, 3), (3, 2)),  # level n-1 in shared memory, z exchanged in 4 segments
+    (6, 2, 3, (32, 24, 4), (3, 1), True, False, True, 2, 2),
 ]
 
 
@@ -84,6 +86,7 @@ PHYSICS_CASES = [
     (2, 1, 2, (8, 9, 4), (2, 1), "model", False),  # medium only
     (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True),  # with tier-level waits
     (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2),  # diagonal bands of 3, chunks of 2
+    (6, 2, 2, (30, 23, 3), (2, 1), "model", True, True, 2, 1),  # level n-1 in shared memory
 ]
 
 

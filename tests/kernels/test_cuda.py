@@ -13,7 +13,7 @@ import pytest
 
 from diamondlab.geometry import stage_schedule
 from diamondlab.kernels import cuda as kc
-from diamondlab.kernels.cuda_source import generate_source, tile_rows
+from diamondlab.kernels.cuda_source import generate_source, shared_layout, tile_rows
 
 HERE = Path(__file__).parent
 
@@ -62,6 +62,43 @@ def test_nz_limit_message():
         kc.check_nz(kc.MAX_NZ + 1)
 
 
+BUILT_PAIRS = [(order, size) for order, sizes in kc.SUPPORTED_SIZES.items() for size in sizes]
+
+
+@pytest.mark.parametrize(("order", "size"), BUILT_PAIRS)
+def test_nz_limit_is_what_shared_memory_holds(order, size):
+    limit = kc.max_nz(order, size)
+    assert limit % 32 == 0 and 32 <= limit <= kc.MAX_NZ
+    assert kc.sweep_shared_bytes(order, size, limit) <= kc.MAX_SHARED_BYTES
+    kc.check_nz(limit, order, size)
+    if limit < kc.MAX_NZ:
+        assert kc.sweep_shared_bytes(order, size, limit + 1) > kc.MAX_SHARED_BYTES
+        message = f"NO={order} DTS={size} .* nz must be <= {limit}; got nz={limit + 1}"
+        with pytest.raises(ValueError, match=message):
+            kc.check_nz(limit + 1, order, size)
+
+
+def test_no6_dts2_keeps_level_n1_in_shared_memory():
+    assert kc.SHARED_PREVIOUS_SEGMENTS == {(6, 2): 4}
+    assert kc.max_nz(6, 2) == 512
+    src = generate_source(6, 2, segments=4)
+    tier = src.split("def torre_interior")[1].split("def torre_boundary")[0].split("while k < nt:")[1]
+    assert tier.count("cuda.syncthreads()") == 4  # one z exchange per segment
+    assert "g_p0_p0" not in src  # level n-1 is never a register
+    # no branch per cell in the boundary torre's tier (Numba's compile time grows with them)
+    tier = src.split("def torre_boundary")[1].split("@cuda.jit")[0].split("while k < nt:")[1]
+    lines = [line.strip() for line in tier.splitlines()]
+    branches = [line for line in lines if " if " in line or line.startswith("if ")]
+    assert branches == ["if k % 2 == 0:", "if active:", "if k >= nt - 2:"]
+
+
+def test_shared_layout_rejects_odd_segments():
+    assert generate_source(2, 2, segments=2) != generate_source(2, 2)
+    for bad in (-2, 3, 10):
+        with pytest.raises(ValueError, match="segments must be 0 or an even number in 2..8"):
+            shared_layout(2, 2, bad)
+
+
 def test_tile_rows_hold_2r2_cells():
     for radius in range(1, 7):
         assert sum(2 * w for _, w in tile_rows(radius)) == 2 * radius**2
@@ -70,6 +107,7 @@ def test_tile_rows_hold_2r2_cells():
 def test_shared_bytes_and_block():
     assert kc.sweep_block(45) == 64
     assert kc.sweep_shared_bytes(2, 3, 256) == 2 * 19 * (256 + 2) * 4
+    assert kc.sweep_shared_bytes(6, 2, 256) == (2 * 19 * (256 + 6) + 73 * 256) * 4
 
 
 def test_import_does_not_load_numba_cuda():
