@@ -59,10 +59,9 @@ class CUDABackend:
         """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz."""
         size, nt = cls.TILING[order]
         if shape is not None:
-            from diamondlab.kernels.cuda import max_nz
+            from diamondlab.kernels.cuda import preferred_size
 
-            while size > 1 and int(shape[2]) > max_nz(order, size):
-                size -= 1
+            size = preferred_size(order, size, int(shape[2]))
         return size, nt
 
     @classmethod

@@ -14,10 +14,12 @@ round when odd, exactly like :mod:`diamondlab.kernels.cpu`.
 :mod:`diamondlab.kernels.cuda_source`), writes it to the user cache folder
 and imports it; its kernels are compiled on first launch with Numba's disk
 cache (``cache=True``), so a second process reuses them.  The pairs built are
-:data:`SUPPORTED_SIZES` (the DTS values whose two register-resident tile
-levels fit the register file); :func:`check_pair` raises ``ValueError`` for
-the rest.  A DiamondTorre block holds one whole z column, one z per thread:
-``nz <= MAX_NZ`` (:func:`check_nz`); the sweep's register cap
+:data:`SUPPORTED_SIZES` (the DTS values whose tile level n fits the register
+file, and level n-1 too or else shared memory:
+:data:`SHARED_PREVIOUS_SEGMENTS`); :func:`check_pair` raises ``ValueError``
+for the rest.  A DiamondTorre block holds one whole z column, one z per
+thread: ``nz <= MAX_NZ`` and its shared memory within the device's limit
+(:func:`max_nz`, :func:`check_nz`); the sweep's register cap
 (:func:`sweep_register_cap`) drops with the block size so that one block
 always fits a multiprocessor (tall columns spill and run slower).  With
 ``yz = (ny, nz)`` the sweep is compiled for one grid's y and z sizes (every
@@ -73,8 +75,12 @@ SUPPORTED_SIZES: dict[int, tuple[int, ...]] = {2: (1, 2, 3, 4), 4: (1, 2), 6: (1
 #: :func:`~diamondlab.kernels.cuda_source.shared_layout`).
 SHARED_PREVIOUS_SEGMENTS: dict[tuple[int, int], int] = {(6, 2): 4}
 
-#: Dynamic shared memory one block may use (H100: 227 KiB).
+#: Dynamic shared memory one block may use where no device can be asked (H100: 227 KiB).
 MAX_SHARED_BYTES = 227 * 1024
+
+#: Tallest column at which a kernel of :data:`SHARED_PREVIOUS_SEGMENTS` keeps its 255 registers
+#: (one 256-thread block per multiprocessor); taller ones run with a lower cap and spill.
+FULL_REGISTER_NZ = 256
 
 #: Register cap of the generic sweep kernel per (NO, DTS): 128 lets two
 #: 256-thread blocks share a multiprocessor (H100, BENCHMARKS.md).
@@ -88,7 +94,8 @@ SPECIALISED_MAX_REGISTERS: dict[tuple[int, int], int] = {(2, 3): 80, (2, 4): 128
 #: default: 5 to 10 percent faster, at one compile per (ny, nz) (cached on disk).
 SPECIALISE_MIN_CELLS = 2**26
 
-#: Python recursion limit while Numba compiles a sweep (its CFG walks recurse once per branch).
+#: Python recursion limit while Numba compiles a sweep (its control-flow walks recurse once per
+#: block; the generated torres of the big tiles, points variants above all, have hundreds).
 COMPILE_RECURSION_LIMIT = 20000
 
 #: Most z cells a DiamondTorre block holds (one z per thread, 1024 threads).
@@ -134,7 +141,7 @@ def check_nz(nz: int, order: int = 2, size: int = 1) -> None:
     >>> check_nz(544, 6, 2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: ... NO=6 DTS=2 ... nz must be <= 512; got nz=544 (use a smaller DTS, ...
+    ValueError: ... NO=6 DTS=2 ... nz must be <= 512; got nz=544 (use a smaller DTS, backend='cpu', ...
     """
     if nz > MAX_NZ:
         raise ValueError(
@@ -144,10 +151,11 @@ def check_nz(nz: int, order: int = 2, size: int = 1) -> None:
         )
     limit = max_nz(order, size)
     if nz > limit:
+        hint = "a smaller DTS, " if size > 1 else ""
         raise ValueError(
             f"the CUDA DiamondTorre block of NO={order} DTS={size} keeps its whole z column in "
-            f"shared memory ({MAX_SHARED_BYTES // 1024} KiB at most): nz must be <= {limit}; got "
-            f"nz={nz} (use a smaller DTS, or put the longest axis along x or y)"
+            f"shared memory ({shared_limit()} bytes on this device): nz must be <= {limit}; got "
+            f"nz={nz} (use {hint}backend='cpu', or put the longest axis along x or y)"
         )
 
 
@@ -167,16 +175,52 @@ def sweep_shared_bytes(order: int, size: int, nz: int) -> int:
     return (2 * nsp * (block + order) + ncg * block) * 4
 
 
-def max_nz(order: int, size: int) -> int:
-    """Tallest z column a DiamondTorre block of ``(NO, DTS)`` holds.
+@functools.cache
+def shared_limit() -> int:
+    """Dynamic shared memory a sweep block may use on this machine's GPU.
 
-    >>> max_nz(2, 3), max_nz(2, 4), max_nz(6, 2)
+    The device's opt-in limit per block less the sweep's static shared memory
+    (the ticket slot); :data:`MAX_SHARED_BYTES` (an H100) without a GPU or
+    under the simulator.
+    """
+    if simulator_enabled():
+        return MAX_SHARED_BYTES
+    from numba import cuda
+
+    try:
+        if not cuda.is_available():
+            return MAX_SHARED_BYTES
+        return int(cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - 64
+    except Exception:  # no driver, no device: the H100 figure (the launch would fail anyway)
+        return MAX_SHARED_BYTES
+
+
+def max_nz(order: int, size: int, limit: int | None = None) -> int:
+    """Tallest z column a DiamondTorre block of ``(NO, DTS)`` holds (shared memory ``limit``).
+
+    >>> max_nz(2, 3, MAX_SHARED_BYTES), max_nz(2, 4, MAX_SHARED_BYTES), max_nz(6, 2, MAX_SHARED_BYTES)
     (1024, 864, 512)
     """
+    limit = shared_limit() if limit is None else limit
     nz = MAX_NZ
-    while nz > 32 and sweep_shared_bytes(order, size, nz) > MAX_SHARED_BYTES:
+    while nz > 32 and sweep_shared_bytes(order, size, nz) > limit:
         nz -= 32
     return nz
+
+
+def preferred_size(order: int, size: int, nz: int) -> int:
+    """The largest DTS up to ``size`` whose block suits a column of ``nz`` cells.
+
+    It must hold the column (:func:`max_nz`); a kernel with level n-1 in shared
+    memory also keeps its 255 registers only up to :data:`FULL_REGISTER_NZ`.
+
+    >>> preferred_size(6, 2, 256), preferred_size(6, 2, 288), preferred_size(2, 4, 1000)
+    (2, 1, 3)
+    """
+    while size > 1 and (nz > max_nz(order, size)
+                        or ((order, size) in SHARED_PREVIOUS_SEGMENTS and nz > FULL_REGISTER_NZ)):
+        size -= 1
+    return size
 
 
 @functools.cache
@@ -337,8 +381,8 @@ def _compiled(module: ModuleType, kernel_name: str, args: tuple):
     key = (kernel_name, types)
     kernel = module.compiled.get(key)
     if kernel is None:
-        # Numba walks the control-flow graph recursively: the boundary torre of a large tile
-        # has a branch per cell and per load, deeper than Python's default limit
+        # Numba walks the control-flow graph recursively: a big tile's source and receiver
+        # events (an elif per cell) go deeper than Python's default limit
         sys.setrecursionlimit(max(sys.getrecursionlimit(), COMPILE_RECURSION_LIMIT))
         kernel = dispatcher.compile(types)
         module.compiled[key] = kernel

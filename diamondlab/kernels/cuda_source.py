@@ -34,7 +34,11 @@ memory (double buffered, one ``syncthreads`` per tier; z-major rows of
 derivative, and stores only the cells that leave the torre (those not in the
 tier two steps up), everything on the last two tiers.  Interior torres take
 a path without bounds checks; boundary torres check every cell against the
-domain (outside values are zero).  Loads use ``ld.global.cg`` (L2 only,
+domain (outside values are zero) through small device functions (``pick``,
+``load_if``, ``store_if``) rather than branches, which keeps Numba's compile
+time down.  With ``segments = S > 0`` (tiles whose two levels do not fit in
+registers, :func:`shared_layout`) level n-1 lives in shared memory, one slot
+per cell and thread, and the z exchange runs in ``S`` column segments.  Loads use ``ld.global.cg`` (L2 only,
 through :func:`diamondlab.kernels.cuda.ldcg_intrinsic`, without Numba's
 negative-index check) so that values written by other blocks of the same
 launch are never read from a stale L1 line.
@@ -60,9 +64,8 @@ def tile_rows(radius: int) -> list[tuple[int, int]]:
     return [(v, radius - abs(v)) for v in range(1 - radius, radius)]
 
 
-#: Emit guards as calls (``pick``, ``load_if``, ``store_if``) instead of branches.
-BRANCHLESS = True
-
+#: Segmented sweeps issue a tier's loads this many segments before the one that reads them first.
+PREFETCH_GROUPS = 1
 
 def shared_layout(order: int, size: int, segments: int = 0) -> tuple[int, int]:
     """Shared-memory row lengths of the sweep: ``(NSP, NCG)``.
@@ -150,7 +153,6 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     ncp = len(cells) | 1
     cell_index = {c: i for i, c in enumerate(cells)}
     in_shared = segments > 0
-    branchless = BRANCHLESS
     if in_shared:
         by_column = sorted(cells)
         groups = [by_column[i * len(cells) // segments:(i + 1) * len(cells) // segments]
@@ -188,21 +190,19 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             return f"{array}[{idx}] = {value}"
         return f"{array}[uint64({idx})] = {value}"
 
-    # in_shared: guards are bitwise and guarded loads, stores and selections are calls, so that
-    # the big tile's boundary torre has no branch per cell (Numba's compile time grows with them)
+    # guards are bitwise and guarded loads, stores and selections are calls: the boundary torre
+    # has no branch per cell (Numba's compile time grows with the branches of a function)
     def guard(u: int, v: int) -> str:
-        return f"(yin_{_enc(v)} & xin_{_enc(u)})" if branchless else f"yin_{_enc(v)} and xin_{_enc(u)}"
+        return f"(yin_{_enc(v)} & xin_{_enc(u)})"
 
     def inside(var: str, n: str) -> str:
-        return f"({var} >= 0) & ({var} < {n})" if branchless else f"{var} >= 0 and {var} < {n}"
+        return f"({var} >= 0) & ({var} < {n})"
 
     def guarded_load(array: str, u: int, v: int) -> str:
-        if branchless:
-            return f"load_if({array}, {addr(u, v)}, {guard(u, v)})"
-        return f"{load(array, u, v)} if {guard(u, v)} else ZERO"
+        return f"load_if({array}, {addr(u, v)}, {guard(u, v)})"
 
     def pick(cond: str, a: str, b: str) -> str:
-        return f"pick({cond}, {a}, {b})" if branchless else f"{a} if {cond} else {b}"
+        return f"pick({cond}, {a}, {b})"
 
     def load_ro(array: str, u: int, v: int) -> str:
         # read-only during the launch: a plain (L1-cached) load is safe
@@ -349,7 +349,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             for name in reads(u, v):
                 if name in loads:
                     first_group.setdefault(name, i)
-    issue_at = {name: max(i - 1, 0) for name, i in first_group.items()}
+    issue_at = {name: max(i - PREFETCH_GROUPS, 0) for name, i in first_group.items()}
     missing = set(loads) - set(issue_at)
     assert not missing, missing
     for i, group in enumerate(groups):
@@ -362,10 +362,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                     if interior:
                         e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})]")
                     else:
-                        if branchless:
-                            e(2, f"{p}x_{_enc(u)} = load_ro_if({p.upper()}X, ax + ({u}), xin_{_enc(u)}, ONE)")
-                        else:
-                            e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})] if xin_{_enc(u)} else ONE")
+                        e(2, f"{p}x_{_enc(u)} = load_ro_if({p.upper()}X, ax + ({u}), xin_{_enc(u)}, ONE)")
         # level n of the group's cells to shared memory for the z derivative
         buf = f"sb{i % 2}" if in_shared else "sbuf"
         index = {c: j for j, c in enumerate(group)}
@@ -383,7 +380,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             if medium:
                 if medium == "sponge":
                     kap = "kap"
-                elif branchless and not interior:  # the update runs for outside cells too
+                elif not interior:  # the update runs for outside cells too
                     kap = f"load_ro_if(Kappa, {addr(u, v)}, {guard(u, v)}, ZERO)"
                 else:
                     kap = load_ro("Kappa", u, v)
@@ -395,11 +392,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             call = f"{'cell_update_medium' if medium else 'cell_update'}({', '.join(args)})"
             if interior:
                 e(2, f"{new(u, v)} = {call}")
-            elif branchless:  # outside cells keep level n-1 (zero)
+            else:  # outside cells keep level n-1 (zero)
                 e(2, f"{new(u, v)} = {pick(guard(u, v), call, 'ZERO' if in_shared else _g(u, v))}")
-            else:
-                e(2, f"if {guard(u, v)}:")
-                e(3, f"{new(u, v)} = {call}")
             if in_shared:  # level n of (u, v) at the next tier: this tier's f at u + ShS
                 e(2, f"{previous(u, v)} = {_f(u + shs, v)}")
     if points:
@@ -431,21 +425,15 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                 continue
             if interior:
                 e(3, store("B", u, v, new(u, v)))
-            elif branchless:
-                e(3, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
             else:
-                e(3, f"if {guard(u, v)}:")
-                e(4, store("B", u, v, new(u, v)))
+                e(3, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
     if rest:
         e(3, "if k >= nt - 2:")
         for u, v in rest:
             if interior:
                 e(4, store("B", u, v, new(u, v)))
-            elif branchless:
-                e(4, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
             else:
-                e(4, f"if {guard(u, v)}:")
-                e(5, store("B", u, v, new(u, v)))
+                e(4, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
     # shift the window by ShS: level n+1 on T_k becomes the prefix, level n on T_{k+1} the g's
     if in_shared:
         for v, w in rows:

@@ -244,6 +244,7 @@ class Controls:
             w.observe(self._changed, names="value")
         self.order.observe(self._defaults, names="value")
         self.backend.observe(self._defaults, names="value")
+        self.nz.observe(self._fit_column, names="value")
         grid = widgets.VBox([widgets.HTML("<b>grid</b>"), self.nx, self.ny, self.nz])
         params = widgets.VBox([self.order, self.size, self.nt, self.courant, self.limit, self.steps])
         choose = widgets.VBox([self.backend, self.sweep, self.algorithm])
@@ -318,6 +319,16 @@ class Controls:
         finally:
             self._held = False
         self._changed(None)
+
+    def _fit_column(self, change) -> None:
+        """On the GPU, lower DTS when the z column no longer suits its block (the user's DTS otherwise)."""
+        if self._held or not _resolves_to_cuda(self.backend.value):
+            return
+        from diamondlab.kernels.cuda import preferred_size
+
+        size = preferred_size(int(self.order.value), int(self.size.value), int(self.nz.value))
+        if size < self.size.value:
+            self.size.value = size
 
     def _changed(self, change) -> None:
         if self._held:

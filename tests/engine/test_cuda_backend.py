@@ -60,6 +60,14 @@ def test_backend_contract_attributes():
         assert size in sizes and nt >= 1
 
 
+def test_default_tile_fits_the_z_column():
+    assert CUDABackend.default_tiling(6) == (2, 16)
+    assert CUDABackend.default_tiling(6, (64, 64, 256)) == (2, 16)
+    assert CUDABackend.default_tiling(6, (64, 64, 288)) == (1, 16)  # DTS=2 would lose its 255 registers
+    assert CUDABackend.default_tiling(6, (64, 64, 544)) == (1, 16)  # level n-1 of 544 z: no shared memory
+    assert CUDABackend.default_tiling(2, (64, 64, 1000)) == (3, 32)  # DTS=4 holds 864 z cells at most
+
+
 def test_unsupported_pair_fails_before_any_work():
     with pytest.raises(ValueError, match="DTS in"):
         CUDABackend(WaveParameters(order=8), (40, 40, 40), 3, 4)

@@ -69,10 +69,10 @@ BUILT_PAIRS = [(order, size) for order, sizes in kc.SUPPORTED_SIZES.items() for 
 def test_nz_limit_is_what_shared_memory_holds(order, size):
     limit = kc.max_nz(order, size)
     assert limit % 32 == 0 and 32 <= limit <= kc.MAX_NZ
-    assert kc.sweep_shared_bytes(order, size, limit) <= kc.MAX_SHARED_BYTES
+    assert kc.sweep_shared_bytes(order, size, limit) <= kc.shared_limit()
     kc.check_nz(limit, order, size)
     if limit < kc.MAX_NZ:
-        assert kc.sweep_shared_bytes(order, size, limit + 1) > kc.MAX_SHARED_BYTES
+        assert kc.sweep_shared_bytes(order, size, limit + 1) > kc.shared_limit()
         message = f"NO={order} DTS={size} .* nz must be <= {limit}; got nz={limit + 1}"
         with pytest.raises(ValueError, match=message):
             kc.check_nz(limit + 1, order, size)
@@ -80,7 +80,9 @@ def test_nz_limit_is_what_shared_memory_holds(order, size):
 
 def test_no6_dts2_keeps_level_n1_in_shared_memory():
     assert kc.SHARED_PREVIOUS_SEGMENTS == {(6, 2): 4}
-    assert kc.max_nz(6, 2) == 512
+    assert kc.max_nz(6, 2, kc.MAX_SHARED_BYTES) == 512
+    assert kc.max_nz(6, 2, 99 * 1024) == 224  # an RTX 4090's 99 KiB a block
+    assert [kc.preferred_size(6, 2, nz) for nz in (64, 256, 288, 1024)] == [2, 2, 1, 1]
     src = generate_source(6, 2, segments=4)
     tier = src.split("def torre_interior")[1].split("def torre_boundary")[0].split("while k < nt:")[1]
     assert tier.count("cuda.syncthreads()") == 4  # one z exchange per segment

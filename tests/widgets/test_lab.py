@@ -121,3 +121,18 @@ def test_gpu_sweep_options_reach_the_simulation_only_on_the_gpu(monkeypatch):
     assert "waits every 3 tiers need Nt &gt;= 3; got Nt=2" in gpu.message.value
     gpu.lock(True)
     assert gpu.sweep.disabled
+
+
+def test_gpu_tile_follows_the_z_column():
+    from diamondlab.widgets.controls import Controls, RunConfig
+
+    gpu = Controls(RunConfig(shape=(64, 64, 128), order=6, backend="cuda"))
+    gpu.set(size=2)
+    gpu.nz.value = 200  # still fits: the user's DTS stays
+    assert gpu.config().size == 2
+    gpu.nz.value = 288  # NO=6 DTS=2 keeps its 255 registers up to 256 z cells: DTS drops to 1
+    assert gpu.config().size == 1
+    cpu = Controls(RunConfig(shape=(64, 64, 128), order=6, backend="cpu"))
+    cpu.set(size=2)
+    cpu.nz.value = 600
+    assert cpu.config().size == 2
