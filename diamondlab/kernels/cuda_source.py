@@ -38,10 +38,11 @@ domain (outside values are zero) through small device functions (``pick``,
 ``load_if``, ``store_if``) rather than branches, which keeps Numba's compile
 time down.  With ``segments = S > 0`` (tiles whose two levels do not fit in
 registers, :func:`shared_layout`) level n-1 lives in shared memory, one slot
-per cell and thread, and the z exchange runs in ``S`` column segments.  Loads use ``ld.global.cg`` (L2 only,
-through :func:`diamondlab.kernels.cuda.ldcg_intrinsic`, without Numba's
-negative-index check) so that values written by other blocks of the same
-launch are never read from a stale L1 line.
+per cell and thread, and the z exchange runs in ``S`` column segments.
+Loads use ``ld.global.cg`` (L2 only, through
+:func:`diamondlab.kernels.cuda.ldcg_intrinsic`, without Numba's negative-index
+check) so that values written by other blocks of the same launch are never
+read from a stale L1 line.
 
 With ``simulator=True`` the same code is emitted with plain indexing in place
 of the CUDA-only intrinsics (``ldcg``, ``nanosleep``, unsigned casts), which
@@ -67,6 +68,7 @@ def tile_rows(radius: int) -> list[tuple[int, int]]:
 #: Segmented sweeps issue a tier's loads this many segments before the one that reads them first.
 PREFETCH_GROUPS = 1
 
+
 def shared_layout(order: int, size: int, segments: int = 0) -> tuple[int, int]:
     """Shared-memory row lengths of the sweep: ``(NSP, NCG)``.
 
@@ -74,8 +76,8 @@ def shared_layout(order: int, size: int, segments: int = 0) -> tuple[int, int]:
     rows of ``NSP`` floats and, with ``segments > 0``, ``NCG`` floats of level
     n-1 per thread: ``(2 NSP (nzb + NO) + NCG nzb) * 4`` bytes.
 
-    >>> shared_layout(2, 4), shared_layout(8, 2, segments=4)
-    ((33, 0), (33, 129))
+    >>> shared_layout(2, 4), shared_layout(6, 2, segments=4)
+    ((33, 0), (19, 73))
     """
     ncells = 2 * (order // 2 * size) ** 2
     if segments == 0:
@@ -144,7 +146,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     tile's cells are updated column by column in ``S`` segments, each with its
     own z exchange (two alternating slots of ``NSP`` cells, one
     ``syncthreads`` per segment); each segment's entering loads are issued
-    one segment ahead.
+    :data:`PREFETCH_GROUPS` segments ahead.
     """
     shs = order // 2
     radius = shs * size
@@ -342,7 +344,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             names.append(_f(u + shs, v))  # level n-1 of (u, v) at the next tier
         return names
 
-    # each load is issued one group ahead of the group that first reads it
+    # each load is issued PREFETCH_GROUPS groups ahead of the group that first reads it
     first_group: dict[str, int] = {}
     for i, group in enumerate(groups):
         for u, v in group:
