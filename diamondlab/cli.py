@@ -9,8 +9,13 @@ one grid in one process (medians of ``--repeats`` runs) and prints a table.
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import re
 import statistics
 import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -18,27 +23,54 @@ from diamondlab.numerics import SUPPORTED_ORDERS
 
 __all__ = ["main"]
 
+#: The grid when --shape is not given.
+DEFAULT_SHAPE = (128, 128, 128)
+
+#: Files a run writes in --out (what --overwrite replaces).
+OUTPUT_PATTERNS = ("snapshot_*.npz", "snapshot_*.vti", "traces.npz", "manifest.json")
+
 
 def _shape(text: str) -> tuple[int, int, int]:
     parts = text.lower().replace(",", "x").split("x")
     try:
         shape = tuple(int(p) for p in parts)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--shape must look like 128x128x128; got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must look like 128x128x128 or 128; got {text!r}") from None
     if len(shape) == 1:
         shape = shape * 3
     if len(shape) != 3 or min(shape) < 1:
-        raise argparse.ArgumentTypeError(f"--shape needs three positive sizes NXxNYxNZ; got {text!r}")
+        raise argparse.ArgumentTypeError(f"needs three positive sizes NXxNYxNZ; got {text!r}")
     return shape
 
 
-def _int_or_auto(text: str):
-    if text == "auto":
-        return text
+def _count(least: int):
+    """An argparse type: a whole number >= ``least``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {least}; got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be >= {least}; got {value}")
+        return value
+
+    return parse
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a finite number > 0."""
     try:
-        return int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto'; got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be a number > 0; got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
+    return value
+
+
+def _count_or_auto(text: str):
+    return text if text == "auto" else _count(1)(text)
 
 
 def _point(text: str) -> tuple[float, float, float]:
@@ -61,7 +93,7 @@ def _velocity(text: str, shape):
 
         return example_model(text, shape)
     try:
-        return np.load(text)
+        return np.load(text, allow_pickle=False)
     except (OSError, ValueError) as err:
         raise ValueError(
             f"--velocity must be a number, FILE.npy or 'layered'/'anomaly'; cannot read {text!r} ({err})"
@@ -82,9 +114,18 @@ def _backend_option(text: str) -> tuple[str, int]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--shape", type=_shape, default=(128, 128, 128), help="grid NXxNYxNZ or N (default 128)")
-    p.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--courant", type=float, default=None, help="c dt / h (default: half the stability limit)")
+    p.add_argument(
+        "--shape", type=_shape, default=None, metavar="NXxNYxNZ",
+        help="grid size in cells, NXxNYxNZ or N for a cube (default 128)",
+    )  # fmt: skip
+    p.add_argument(
+        "--backend", default="auto", choices=["auto", "cpu", "cuda"],
+        help="where to run: cuda where a GPU is present with 'auto' (default auto)",
+    )  # fmt: skip
+    p.add_argument(
+        "--courant", type=_positive, default=None,
+        help="Courant number c_max dt / h (default: half the stability limit of the order)",
+    )  # fmt: skip
     p.add_argument(
         "--backend-option",
         type=_backend_option,
@@ -96,35 +137,62 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from diamondlab import __version__
+
     parser = argparse.ArgumentParser(
         prog="diamondlab",
         description="DiamondTorre (LRnLA) and stepwise solvers for the 3D acoustic wave equation.",
+        epilog="Units: positions, --spacing, --velocity and --frequency in one consistent system "
+        "(e.g. m, m/s and Hz); positions are physical (cell i at i * spacing).",
     )
+    parser.add_argument("--version", action="version", version=f"diamondlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run one problem and print its throughput")
+    run = sub.add_parser(
+        "run", help="run one problem and print its throughput",
+        description="Run one problem with a progress bar and print its throughput. Exit status: 0 done, "
+        "1 the field blew up, 2 bad input, 130/143 stopped by Ctrl-C/SIGTERM (the record and the outputs "
+        "are written at the level reached).",
+        epilog="A negative coordinate needs the '=' form: --source=-1,16,16 (or is joined for you).",
+    )  # fmt: skip
     _common(run)
     run.add_argument(
         "--order", "--no", type=int, default=None, help="stencil order NO: 2, 4, 6 or 8 (default 2)"
     )
     run.add_argument(
-        "--dts", type=_int_or_auto, default=None, help="diamond tile size DTS, or 'auto' (backend default)"
-    )
-    run.add_argument("--nt", type=_int_or_auto, default=None, help="torre height Nt, or 'auto'")
-    run.add_argument("--steps", type=int, default=100)
-    run.add_argument("--algorithm", default="diamondtorre", choices=["diamondtorre", "stepwise"])
+        "--dts", type=_count_or_auto, default=None,
+        help="diamond tile size DTS >= 1, or 'auto' (measured once per grid, then cached; default: the "
+        "backend's for the order)",
+    )  # fmt: skip
+    run.add_argument(
+        "--nt", type=_count_or_auto, default=None, help="torre height Nt >= 1 in steps, or 'auto' (default: "
+        "the backend's)"
+    )  # fmt: skip
+    run.add_argument("--steps", type=_count(0), default=100, help="time steps to run (default 100)")
+    run.add_argument(
+        "--algorithm", default="diamondtorre", choices=["diamondtorre", "stepwise"],
+        help="default diamondtorre; both give the same fields bit for bit",
+    )  # fmt: skip
     run.add_argument(
         "--initial",
-        default="gaussian",
-        help="'gaussian' (pulse at rest), 'zero', or FILE.npz from --save (continues its final layers)",
+        default=None,
+        help="'gaussian' (a pulse at rest), 'zero' (rest), or FILE from --save (continues it with its "
+        "medium, sources, receivers, sponge and clock). Default: zero with sources or receivers, "
+        "else gaussian",
     )
-    run.add_argument("--pulse-width", type=float, default=None, help="Gaussian width in cells")
-    run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters")
-    run.add_argument("--spacing", type=float, default=None, help="grid spacing h (default 1)")
+    run.add_argument(
+        "--pulse-width", type=_positive, default=None, help="width of the Gaussian pulse in cells "
+        "(default max(2, min(shape) / 12))"
+    )  # fmt: skip
+    run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters (atomic)")
+    run.add_argument(
+        "--spacing", type=_positive, default=None, help="grid spacing h in length units (default 1)"
+    )
     run.add_argument(
         "--velocity",
         default=None,
-        help="wave speed (default 1): a number, FILE.npy (per-cell model), or 'layered'/'anomaly'",
+        help="wave speed in length units per time unit (default 1): a number, FILE.npy (per-cell "
+        "model), or 'layered' (1500/2000/2500) / 'anomaly' (2000 with a 1500 sphere)",
     )
     run.add_argument(
         "--source",
@@ -132,135 +200,252 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="X,Y,Z",
-        help="point source at physical position X,Y,Z (repeatable)",
-    )
-    run.add_argument("--wavelet", default="ricker", choices=["ricker", "gaussian_derivative"])
-    run.add_argument("--frequency", type=float, default=None, help="peak frequency of the wavelet")
-    run.add_argument(
-        "--receiver", type=_point, action="append", default=[], metavar="X,Y,Z", help="receiver (repeatable)"
+        help="point source at physical position X,Y,Z (length units; repeatable)",
     )
     run.add_argument(
-        "--sponge", type=int, default=None, help="absorbing layer width in cells; 0: zero boundary"
+        "--wavelet", default="ricker", choices=["ricker", "gaussian_derivative"],
+        help="source wavelet (default ricker), delayed by 1.5 / frequency",
+    )  # fmt: skip
+    run.add_argument(
+        "--frequency", type=_positive, default=None,
+        help="peak frequency of the wavelet in 1 / time unit (Hz with m and m/s; default: 8 grid points "
+        "per shortest wavelength, c_min / (20 h))",
+    )  # fmt: skip
+    run.add_argument(
+        "--receiver", type=_point, action="append", default=[], metavar="X,Y,Z",
+        help="receiver at physical position X,Y,Z: a trace of every step goes to OUT/traces.npz "
+        "(repeatable)",
+    )  # fmt: skip
+    run.add_argument(
+        "--sponge", type=_count(0), default=None,
+        help="absorbing layer width in cells; 0: zero (reflecting) boundary (default 16 with sources, "
+        "else 0)",
+    )  # fmt: skip
+    run.add_argument(
+        "--snapshot-every", type=_count(1), default=None, metavar="K",
+        help="write the field every K steps to OUT (default: no snapshots)",
+    )  # fmt: skip
+    run.add_argument(
+        "--snapshot-format", default="npz", help="comma list of npz, vti (vti needs pyvista; default npz)"
     )
-    run.add_argument("--snapshot-every", type=int, default=None, metavar="K", help="snapshot every K steps")
-    run.add_argument("--snapshot-format", default="npz", help="comma list of npz, vti (default npz)")
-    run.add_argument("--out", default="diamondlab-out", metavar="DIR", help="snapshots and traces go here")
+    run.add_argument(
+        "--out", default="diamondlab-out", metavar="DIR",
+        help="folder for snapshots, traces and manifest.json (default diamondlab-out)",
+    )  # fmt: skip
+    run.add_argument(
+        "--overwrite", action="store_true", help="replace the outputs of an earlier run found in --out"
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     bench = sub.add_parser("bench", help="DiamondTorre against stepwise on one grid, one process")
     _common(bench)
-    bench.add_argument("--orders", type=int, nargs="+", default=list(SUPPORTED_ORDERS))
-    bench.add_argument("--dts", type=int, default=None, help="DTS for every order (default per order)")
-    bench.add_argument("--nt", type=int, default=None, help="Nt for every order (default per order)")
-    bench.add_argument("--steps", type=int, default=None, help="steps per timed run (default 2 Nt)")
-    bench.add_argument("--repeats", type=int, default=5, help="timed runs of each algorithm")
     bench.add_argument(
-        "--velocity", default="1.0", help="a number, FILE.npy, 'layered' or 'anomaly' (cost of a model)"
+        "--orders", type=int, nargs="+", default=list(SUPPORTED_ORDERS),
+        help="stencil orders (default 2 4 6 8)",
     )
-    bench.add_argument("--sponge", type=int, default=0, help="absorbing layer width (default 0)")
+    bench.add_argument("--dts", type=_count(1), default=None, help="DTS for every order (default per order)")
+    bench.add_argument("--nt", type=_count(1), default=None, help="Nt for every order (default per order)")
+    bench.add_argument(
+        "--steps", type=_count(1), default=None, help="steps per timed run (default 2 Nt)"
+    )
+    bench.add_argument(
+        "--repeats", type=_count(1), default=5, help="timed runs of each algorithm; medians (default 5)"
+    )
+    bench.add_argument(
+        "--velocity", default="1.0", help="a number, FILE.npy, 'layered' or 'anomaly' (cost of a model; "
+        "default 1.0)"
+    )  # fmt: skip
+    bench.add_argument(
+        "--sponge", type=_count(0), default=0, help="absorbing layer width in cells (default 0)"
+    )
     bench.add_argument("--no-model", action="store_true", help="skip the bandwidth probe and the model")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
-def _initial_from(args):
-    """The initial layers, and the record of a saved run whose settings fill the options not given."""
-    if args.initial in ("gaussian", "zero"):
-        return args.initial, None
-    if not args.initial.endswith(".npz"):
-        raise ValueError(
-            f"--initial must be 'gaussian', 'zero' or a FILE.npz from --save; got {args.initial!r}"
-        )
+def _join_negative_positions(argv: list[str]) -> list[str]:
+    """``--source -1,2,3`` as ``--source=-1,2,3`` (argparse would take ``-1,2,3`` for an option)."""
+    out = list(argv)
+    for i, token in enumerate(out[:-1]):
+        if token in ("--source", "--receiver") and re.fullmatch(r"-[\d.][\d.eE+-]*(,[^,]*){2}", out[i + 1]):
+            out[i], out[i + 1] = f"{token}={out[i + 1]}", None
+    return [t for t in out if t is not None]
+
+
+#: run options that describe the problem: a record given to --initial carries its own
+_RECORD_OPTIONS = {
+    "velocity": "--velocity", "source": "--source", "receiver": "--receiver", "sponge": "--sponge",
+    "frequency": "--frequency", "pulse_width": "--pulse-width",
+}  # fmt: skip
+
+
+def _continue_from(args):
+    """The record of a saved run (``--initial FILE``); its settings fill the options not given.
+
+    Options that describe another problem (a medium, sources, receivers, a
+    sponge, another grid) are an error; a different order, Courant number or
+    spacing is used, with a note.
+    """
     from diamondlab.engine.io import load_run
 
     try:
         record = load_run(args.initial)
-    except (OSError, KeyError) as err:
-        raise ValueError(f"--initial {args.initial}: not a run record written by --save ({err!r})") from None
+    except ValueError as err:
+        raise ValueError(
+            f"--initial {err} (--initial takes 'gaussian', 'zero' or a FILE written by --save)"
+        ) from None
+    if args.shape is not None and tuple(args.shape) != record["shape"]:
+        raise ValueError(
+            f"--shape {'x'.join(map(str, args.shape))} conflicts with --initial {args.initial} "
+            f"(a {'x'.join(map(str, record['shape']))} grid): drop --shape to continue the run"
+        )
+    given = [flag for key, flag in _RECORD_OPTIONS.items() if getattr(args, key) not in (None, [])]
+    given += ["--wavelet"] if args.wavelet != "ricker" else []
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} cannot be given with --initial {args.initial}: the record carries its own "
+            "medium, sources, receivers and sponge; drop them to continue the run, or start a new run"
+        )
     for option, key in (("order", "order"), ("courant", "courant"), ("spacing", "spacing")):
         if getattr(args, option) is None:
             setattr(args, option, record[key])
         elif getattr(args, option) != record[key]:
             print(f"note: {args.initial} was made with {option} {record[key]}; using {getattr(args, option)}")
-    if args.velocity is None:
-        args.velocity = "model" if "velocity_model" in record else str(record["velocity"])
-    return (record["final_prev"], record["final_curr"]), record
+    return record
 
 
-def _run(args) -> int:
-    from diamondlab.engine.io import save_run
-    from diamondlab.engine.simulation import Simulation
+def _problem(args):
+    """Keyword arguments of the Simulation for ``args`` (and the record it continues, or None)."""
+    from diamondlab.engine.physics import Physics
 
-    initial, record = _initial_from(args)
-    args.order = 2 if args.order is None else args.order
-    args.spacing = 1.0 if args.spacing is None else args.spacing
-    shape = initial[0].shape if isinstance(initial, tuple) else args.shape
-    if record is not None and args.velocity == "model":
-        velocity = record["velocity_model"]
-    else:
+    if args.initial in (None, "gaussian", "zero"):
+        record = None
+        shape = args.shape or DEFAULT_SHAPE
         velocity = _velocity("1.0" if args.velocity is None else args.velocity, shape)
-    sources = []
-    if args.source:
-        from diamondlab.sources import Source
+        spacing = 1.0 if args.spacing is None else args.spacing
+        sources = []
+        if args.source:
+            from diamondlab.sources import Source
 
-        vmin = float(np.min(velocity))
-        frequency = args.frequency or vmin / (2.5 * 8 * args.spacing)  # 8 points per shortest wavelength
-        sources = [Source(p, args.wavelet, frequency=frequency) for p in args.source]
-    sim = Simulation(
-        shape,
-        args.order,
-        size=args.dts,
-        nt=args.nt,
-        courant=args.courant,
-        backend=args.backend,
-        algorithm=args.algorithm,
-        initial=initial,
-        pulse_width=args.pulse_width,
-        spacing=args.spacing,
-        velocity=velocity,
-        sources=sources,
-        receivers=args.receiver,
-        sponge=args.sponge,
-        backend_options=dict(args.backend_option) or None,
-    )
-    if record is not None:
-        sim.time_step = record["first_step"] + record["steps"]  # the clock goes on from the saved run
-    print(sim)
-    first = sim.fields if args.save else None
-    first_step = sim.time_step
-    snapshots = None
-    if args.snapshot_every is not None:
-        from diamondlab.engine.snapshots import Snapshots
+            # default frequency: 8 points per shortest wavelength (2.5 f) at the slowest velocity
+            vmin = float(np.min(velocity))
+            frequency = args.frequency if args.frequency is not None else vmin / (2.5 * 8 * spacing)
+            sources = [Source(p, args.wavelet, frequency=frequency) for p in args.source]
+        problem = {
+            "initial": args.initial, "velocity": velocity, "sources": sources, "receivers": args.receiver,
+            "sponge": args.sponge, "pulse_width": args.pulse_width,
+        }  # fmt: skip
+    else:
+        record = _continue_from(args)
+        shape = record["shape"]
+        problem = Physics.from_record(record)
+        problem["initial"] = (record["final_prev"], record["final_curr"])
+        problem["step"] = record["first_step"] + record["steps"]  # the clock goes on from the saved run
+    problem.update(shape=shape, order=2 if args.order is None else args.order)
+    problem["spacing"] = 1.0 if args.spacing is None else args.spacing
+    return problem, record
 
-        formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
-        snapshots = Snapshots(args.snapshot_every, args.out, formats)
-    try:
-        stats = sim.run(args.steps, progress=not args.no_progress, snapshots=snapshots)
-    except KeyboardInterrupt:
-        stats = sim.last_run  # set by run() even when stopped while compiling
-        print(f"interrupted at step {sim.time_step}: fields are consistent at that level")
-    print(
-        f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} s: "
-        f"{stats.gcells_per_second:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name})"
-    )
+
+def _prepare_out(args, writes_out: bool) -> None:
+    """Check --save and --out before any work; refuse (with --overwrite: remove) an earlier run's outputs."""
+    from diamondlab.engine.io import check_output_dir, check_output_file
+
     if args.save:
-        path = save_run(args.save, sim, first, first_step)
-        print(f"saved {path}")
+        check_output_file(args.save, f"--save {args.save}")
+    if not writes_out:
+        return
+    out = check_output_dir(args.out, f"--out {args.out}")
+    stale = sorted(p for pattern in OUTPUT_PATTERNS for p in out.glob(pattern))
+    if stale and not args.overwrite:
+        names = ", ".join(p.name for p in stale[:3]) + (", ..." if len(stale) > 3 else "")
+        raise ValueError(
+            f"--out {args.out} holds the outputs of an earlier run ({len(stale)} files: {names}): give "
+            "another --out folder, or --overwrite to replace them"
+        )
+    for p in stale:
+        p.unlink()
+
+
+def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool) -> list[Path]:
+    """The record (--save), the traces and the manifest, each atomically; return the files written."""
+    from diamondlab.engine.io import save_run, write_atomically
+
+    files = []
+    if args.save:
+        files.append(save_run(args.save, sim, first, first_step))
+        print(f"saved {files[-1]}")
+    out = []
     if snapshots is not None:
+        out += snapshots.files
         print(f"{len(snapshots.files)} snapshot files in {args.out}")
     if sim.receivers:
-        from pathlib import Path
-
-        from diamondlab.engine.io import write_atomically
-
         record = {
             "traces": sim.traces,
             "times": sim.trace_times,
             "receivers": np.array([r.position for r in sim.receivers]),
         }
-        path = write_atomically(Path(args.out) / "traces.npz", lambda fh: np.savez(fh, **record))
-        print(f"traces of {len(sim.receivers)} receivers ({len(sim.traces)} steps) in {path}")
-    return 130 if stats.interrupted else 0
+        out.append(write_atomically(Path(args.out) / "traces.npz", lambda fh: np.savez(fh, **record)))
+        print(f"traces of {len(sim.receivers)} receivers ({len(sim.traces)} steps) in {out[-1]}")
+    if out:
+        manifest = {
+            "shape": list(sim.shape), "order": sim.order, "first_step": first_step,
+            "last_step": sim.time_step, "interrupted": interrupted, "files": sorted(p.name for p in out),
+        }  # fmt: skip
+        text = json.dumps(manifest, indent=1)
+        out.append(write_atomically(Path(args.out) / "manifest.json", lambda fh: fh.write(text), mode="w"))
+    return files + out
+
+
+def _run(args) -> int:
+    from diamondlab.engine.interrupts import deferred_interrupts
+    from diamondlab.engine.simulation import Simulation, SourceTimingWarning
+
+    problem, record = _problem(args)
+    writes_out = args.snapshot_every is not None or bool(problem["receivers"])
+    snapshots = None
+    if args.snapshot_every is not None:
+        from diamondlab.engine.snapshots import Snapshots
+
+        formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
+        snapshots = Snapshots(args.snapshot_every, None, formats)  # checks the formats; the folder below
+    _prepare_out(args, writes_out)
+    if snapshots is not None:
+        snapshots = Snapshots(args.snapshot_every, args.out, snapshots.formats)
+    if "auto" in (args.dts, args.nt):
+        print("tuning DTS and Nt on this grid (each candidate is measured once; the choice is cached)...",
+              flush=True)
+    sim = Simulation(
+        size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
+        backend_options=dict(args.backend_option) or None, **problem,
+    )  # fmt: skip
+    print(sim)
+    first = sim.fields if args.save else None
+    first_step = sim.time_step
+    interrupted = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SourceTimingWarning)  # a source that cannot be seen is an error here
+        try:
+            stats = sim.run(args.steps, progress=not args.no_progress, snapshots=snapshots)
+        except KeyboardInterrupt:
+            interrupted = True
+            stats = sim.last_run  # set by run() even when stopped while compiling
+            print(f"interrupted at step {sim.time_step}: fields consistent at that level; writing outputs")
+    print(
+        f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} s: "
+        f"{stats.gcells_per_second:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name})"
+    )
+    try:
+        with deferred_interrupts():  # a stop now waits until every output is complete
+            _write_outputs(args, sim, snapshots, first, first_step, interrupted)
+    except KeyboardInterrupt:
+        interrupted = True  # the outputs are complete: stop now
+    return _interrupt_status() if interrupted else 0
+
+
+def _interrupt_status() -> int:
+    from diamondlab.engine import interrupts
+
+    return 128 + int(interrupts.last_signal)
 
 
 def bench_rows(
@@ -338,6 +523,7 @@ def _launch_efficiency(sim):
 
 
 def _bench(args) -> int:
+    args.shape = args.shape or DEFAULT_SHAPE
     velocity = _velocity(args.velocity, args.shape)
     rows = bench_rows(
         args.shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
@@ -395,15 +581,32 @@ def _device_numbers(backend: str, skip: bool):
     return perfmodel.cuda_device_numbers() if backend == "cuda" else perfmodel.cpu_device_numbers()
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"diamondlab: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    """Run the command line; return the exit status (see ``diamondlab run --help``)."""
+    argv = _join_negative_positions(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
-    try:
-        if args.command == "run":
-            return _run(args)
-        return _bench(args)
-    except (ValueError, TypeError, RuntimeError, OSError) as err:
-        print(f"diamondlab: error: {err}", file=sys.stderr)
-        return 2
+    from diamondlab.engine.interrupts import terminate_as_interrupt
+    from diamondlab.engine.simulation import NonFiniteFieldError
+
+    with warnings.catch_warnings(), terminate_as_interrupt():
+        warnings.showwarning = _show_warning
+        try:
+            if args.command == "run":
+                return _run(args)
+            return _bench(args)
+        except NonFiniteFieldError as err:
+            print(f"diamondlab: error: {err}", file=sys.stderr)
+            return 1
+        except (ValueError, TypeError, RuntimeError, OSError, Warning) as err:
+            print(f"diamondlab: error: {err}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("diamondlab: interrupted before the run started: nothing was written", file=sys.stderr)
+            return _interrupt_status()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -108,11 +108,15 @@ class Source:
 
     def __post_init__(self):
         object.__setattr__(self, "position", _position(self.position, self.units))
+        if not np.isfinite(self.amplitude):
+            raise ValueError(f"amplitude must be a finite number; got {self.amplitude!r}")
+        if self.delay is not None and not np.isfinite(self.delay):
+            raise ValueError(f"delay must be a finite time or None (1.5 / frequency); got {self.delay!r}")
         if isinstance(self.wavelet, str):
             if self.wavelet not in WAVELETS:
                 raise ValueError(f"wavelet must be one of {WAVELETS} or an array; got {self.wavelet!r}")
-            if not self.frequency > 0:
-                raise ValueError(f"frequency must be > 0; got {self.frequency}")
+            if not (np.isfinite(self.frequency) and self.frequency > 0):
+                raise ValueError(f"frequency must be a finite number > 0; got {self.frequency}")
         else:
             samples = np.asarray(self.wavelet, dtype=np.float64).reshape(-1)
             if not np.all(np.isfinite(samples)):

@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,15 +28,90 @@ import numpy as np
 
 from diamondlab.numerics import stencil_weights
 
-__all__ = ["load_run", "save_run", "write_atomically"]
+__all__ = ["RECORD_KEYS", "check_output_dir", "check_output_file", "load_run", "save_run", "write_atomically"]
+
+#: Arrays every run record holds (what ``--initial`` needs to continue it).
+RECORD_KEYS = ("final_prev", "final_curr", "order", "courant", "steps", "shape", "spacing", "velocity", "dt")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _probe(folder: Path, what: str) -> None:
+    """Create and remove a temporary file in ``folder`` (which must exist) or raise a ValueError."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".diamondlab-probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise ValueError(f"{what}: cannot write in {folder} ({err.strerror or err})") from None
+
+
+def _existing_ancestor(path: Path, what: str) -> Path:
+    """The nearest existing ancestor of ``path``; a ValueError if it is not a folder."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(f"{what}: {parent} is a file, not a folder")
+            return parent
+    return Path(".")  # pragma: no cover - a relative path's ancestors end in "."
+
+
+def check_output_file(path, what: str) -> Path:
+    """Check, before any work, that the file ``path`` can be written; create its folder; return it.
+
+    ``what`` names the option in the messages (e.g. ``"--save run.npz"``).
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output_file(folder / "a" / "run.npz", "--save").name
+    'run.npz'
+    >>> check_output_file(folder / "a", "--save")
+    Traceback (most recent call last):
+    ...
+    ValueError: --save: ... is a folder; give a file name
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what}: {path} is a folder; give a file name")
+    _existing_ancestor(path, what)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"{what}: cannot create the folder {path.parent} ({err.strerror or err})") from None
+    _probe(path.parent, what)
+    return path
+
+
+def check_output_dir(path, what: str) -> Path:
+    """Check, before any work, that files can be written in the folder ``path``; create it; return it."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{what}: {path} is a file, not a folder")
+    _existing_ancestor(path, what)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"{what}: cannot create the folder {path} ({err.strerror or err})") from None
+    _probe(path, what)
+    return path
 
 
 def write_atomically(path, write: Callable[[object], None], mode: str = "wb") -> Path:
-    """Call ``write(fileobj)`` on a temporary file next to ``path``, then rename it to ``path``."""
+    """Call ``write(fileobj)`` on a temporary file next to ``path``, then rename it to ``path``.
+
+    The file gets the permissions of any new file (``0o666`` less the umask);
+    an error or an interrupt while writing removes the temporary file and
+    leaves an older ``path`` as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode) as fh:
             write(fh)
             fh.flush()
@@ -74,13 +151,13 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
         "backend": np.str_(sim.backend_name),
         "size": np.int64(sim.size),
         "nt": np.int64(sim.nt),
-        "sponge": np.int64(sim.physics.sponge),
         "layout": np.str_(
             "arrays are (x, y, z); levels n-1 and n; u^{n+1} = 2u^n - u^{n-1} + courant^2 * "
             "lap_NO(u^n) with zero values outside the grid"
         ),
     }
     physics = sim.physics
+    record.update(physics.record())
     if physics.velocity_model is not None:
         record["velocity_model"] = physics.velocity_model
     kappa, damp = physics.medium(p.dt)
@@ -101,10 +178,25 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
 
 
 def load_run(path) -> dict:
-    """Read a record written by :func:`save_run` as a dict of arrays and scalars."""
-    with np.load(path) as data:
-        out = {k: data[k] for k in data.files}
+    """Read a record written by :func:`save_run` as a dict of arrays and scalars.
+
+    Anything that is not such a record (a missing, truncated or corrupt
+    file, another ``.npz``) raises a ``ValueError`` that says so.
+    """
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not hasattr(data, "files"):
+            raise ValueError(f"a single array of shape {np.shape(data)}, not an .npz record")
+        with data:
+            out = {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        raise ValueError(f"{path}: not a run record written by --save / save_run ({err})") from None
+    if missing := [k for k in RECORD_KEYS if k not in out]:
+        raise ValueError(f"{path}: not a run record written by --save / save_run (missing {missing})")
     out.setdefault("first_step", 0)
+    out.setdefault("sponge", 0)
     for key in ("order", "steps", "first_step", "size", "nt", "sponge"):
         if key not in out:
             continue

@@ -22,12 +22,15 @@ The sponge is the default for open problems: with sources and no explicit
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from diamondlab.media import check_velocity, sponge_damping
-from diamondlab.sources import Receiver, Source, check_resolution, trilinear_points
+from diamondlab.sources import (
+    MIN_POINTS_PER_WAVELENGTH, Receiver, Source, check_resolution, trilinear_points,
+)
 
 __all__ = ["DEFAULT_SPONGE", "Physics", "PointSet"]
 
@@ -59,8 +62,44 @@ class PointSet:
         return len(self.weights)
 
 
-def _as_receiver(r) -> Receiver:
-    return r if isinstance(r, Receiver) else Receiver(tuple(r))
+def _as_source(s, i: int) -> Source:
+    if isinstance(s, Source):
+        return s
+    if isinstance(s, dict):
+        return Source(**s)
+    raise TypeError(
+        f"sources[{i}] must be a diamondlab.sources.Source (e.g. Source((x, y, z), 'ricker', "
+        f"frequency=10.0)) or a dict of its fields; got {type(s).__name__} {s!r}"
+    )
+
+
+def _as_receiver(r, i: int) -> Receiver:
+    if isinstance(r, Receiver):
+        return r
+    if np.ndim(r) != 1 or len(r) != 3:
+        raise TypeError(
+            f"receivers[{i}] must be a Receiver or an (x, y, z) position; got {r!r} "
+            "(one receiver is receivers=[(x, y, z)])"
+        )
+    return Receiver(tuple(r))
+
+
+def _as_list(items, name: str) -> list:
+    if isinstance(items, (str, bytes, Source, Receiver)) or not isinstance(items, Iterable):
+        raise TypeError(f"{name} must be a list; got {type(items).__name__} {items!r}")
+    return list(items)
+
+
+def _constant_velocity(velocity) -> float:
+    if isinstance(velocity, (str, bytes, bool)) or not np.issubdtype(np.asarray(velocity).dtype, np.number):
+        raise TypeError(
+            f"velocity must be a number (m/s or your units) or a per-cell array of the grid's shape "
+            f"(diamondlab.media); got {velocity!r}"
+        )
+    c = float(velocity)
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(f"velocity (c) must be a finite number > 0; got {velocity}")
+    return c
 
 
 class Physics:
@@ -68,18 +107,18 @@ class Physics:
 
     def __init__(self, shape, spacing: float, velocity, sources=(), receivers=(), sponge=None):
         self.shape = tuple(shape)
+        if isinstance(spacing, (str, bytes, bool)) or not np.isfinite(float(spacing)) or not spacing > 0:
+            raise ValueError(f"spacing (h) must be a finite number > 0; got {spacing!r}")
         self.spacing = float(spacing)
         if np.ndim(velocity) == 0:
-            if not float(velocity) > 0:
-                raise ValueError(f"velocity (c) must be > 0; got {velocity}")
             self.velocity_model = None
-            self.velocity_max = self.velocity_min = float(velocity)
+            self.velocity_max = self.velocity_min = _constant_velocity(velocity)
         else:
             self.velocity_model = check_velocity(velocity, self.shape)
             self.velocity_max = float(self.velocity_model.max())
             self.velocity_min = float(self.velocity_model.min())
-        self.sources = [s if isinstance(s, Source) else Source(**s) for s in sources]
-        self.receivers = [_as_receiver(r) for r in receivers]
+        self.sources = [_as_source(s, i) for i, s in enumerate(_as_list(sources, "sources"))]
+        self.receivers = [_as_receiver(r, i) for i, r in enumerate(_as_list(receivers, "receivers"))]
         if sponge is None:
             sponge = min(DEFAULT_SPONGE, (min(self.shape) - 1) // 2) if self.sources else 0
         if isinstance(sponge, bool) or not isinstance(sponge, (int, np.integer)) or sponge < 0:
@@ -100,7 +139,10 @@ class Physics:
         if self.velocity_model is None:
             kappa = np.full(self.shape, (self.velocity_max * dt / self.spacing) ** 2, dtype=np.float32)
         else:
-            kappa = ((self.velocity_model.astype(np.float64) * dt / self.spacing) ** 2).astype(np.float32)
+            kappa = np.empty(self.shape, dtype=np.float32)
+            scale = dt / self.spacing
+            for x, plane in enumerate(self.velocity_model):  # float64 one plane at a time
+                kappa[x] = (plane.astype(np.float64) * scale) ** 2
         damp = None
         if self.sponge:
             damp = sponge_damping(self.shape, self.sponge, self.velocity_max, self.spacing, dt)
@@ -116,6 +158,89 @@ class Physics:
         wavelets = np.array([s.samples(height, dt, first_step) for s in self.sources])
         out[: len(pts)] = (scale * pts.weights[:, None] * wavelets[pts.owner]).astype(np.float32)
         return out
+
+    def quiet_sources(self, first_step: int, steps: int, dt: float) -> list[str]:
+        """Why each source that adds nothing visible in steps ``first_step .. first_step + steps`` is quiet.
+
+        A named wavelet is quiet when it peaks (at its delay, ``1.5 / f`` by
+        default) after the run ends; an array wavelet when all its samples in
+        the run are zero.  The messages say what to change.
+        """
+        end = (first_step + steps) * dt
+        out = []
+        for i, src in enumerate(self.sources):
+            if isinstance(src.wavelet, str):
+                peak = 1.5 / src.frequency if src.delay is None else src.delay
+                if peak <= end:
+                    continue
+                needed = int(np.ceil(peak / dt)) + 1 - first_step
+                if src.delay is not None:
+                    change = f", or give it a delay below {end:.4g}"
+                else:
+                    finest = self.velocity_min / (2.5 * MIN_POINTS_PER_WAVELENGTH * self.spacing)
+                    fits = 1.5 / end <= finest
+                    change = (
+                        f", or a frequency of at least {1.5 / end:.4g} (at most {finest:.4g} keeps "
+                        f"{MIN_POINTS_PER_WAVELENGTH:g} points per shortest wavelength)" if fits else
+                        f" (a wavelet that peaks sooner needs a frequency above {1.5 / end:.4g}; this grid "
+                        f"resolves {finest:.4g} at most)"
+                    )  # fmt: skip
+                out.append(
+                    f"source {i}: its {src.wavelet} wavelet of frequency {src.frequency:g} peaks at "
+                    f"t = {peak:.4g} (its delay), after the run ends at t = {end:.4g} ({first_step + steps} "
+                    f"steps of dt = {dt:.4g}; velocity, spacing and frequency in consistent units): "
+                    f"run at least {needed} steps{change}"
+                )
+            elif not np.any(src.samples(steps, dt, first_step)):
+                out.append(
+                    f"source {i}: its wavelet samples are all zero in steps {first_step} .. "
+                    f"{first_step + steps - 1} (it has {len(src.wavelet)} samples from step 0)"
+                )
+        return out
+
+    def record(self) -> dict:
+        """The sources, receivers and sponge as arrays, for a run record (:meth:`from_record` reads it)."""
+        rec = {"sponge": np.int64(self.sponge)}
+        if self.sources:
+            rec["source_position"] = np.array([s.position for s in self.sources], dtype=np.float64)
+            rec["source_units"] = np.array([s.units for s in self.sources])
+            rec["source_frequency"] = np.array([s.frequency for s in self.sources], dtype=np.float64)
+            rec["source_amplitude"] = np.array([s.amplitude for s in self.sources], dtype=np.float64)
+            rec["source_delay"] = np.array(
+                [np.nan if s.delay is None else s.delay for s in self.sources], dtype=np.float64
+            )
+            names = []
+            for i, s in enumerate(self.sources):
+                if isinstance(s.wavelet, str):
+                    names.append(s.wavelet)
+                else:
+                    names.append("samples")
+                    rec[f"source_{i}_wavelet"] = s.wavelet
+            rec["source_wavelet"] = np.array(names)
+        if self.receivers:
+            rec["receiver_position"] = np.array([r.position for r in self.receivers], dtype=np.float64)
+            rec["receiver_units"] = np.array([r.units for r in self.receivers])
+        return rec
+
+    @staticmethod
+    def from_record(record: dict) -> dict:
+        """``velocity``, ``sources``, ``receivers``, ``sponge`` of a run record, as Simulation arguments."""
+        sources = []
+        for i in range(len(record.get("source_position", ()))):
+            name = str(record["source_wavelet"][i])
+            delay = float(record["source_delay"][i])
+            sources.append(Source(
+                tuple(record["source_position"][i]),
+                record[f"source_{i}_wavelet"] if name == "samples" else name,
+                frequency=float(record["source_frequency"][i]),
+                amplitude=float(record["source_amplitude"][i]),
+                units=str(record["source_units"][i]),
+                delay=None if np.isnan(delay) else delay,
+            ))  # fmt: skip
+        positions, units = record.get("receiver_position", ()), record.get("receiver_units", ())
+        receivers = [Receiver(tuple(p), units=str(u)) for p, u in zip(positions, units, strict=True)]
+        velocity = record["velocity_model"] if "velocity_model" in record else record["velocity"]
+        return {"velocity": velocity, "sources": sources, "receivers": receivers, "sponge": record["sponge"]}
 
     def traces(self, values: np.ndarray) -> np.ndarray:
         """Receiver traces ``(height, nreceivers)`` from point values ``(height, npoints)``."""

@@ -19,8 +19,6 @@ updates per second) of the most recent run.
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import threading
 import time
 import warnings
@@ -30,11 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.engine.backends import get_backend, resolve_backend
+from diamondlab.engine.interrupts import deferred_interrupts
 from diamondlab.engine.physics import Physics
 from diamondlab.engine.snapshots import Snapshots
 from diamondlab.numerics import WaveParameters, gaussian_pulse, validate_shape
 
-__all__ = ["ALGORITHMS", "RunStats", "Simulation"]
+__all__ = ["ALGORITHMS", "NonFiniteFieldError", "RunStats", "Simulation", "SourceTimingWarning"]
 
 ALGORITHMS = ("diamondtorre", "stepwise")
 
@@ -64,20 +63,32 @@ class RunStats:
         return self.cells_per_second / 1e9
 
 
-@contextlib.contextmanager
-def _deferred_sigint():
-    """Hold Ctrl-C until the block is done (main thread only), then raise it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+class NonFiniteFieldError(FloatingPointError):
+    """The field stopped being finite (a blow-up): raised by :meth:`Simulation.run`, which stops there.
+
+    ``step`` is the time level at which it was found and ``where`` says
+    where (a cell, a receiver or a source).
+    """
+
+    def __init__(self, message: str, step: int, where: str):
+        super().__init__(message)
+        self.step = step
+        self.where = where
+
+
+class SourceTimingWarning(UserWarning):
+    """A source adds nothing visible during a run (its wavelet peaks after the run ends)."""
+
+
+def _check_tiling_value(name: str, value) -> None:
+    if value is None or value == "auto":
         return
-    caught = []
-    previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            raise KeyboardInterrupt
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1 or 'auto' (default: the backend's); got {value!r}")
+
+
+#: Samples per axis (at most) of the planes checked for finiteness after each sweep.
+FINITE_CHECK_SAMPLES = 256
 
 
 class Simulation:
@@ -112,8 +123,10 @@ class Simulation:
         GPU ignores them (with a warning); options the GPU cannot take are an
         error, not a reason to fall back to the CPU.
     algorithm : {"diamondtorre", "stepwise"}
-    initial : "gaussian", "zero", an array, or a pair of arrays
-        ``"gaussian"``: a pulse of ``pulse_width`` cells at the centre,
+    initial : "gaussian", "zero", an array, or a pair of arrays, optional
+        Default: ``"zero"`` (at rest) when there are sources or receivers,
+        so that traces and snapshots show the sources alone (as in Devito and
+        k-Wave), else ``"gaussian"``.  ``"gaussian"``: a pulse of ``pulse_width`` cells at the centre,
         released at rest at ``t = 0`` (``u^0`` the pulse, ``u^{-1}`` the exact
         free-space solution at ``-dt`` for the maximum velocity).  One array: a field at rest
         (both layers equal).  A pair: ``(u^{n-1}, u^n)``.
@@ -128,6 +141,9 @@ class Simulation:
     pulse_width : float, optional
         Width (cells) of the ``"gaussian"`` initial pulse; default
         ``max(2, min(shape) / 12)``.
+    step : int
+        Time level ``n`` of ``initial`` (default 0): the clock, the wavelets
+        and the trace times go on from it (how a saved run is continued).
 
     Examples
     --------
@@ -151,16 +167,30 @@ class Simulation:
         backend: str = "auto",
         backend_options: dict | None = None,
         algorithm: str = "diamondtorre",
-        initial="gaussian",
+        initial=None,
         pulse_width: float | None = None,
         sources=(),
         receivers=(),
         sponge: int | None = None,
+        step: int = 0,
     ):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
         shape = validate_shape(shape)
+        _check_tiling_value("size (DTS)", size)
+        _check_tiling_value("nt (Nt, torre height)", nt)
+        if pulse_width is not None and not (np.isfinite(pulse_width) and pulse_width > 0):
+            raise ValueError(f"pulse_width must be a finite width in cells > 0; got {pulse_width!r}")
         self.physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
+        if initial is None:
+            initial = "zero" if self.physics.sources or self.physics.receivers else "gaussian"
+        elif isinstance(initial, str) and initial not in ("gaussian", "zero"):
+            raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+            raise ValueError(f"step (the initial time level) must be an int >= 0; got {step!r}")
+        self._first_step = int(step)
+        if not isinstance(initial, str):
+            initial = self._check_layers(initial, shape)
         self.params = WaveParameters(
             order=order, spacing=spacing, velocity=self.physics.velocity_max, courant=courant, dt=dt
         )
@@ -244,37 +274,48 @@ class Simulation:
         """Physical time ``n dt`` of the current level."""
         return self.time_step * self.params.dt
 
-    def _check_array(self, name: str, a) -> np.ndarray:
-        a = np.asarray(a)
-        if a.shape != self.shape:
-            raise ValueError(f"{name} must have shape {self.shape} (nx, ny, nz); got {a.shape}")
-        if not np.issubdtype(a.dtype, np.floating):
-            raise TypeError(f"{name} must be a real floating array (float32 preferred); got {a.dtype}")
-        a = a.astype(np.float32, copy=False)
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} contains NaN or infinite values")
-        return a
+    @staticmethod
+    def _check_layers(initial, shape) -> tuple[np.ndarray, np.ndarray]:
+        """``(u^{n-1}, u^n)`` as float32 from an array (at rest) or a pair, checked against ``shape``."""
+
+        def check(name: str, a) -> np.ndarray:
+            a = np.asarray(a)
+            if a.shape != shape:
+                raise ValueError(f"{name} must have shape {shape} (nx, ny, nz); got {a.shape}")
+            if not np.issubdtype(a.dtype, np.floating):
+                raise TypeError(f"{name} must be a real floating array (float32 preferred); got {a.dtype}")
+            a = a.astype(np.float32, copy=False)
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name} contains NaN or infinite values (or values beyond float32)")
+            return a
+
+        if isinstance(initial, (tuple, list)) and len(initial) == 2:
+            return check("initial[0] (u^{n-1})", initial[0]), check("initial[1] (u^n)", initial[1])
+        layer = check("initial", initial)
+        return layer, layer
 
     def reset(self, initial=None) -> None:
-        """Set the two initial layers (default: the ones given at construction) and ``n = 0``."""
-        initial = self._initial if initial is None else initial
-        if isinstance(initial, str):
-            if initial == "gaussian":
-                # released at rest: the solution is even in time, so u^{-1} = u(+dt)
-                curr = gaussian_pulse(self.shape, width=self.pulse_width)
-                prev = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant)
-            elif initial == "zero":
-                prev = curr = np.zeros(self.shape, dtype=np.float32)
-            else:
-                raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
-        elif isinstance(initial, (tuple, list)) and len(initial) == 2:
-            prev = self._check_array("initial[0] (u^{n-1})", initial[0])
-            curr = self._check_array("initial[1] (u^n)", initial[1])
+        """Set the two initial layers (default: those given at construction); the clock goes back to ``step``.
+
+        ``initial`` as in the constructor.
+        """
+        if initial is None:
+            initial = self._initial
+        elif not isinstance(initial, str):
+            initial = self._check_layers(initial, self.shape)
+        if initial == "gaussian":
+            # released at rest: the solution is even in time, so u^{-1} = u(+dt)
+            curr = gaussian_pulse(self.shape, width=self.pulse_width)
+            prev = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant)
+        elif initial == "zero":
+            prev = curr = np.zeros(self.shape, dtype=np.float32)
+        elif isinstance(initial, str):
+            raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
         else:
-            prev = curr = self._check_array("initial", initial)
+            prev, curr = initial
         self._initial = initial
         self.backend.set_fields(prev, curr)
-        self.time_step = 0
+        self.time_step = self._first_step
         self._traces = []
 
     @property
@@ -295,7 +336,7 @@ class Simulation:
     @property
     def trace_times(self) -> np.ndarray:
         """Physical times of the rows of :attr:`traces`."""
-        return self.params.dt * np.arange(1, len(self.traces) + 1)
+        return self.params.dt * (self._first_step + np.arange(1, len(self.traces) + 1))
 
     @property
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
@@ -366,12 +407,16 @@ class Simulation:
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
             raise ValueError(f"steps must be an int >= 0; got {steps!r}")
         self._stop.clear()
+        if steps and self.time_step == self._first_step:  # from the initial level: is every source seen?
+            for message in self.physics.quiet_sources(self.time_step, steps, self.params.dt):
+                warnings.warn(message, SourceTimingWarning, stacklevel=2)
         if snapshots is None and snapshot_every is not None:
             snapshots = Snapshots(snapshot_every, snapshot_dir, snapshot_formats)
         if snapshots is not None:
             self.snapshots = snapshots
             if snapshots.due(self.time_step) and snapshots.last_step != self.time_step:
-                self._snapshot(snapshots)
+                with deferred_interrupts():
+                    self._snapshot(snapshots)
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -392,9 +437,10 @@ class Simulation:
                 height = min(self.nt, steps - done)
                 if snapshots is not None:
                     height = min(height, snapshots.steps_to_next(self.time_step))
-                with _deferred_sigint():  # Ctrl-C waits until the sweep, its books and its snapshot are done
+                with deferred_interrupts():  # a stop waits for the sweep, its books and its snapshot
                     elapsed += self._advance(height)
                     done += height
+                    self._check_finite(height)
                     if snapshots is not None and snapshots.due(self.time_step):
                         self._snapshot(snapshots)
                 stats = self._stats(done, elapsed)
@@ -418,6 +464,14 @@ class Simulation:
         samples = None
         if self.physics.has_points:
             samples = self.physics.source_samples(self.time_step, height, self.params.dt)
+            if not np.isfinite(samples).all():
+                point, row = np.argwhere(~np.isfinite(samples))[0]
+                source = int(self.physics.source_points.owner[point])
+                raise NonFiniteFieldError(
+                    f"source {source} adds a value that is not finite in float32 at step "
+                    f"{self.time_step + row} (amplitude {self.sources[source].amplitude:g}): lower its "
+                    "amplitude", self.time_step, f"source {source}",
+                )  # fmt: skip
         t0 = time.perf_counter()
         values = advance(height) if samples is None else advance(height, samples)
         self.backend.synchronize()
@@ -426,6 +480,38 @@ class Simulation:
         if self.physics.receivers:
             self._traces.append(self.physics.traces(values))
         return seconds
+
+    def _check_finite(self, height: int) -> None:
+        """Raise :class:`NonFiniteFieldError` if the receivers or sampled planes of ``u^n`` are not finite.
+
+        Cheap by design: the receiver traces of the sweep, and three planes
+        through the grid's centre sampled to at most ``FINITE_CHECK_SAMPLES``
+        values per axis (on the GPU only those cross the bus).  A blow-up spreads
+        by the stencil reach every step, so it is found within a few sweeps
+        of where it starts.
+        """
+        first = self.time_step - height
+        if self._traces and not np.isfinite(self._traces[-1]).all():
+            row, receiver = np.argwhere(~np.isfinite(self._traces[-1]))[0]
+            where = f"receiver {receiver} at {self.receivers[receiver].position}"
+            self._blown_up(first + int(row) + 1, where)
+        centre = tuple(n // 2 for n in self.shape)
+        stride = tuple(-(-n // FINITE_CHECK_SAMPLES) for n in self.shape)
+        for plane, axes in zip(self.backend.planes(centre, stride), ("xy", "xz", "yz"), strict=True):
+            if not np.isfinite(plane).all():
+                i, j = np.argwhere(~np.isfinite(plane))[0]
+                cell = list(centre)
+                for axis, k in zip(axes, (i, j), strict=True):
+                    a = "xyz".index(axis)
+                    cell[a] = centre[a] % stride[a] + int(k) * stride[a]
+                self._blown_up(self.time_step, f"cell {tuple(cell)}")
+
+    def _blown_up(self, step: int, where: str):
+        raise NonFiniteFieldError(
+            f"the field is not finite at step {step} ({where}; checked after the sweep that ended at "
+            f"step {self.time_step}): the run blew up; lower the Courant number, a source's amplitude or "
+            "the initial values", step, where,
+        )  # fmt: skip
 
     def _snapshot(self, snapshots: Snapshots) -> None:
         snapshots.take(self.time_step, self.time, self.field, self.params.spacing)

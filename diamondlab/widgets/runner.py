@@ -28,9 +28,10 @@ nothing here raises into the notebook.  No widget library is imported.
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 import time
-import concurrent.futures
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -222,10 +223,13 @@ class BackgroundRun:
                     except Exception as err:  # noqa: BLE001 - a view must never stop the run
                         self.listener_error = f"{type(err).__name__}: {err}"
 
-            if steps:
-                sim.run(int(steps), callback=callback, stop_event=self._stop)
-            else:
-                while not self._stop.is_set():
+            from diamondlab.engine.simulation import SourceTimingWarning
+
+            with warnings.catch_warnings():  # the lab runs on until paused: the traces show the sources
+                warnings.simplefilter("ignore", SourceTimingWarning)
+                if steps:
+                    sim.run(int(steps), callback=callback, stop_event=self._stop)
+                while not steps and not self._stop.is_set():
                     sim.run(self.CHUNK_SWEEPS * sim.nt, callback=callback, stop_event=self._stop)
             stopped = self._stop.is_set()
             self._set_state("paused" if stopped else "done",

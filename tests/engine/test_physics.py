@@ -14,9 +14,9 @@ SHAPE = (27, 23, 14)
 def _full_physics(order, algorithm, **kw):
     velocity = layered_model(SHAPE, (1.0, 1.3, 0.8))
     sources = [
-        Source((6.3, 7.7, 5.2), "ricker", frequency=0.05, units="grid"),
+        Source((6.3, 7.7, 5.2), "ricker", frequency=0.05, units="grid", delay=1.0),
         Source((20, 15, 9), [0.0, 1.0, -2.0, 0.5, 3.0], units="grid", amplitude=0.5),
-        Source((6.3, 7.7, 5.2), "gaussian_derivative", frequency=0.04, units="grid"),  # same cells
+        Source((6.3, 7.7, 5.2), "gaussian_derivative", frequency=0.04, units="grid", delay=0.5),  # same cells
     ]
     receivers = [(3.5, 4.0, 2.25), Receiver((24, 20, 13), units="grid"), (13.0, 11.0, 7.0)]
     return Simulation(
@@ -33,11 +33,11 @@ def test_diamondtorre_equals_stepwise_with_all_physics(order, size, nt):
     dt = _full_physics(order, "diamondtorre", size=size, nt=nt)
     sw = _full_physics(order, "stepwise", size=size, nt=nt)
     for sim in (dt, sw):
-        sim.run(9)
-        sim.run(8)
+        sim.run(5)  # the array wavelet's 5 samples are all in this run
+        sim.run(12)
     assert np.array_equal(dt.fields[0], sw.fields[0]) and np.array_equal(dt.fields[1], sw.fields[1])
     assert np.array_equal(dt.traces, sw.traces)
-    assert dt.traces.shape == (17, 3) and np.abs(dt.traces).max() > 0
+    assert dt.traces.shape == (17, 3) and np.abs(dt.traces).max() > 1e-4
 
 
 def test_point_source_matches_the_3d_greens_function():

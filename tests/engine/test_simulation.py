@@ -1,12 +1,10 @@
-import os
-import signal
 import threading
 
 import numpy as np
 import pytest
 
 from diamondlab.engine.backends import available_backends, resolve_backend
-from diamondlab.engine.simulation import Simulation, _deferred_sigint
+from diamondlab.engine.simulation import Simulation
 from diamondlab.numerics import courant_limit
 
 SHAPE = (23, 19, 10)
@@ -57,19 +55,6 @@ def test_stop_event_stops_between_sweeps_at_a_consistent_level():
     event = threading.Event()
     event.set()
     assert sim.run(10, stop_event=event).steps == 0
-
-
-def test_ctrl_c_is_held_until_the_sweep_is_booked():
-    reached = []
-
-    def sweep_and_book():
-        with _deferred_sigint():
-            os.kill(os.getpid(), signal.SIGINT)
-            reached.append("booked after the signal")
-
-    with pytest.raises(KeyboardInterrupt):
-        sweep_and_book()
-    assert reached == ["booked after the signal"]
 
 
 def test_initial_conditions():
