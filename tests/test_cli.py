@@ -1,4 +1,8 @@
+import json
+import signal
+
 import numpy as np
+import pytest
 
 from diamondlab.cli import main
 from diamondlab.engine.io import load_run
@@ -125,3 +129,116 @@ def test_bench_reports_sweep_options_and_launch_efficiency(capsys, monkeypatch):
     assert "NO=2 DiamondTorre sweep: pipelined=True, band=32, chunk=2; 264 resident blocks, " in out
     share = 640 / model / 0.973
     assert f"launch efficiency 97% (model x launch {model * 0.973:.4g}: measured {share:.0%})" in out
+
+
+def _physics_argv(tmp_path):
+    model = np.full((24, 22, 16), 2.0)
+    model[:, :, 9:] = 2.6
+    np.save(tmp_path / "v.npy", model)
+    argv = ["run", "--shape", "24x22x16", "--order", "4", "--backend", "cpu", "--no-progress"]
+    argv += ["--courant", "0.45"]
+    argv += ["--velocity", str(tmp_path / "v.npy"), "--source", "10,11,8", "--frequency", "0.12"]
+    return argv + ["--receiver", "15.5,11,8", "--receiver", "3,4,5", "--sponge", "4"]
+
+
+def test_a_run_continued_from_its_record_equals_the_straight_run(tmp_path, capsys):
+    argv = _physics_argv(tmp_path)
+    straight = [*argv, "--steps", "80", "--save", str(tmp_path / "full.npz"), "--out", str(tmp_path / "o1")]
+    assert main([*straight, "--dts", "1", "--nt", "5"]) == 0
+    half = [*argv, "--steps", "30", "--save", str(tmp_path / "a.npz"), "--out", str(tmp_path / "o2")]
+    assert main([*half, "--dts", "2", "--nt", "7"]) == 0
+    assert "diamondlab: warning: source 0: its ricker wavelet" in capsys.readouterr().err  # continued below
+    rest = ["run", "--initial", str(tmp_path / "a.npz"), "--steps", "50", "--backend", "cpu", "--no-progress"]
+    assert main([*rest, "--save", str(tmp_path / "b.npz"), "--out", str(tmp_path / "o3")]) == 0
+    full, second = load_run(tmp_path / "full.npz"), load_run(tmp_path / "b.npz")
+    assert second["first_step"] == 30 and second["steps"] == 50 and second["sponge"] == 4
+    assert np.array_equal(second["final_curr"], full["final_curr"])
+    assert np.array_equal(second["final_prev"], full["final_prev"])
+    assert np.array_equal(second["traces"], full["traces"][30:]) and np.abs(full["traces"]).max() > 0
+    with np.load(tmp_path / "o1" / "traces.npz") as a, np.load(tmp_path / "o3" / "traces.npz") as b:
+        assert np.array_equal(b["traces"], a["traces"][30:]) and np.array_equal(b["times"], a["times"][30:])
+    capsys.readouterr()
+    assert main([*rest, "--source", "5,5,5"]) == 2
+    assert "--source cannot be given with --initial" in capsys.readouterr().err
+
+
+def test_a_blow_up_stops_the_run_and_names_the_step(tmp_path, capsys):
+    argv = ["run", "--shape", "24", "--backend", "cpu", "--no-progress", "--nt", "4"]
+    assert main([*argv, "--steps", "2", "--save", str(tmp_path / "a.npz")]) == 0
+    with np.load(tmp_path / "a.npz") as data:
+        record = dict(data)
+    record["final_curr"][2, 2, 2] = 3e38  # finite, but 2 u overflows float32 at the next step
+    np.savez(tmp_path / "bad.npz", **record)
+    capsys.readouterr()
+    code = main(["run", "--initial", str(tmp_path / "bad.npz"), "--steps", "40", "--no-progress", "--nt", "4",
+                 "--save", str(tmp_path / "b.npz")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "the field is not finite at step" in err and "cell (" in err
+    step = int(err.split("not finite at step ")[1].split()[0])
+    assert 2 < step <= 2 + 12  # found within three sweeps of Nt=4
+    assert not (tmp_path / "b.npz").exists()  # no record of a blown-up field
+
+
+def _cli_process(tmp_path, *argv):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [sys.executable, "-m", "diamondlab", *argv], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def _wait_for(proc, text: str) -> str:
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if text in line:
+            return "".join(seen)
+    raise AssertionError(f"{text!r} never printed:\n{''.join(seen)}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("phase", ["set-up", "run", "save"])
+def test_a_stop_signal_leaves_complete_outputs_and_no_temp_file(tmp_path, phase, signum):
+    import time
+
+    argv = ["run", "--shape", "160", "--backend", "cpu", "--receiver", "80,80,80", "--nt", "8", "--dts", "2"]
+    argv += ["--steps", "4000", "--snapshot-every", "8", "--save", "run.npz", "--out", "out", "--no-progress"]
+    if phase == "save":
+        argv[argv.index("4000")] = "16"
+    proc = _cli_process(tmp_path, *argv)
+    if phase == "set-up":
+        _wait_for(proc, "Simulation(")  # the kernels compile next
+    elif phase == "run":
+        while not (tmp_path / "out" / "snapshot_0000016.npz").exists():
+            time.sleep(0.05)
+            assert proc.poll() is None, proc.stdout.read()
+    else:
+        _wait_for(proc, "G cell updates/s")  # the outputs are written next
+    proc.send_signal(signum)
+    out = proc.stdout.read()
+    code = proc.wait(timeout=120)
+    leftovers = [p.name for p in tmp_path.rglob(".*")]
+    assert leftovers == [], leftovers
+    if phase == "save" and code == 0:
+        return  # the signal came after the outputs were complete: nothing to stop
+    assert code == 128 + signum, out
+    if not (tmp_path / "run.npz").exists():  # stopped before the run: nothing written, and it says so
+        assert phase == "set-up" and "nothing was written" in out and "Traceback" not in out
+        assert list((tmp_path / "out").iterdir()) == []
+        return
+    record = load_run(tmp_path / "run.npz")  # complete and loadable
+    assert record["first_step"] + record["steps"] == (16 if phase == "save" else record["steps"])
+    snapshots = sorted((tmp_path / "out").glob("snapshot_*.npz"))
+    assert len(snapshots) == record["steps"] // 8 + 1
+    for path in snapshots:
+        with np.load(path) as data:
+            assert data["field"].shape == (160, 160, 160)
+    with np.load(tmp_path / "out" / "traces.npz") as data:
+        assert data["traces"].shape == (record["steps"], 1)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["last_step"] == record["steps"] and manifest["interrupted"] == (phase != "save")

@@ -1,0 +1,109 @@
+"""Every example of the README runs and does what the README says it does."""
+
+import re
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from diamondlab.cli import main
+from diamondlab.engine.io import load_run
+
+README = (Path(__file__).parents[1] / "README.md").read_text()
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+
+
+def _commands() -> list[list[str]]:
+    """The ``diamondlab ...`` command lines of the bash blocks (continuations joined, comments cut)."""
+    out = []
+    for block in _blocks("bash"):
+        for line in block.replace("\\\n", " ").splitlines():
+            for part in line.split("&&"):
+                words = shlex.split(part, comments=True)
+                if words[:1] == ["diamondlab"]:
+                    out.append(words[1:])
+    return out
+
+
+COMMANDS = {" ".join(argv): argv for argv in _commands()}
+
+
+def test_the_readme_has_the_examples_these_tests_check():
+    assert len(_blocks("python")) >= 3
+    assert {argv[0] for argv in COMMANDS.values()} >= {"run", "bench", "--version"}
+    assert any("--source" in argv for argv in COMMANDS.values())
+
+
+def _source_dominated(traces, times, distances, delay, vmin, vmax):
+    """Each trace is silent before the first arrival and peaks when and as strongly as a source would."""
+    for trace, r in zip(traces.T, distances, strict=True):
+        peak = np.abs(trace).max()
+        first = r / vmax + delay / 3  # the Ricker main lobe starts 1 / f = delay / 1.5 before its peak
+        assert peak > 0 and np.abs(trace[times < first]).max() < 1e-2 * peak, r
+        arrival = times[np.argmax(np.abs(trace))]
+        assert r / vmax + 0.5 * delay < arrival < r / vmin + 2.0 * delay, (r, arrival)
+        green = 1.0 / (4 * np.pi * r)  # s / (4 pi c^2 r) for a unit wavelet, between vmax and vmin
+        assert 0.2 * green / vmax**2 < peak < 5.0 * green / vmin**2, (r, peak)
+
+
+def test_python_run_example(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(_blocks("python")[0], scope)  # noqa: S102 - the README's own example
+    assert scope["stats"].steps == 100 and scope["stats"].gcells_per_second > 0
+    assert scope["u"].shape == (128, 128, 128) and np.isfinite(scope["u"]).all()
+    assert np.asarray(scope["levels"]).size > 0
+
+
+def test_python_seismogram_example(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(_blocks("python")[1], scope)  # noqa: S102 - the README's own example
+    sim, seismogram = scope["sim"], scope["seismogram"]
+    assert seismogram.shape == (800, 12) and seismogram.dtype == np.float32
+    source = np.array([800.0, 800.0, 300.0])
+    distances = [np.linalg.norm(np.array([x, 800.0, 200.0]) - source) for x in range(200, 1400, 100)]
+    _source_dominated(seismogram, sim.trace_times, distances, 0.15, 1500.0, 2800.0)
+    assert len(list(Path("out").glob("snapshot_*.vti"))) == 9
+
+
+def test_cli_source_example_records_the_seismogram_it_describes(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    (argv,) = [a for a in COMMANDS.values() if "--source" in a]
+    assert main(argv) == 0
+    with np.load("out/traces.npz") as data:
+        traces, times = data["traces"], data["times"]
+    assert traces.shape == (600, 2)
+    source = np.array([640.0, 640.0, 200.0])
+    distances = [np.linalg.norm(np.array(p) - source) for p in ((300, 640, 100), (900, 640, 100))]
+    _source_dominated(traces, times, distances, 0.15, 1500.0, 2500.0)
+    assert len(list(Path("out").glob("snapshot_*.npz"))) == 7 and Path("out/manifest.json").exists()
+
+
+def test_cli_run_save_continue_and_bench_examples(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    runs = [a for a in COMMANDS.values() if a[0] == "run" and "--source" not in a]
+    for argv in runs:
+        assert main([*argv, "--no-progress"]) == 0, argv
+    first, second = load_run("run.npz"), load_run("run2.npz")
+    assert first["shape"] == (128, 128, 96) and first["order"] == 8 and first["steps"] == 100
+    assert second["first_step"] == 100 and np.array_equal(second["initial_curr"], first["final_curr"])
+    assert np.isfinite(second["final_curr"]).all() and np.abs(second["final_curr"]).max() > 0
+    capsys.readouterr()
+    (bench,) = [a for a in COMMANDS.values() if a[0] == "bench"]
+    assert main([*bench, "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines if line.split()[:1] in (["2"], ["8"])]
+    assert len(rows) == 2 and all(r[6] == "True" and float(r[3]) > 0 for r in rows)
+
+
+def test_version_example(capsys):
+    from diamondlab import __version__
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"diamondlab {__version__}"
