@@ -241,7 +241,7 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="DiamondTorre against stepwise on one grid, one process")
     _common(bench)
     bench.add_argument(
-        "--orders", type=int, nargs="+", default=list(SUPPORTED_ORDERS),
+        "--orders", type=int, nargs="+", default=list(SUPPORTED_ORDERS), choices=SUPPORTED_ORDERS,
         help="stencil orders (default 2 4 6 8)",
     )
     bench.add_argument("--dts", type=_count(1), default=None, help="DTS for every order (default per order)")
@@ -400,18 +400,14 @@ def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool) -
 def _run(args) -> int:
     from diamondlab.engine.interrupts import deferred_interrupts
     from diamondlab.engine.simulation import Simulation, SourceTimingWarning
+    from diamondlab.engine.snapshots import Snapshots
 
     problem, record = _problem(args)
     writes_out = args.snapshot_every is not None or bool(problem["receivers"])
-    snapshots = None
+    formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
     if args.snapshot_every is not None:
-        from diamondlab.engine.snapshots import Snapshots
-
-        formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
-        snapshots = Snapshots(args.snapshot_every, None, formats)  # checks the formats; the folder below
+        Snapshots(args.snapshot_every, None, formats)  # checks the formats, in memory: nothing made yet
     _prepare_out(args, writes_out)
-    if snapshots is not None:
-        snapshots = Snapshots(args.snapshot_every, args.out, snapshots.formats)
     if "auto" in (args.dts, args.nt):
         print("tuning DTS and Nt on this grid (each candidate is measured once; the choice is cached)...",
               flush=True)
@@ -420,6 +416,7 @@ def _run(args) -> int:
         backend_options=dict(args.backend_option) or None, **problem,
     )  # fmt: skip
     print(sim)
+    snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every, args.out, formats)
     first = sim.fields if args.save else None
     first_step = sim.time_step
     interrupted = False

@@ -52,24 +52,25 @@ def _probe(folder: Path, what: str) -> None:
 
 def _existing_ancestor(path: Path, what: str) -> Path:
     """The nearest existing ancestor of ``path``; a ValueError if it is not a folder."""
-    for parent in path.parents:
+    for parent in path.absolute().parents:
         if parent.exists():
             if not parent.is_dir():
                 raise ValueError(f"{what}: {parent} is a file, not a folder")
             return parent
-    return Path(".")  # pragma: no cover - a relative path's ancestors end in "."
+    raise ValueError(f"{what}: no folder of {path} exists")  # pragma: no cover - "/" always exists
 
 
 def check_output_file(path, what: str) -> Path:
-    """Check, before any work, that the file ``path`` can be written; create its folder; return it.
+    """Check, before any work, that the file ``path`` can be written (its folder made); return it.
 
+    Nothing is created: the nearest existing folder must take a new file.
     ``what`` names the option in the messages (e.g. ``"--save run.npz"``).
 
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> check_output_file(folder / "a" / "run.npz", "--save").name
     'run.npz'
-    >>> check_output_file(folder / "a", "--save")
+    >>> check_output_file(folder, "--save")
     Traceback (most recent call last):
     ...
     ValueError: --save: ... is a folder; give a file name
@@ -77,26 +78,16 @@ def check_output_file(path, what: str) -> Path:
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{what}: {path} is a folder; give a file name")
-    _existing_ancestor(path, what)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"{what}: cannot create the folder {path.parent} ({err.strerror or err})") from None
-    _probe(path.parent, what)
+    _probe(_existing_ancestor(path, what), what)
     return path
 
 
 def check_output_dir(path, what: str) -> Path:
-    """Check, before any work, that files can be written in the folder ``path``; create it; return it."""
+    """Check, before any work, that files can be written in the folder ``path`` (made if missing)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{what}: {path} is a file, not a folder")
-    _existing_ancestor(path, what)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"{what}: cannot create the folder {path} ({err.strerror or err})") from None
-    _probe(path, what)
+    _probe(path if path.is_dir() else _existing_ancestor(path, what), what)
     return path
 
 

@@ -1,0 +1,308 @@
+"""A catalogue of bad and edge inputs, through the command line and the API.
+
+Each row is one input a user can give.  Each must be refused with a message
+that names the option or parameter and what is allowed, before any work
+(no kernel compiles or runs; rows marked ``ALLOCATES`` are refused after
+the fields exist but before anything runs), and the command line must
+never print a traceback.
+"""
+
+import numpy as np
+import pytest
+
+from diamondlab.cli import main
+from diamondlab.engine.cpu_backend import CPUBackend
+from diamondlab.engine.simulation import NonFiniteFieldError, Simulation, SourceTimingWarning
+from diamondlab.sources import Receiver, Source
+
+ALLOCATES = "allocates"  # refused after the backend exists, before anything runs
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail on any kernel work; count the backends that were fully built."""
+    built = []
+    real_init = CPUBackend.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        built.append(self)
+
+    def work(self, *args, **kwargs):
+        raise AssertionError("kernel work started before the input was refused")
+
+    monkeypatch.setattr(CPUBackend, "__init__", init)
+    for name in ("compile", "sweep", "step"):
+        monkeypatch.setattr(CPUBackend, name, work)
+    return built
+
+
+def _record(tmp_path, **changes):
+    """A small run record (written by the real engine), optionally with keys changed or removed."""
+    path = tmp_path / "rec.npz"
+    if not path.exists():
+        assert main(["run", "--shape", "16", "--steps", "2", "--backend", "cpu", "--no-progress", "--nt", "2",
+                     "--save", str(path)]) == 0  # fmt: skip
+    with np.load(path) as data:
+        record = dict(data)
+    for key, value in changes.items():
+        if value is None:
+            record.pop(key)
+        else:
+            record[key] = value
+    out = tmp_path / "changed.npz"
+    np.savez(out, **record)
+    return out
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Paths the CLI rows refer to with ``{name}`` placeholders (made before any kernel is blocked)."""
+    tmp_path = tmp_path_factory.mktemp("inputs")
+    (tmp_path / "afile").write_text("not a folder")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "stale").mkdir()
+    (tmp_path / "stale" / "snapshot_0000000.npz").write_bytes(b"")
+    np.save(tmp_path / "small_model.npy", np.ones((4, 4, 4)))
+    np.save(tmp_path / "model16.npy", np.ones((16, 16, 16)))
+    (tmp_path / "corrupt.npz").write_bytes(b"PK\x03\x04 this is not a zip archive")
+    good = _record(tmp_path)
+    (tmp_path / "truncated.npz").write_bytes(good.read_bytes()[:5000])
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    return {
+        "afile": tmp_path / "afile", "adir": tmp_path / "adir", "stale": tmp_path / "stale",
+        "small_model": tmp_path / "small_model.npy", "model16": tmp_path / "model16.npy",
+        "corrupt": tmp_path / "corrupt.npz", "truncated": tmp_path / "truncated.npz",
+        "other": tmp_path / "other.npz", "record": tmp_path / "rec.npz",
+    }  # fmt: skip
+
+
+RUN = ["run", "--shape", "16", "--backend", "cpu", "--no-progress", "--steps", "4"]
+SRC = ["--source", "8,8,8"]
+
+# (id, argv, text the message must contain, stage)
+CLI_ROWS = [
+    ("odd order", [*RUN, "--order", "3"], "order (NO) must be one of (2, 4, 6, 8)", None),
+    ("order 10", [*RUN, "--order", "10"], "order (NO) must be one of", None),
+    ("order word", [*RUN, "--order", "two"], "argument --order/--no: invalid int value", None),
+    ("courant above limit", [*RUN, "--courant", "0.9"], "above the stability limit", None),
+    ("courant zero", [*RUN, "--courant", "0"], "argument --courant: must be a finite number > 0", None),
+    ("courant nan", [*RUN, "--courant", "nan"], "argument --courant: must be a finite number > 0", None),
+    ("shape zero", [*RUN, "--shape", "0"], "argument --shape: needs three positive sizes", None),
+    ("shape two sizes", [*RUN, "--shape", "12x12"], "argument --shape: needs three positive sizes", None),
+    ("shape word", [*RUN, "--shape", "big"], "argument --shape: must look like 128x128x128", None),
+    ("shape fraction", [*RUN, "--shape", "32.5"], "argument --shape: must look like", None),
+    ("grid below a tile", [*RUN, "--shape", "3", "--dts", "2"], "grid too small for one tile", None),
+    ("dts zero", [*RUN, "--dts", "0"], "argument --dts: must be >= 1", None),
+    ("dts fraction", [*RUN, "--dts", "2.5"], "argument --dts: must be a whole number >= 1", None),
+    ("nt zero", [*RUN, "--nt", "0"], "argument --nt: must be >= 1", None),
+    ("nt word", [*RUN, "--nt", "tall"], "argument --nt: must be a whole number", None),
+    ("steps negative", [*RUN, "--steps", "-1"], "argument --steps: must be >= 0", None),
+    ("steps fraction", [*RUN, "--steps", "2.5"], "argument --steps: must be a whole number", None),
+    ("velocity inf", [*RUN, "--velocity", "inf"], "velocity (c) must be a finite number > 0", None),
+    ("velocity nan", [*RUN, "--velocity", "nan"], "velocity (c) must be a finite number > 0", None),
+    ("velocity zero", [*RUN, "--velocity", "0"], "velocity (c) must be a finite number > 0", None),
+    ("velocity negative", [*RUN, "--velocity=-3"], "velocity (c) must be a finite number > 0", None),
+    ("velocity word", [*RUN, "--velocity", "fast"], "--velocity must be a number, FILE.npy", None),
+    ("velocity missing file", [*RUN, "--velocity", "{adir}/v.npy"], "--velocity must be a number", None),
+    ("velocity model shape", [*RUN, "--velocity", "{small_model}"], "must have the grid's shape", None),
+    ("spacing zero", [*RUN, "--spacing", "0"], "argument --spacing: must be a finite number > 0", None),
+    ("spacing inf", [*RUN, "--spacing", "inf"], "argument --spacing: must be a finite number > 0", None),
+    ("pulse width zero", [*RUN, "--pulse-width", "0"], "argument --pulse-width: must be a finite", None),
+    ("pulse width neg", [*RUN, "--pulse-width=-2"], "argument --pulse-width: must be a finite", None),
+    ("frequency zero", [*RUN, *SRC, "--frequency", "0"], "argument --frequency: must be a finite", None),
+    ("frequency tiny", [*RUN, *SRC, "--frequency", "1e-9"], "peaks at t = 1.5e+09", ALLOCATES),
+    ("README's old example", [*RUN, "--shape", "32", "--velocity", "layered", "--source", "16,16,5",
+                              "--frequency", "0.02"], "run at least", ALLOCATES),  # fmt: skip
+    ("frequency aliases", [*RUN, *SRC, "--frequency", "1"], "aliases below 2", None),
+    ("source two numbers", [*RUN, "--source", "1,2"], "argument --source: a position needs three", None),
+    ("source words", [*RUN, "--source", "a,b,c"], "argument --source: a position must look like X,Y,Z", None),
+    ("source negative", [*RUN, "--source", "-1,8,8"], "source 0 at (-1.0, 8.0, 8.0) lies outside", None),
+    ("source negative =", [*RUN, "--source=-1,8,8"], "lies outside the grid (physical units: 0 <= x", None),
+    ("source outside", [*RUN, "--source", "40,1,1"], "source 0 at (40.0, 1.0, 1.0) lies outside", None),
+    ("receiver outside", [*RUN, "--receiver", "1,1,100"], "receiver 0 at (1.0, 1.0, 100.0) lies", None),
+    ("receiver nan", [*RUN, "--receiver", "1,nan,1"], "position must be three finite numbers", None),
+    ("sponge negative", [*RUN, "--sponge=-1"], "argument --sponge: must be >= 0", None),
+    ("sponge too wide", [*RUN, *SRC, "--sponge", "8"], "sponge width 8 leaves no interior", None),
+    ("snapshot every 0", [*RUN, "--snapshot-every", "0"], "argument --snapshot-every: must be >= 1", None),
+    ("snapshot format", [*RUN, "--snapshot-every", "2", "--snapshot-format", "png"],
+     "snapshot formats must be among ('npz', 'vti')", None),  # fmt: skip
+    ("initial misspelt", [*RUN, "--initial", "gausian"], "--initial gausian: no such file", None),
+    ("initial corrupt", [*RUN, "--initial", "{corrupt}"], "not a run record written by --save", None),
+    ("initial truncated", [*RUN, "--initial", "{truncated}"], "not a run record written by --save", None),
+    ("initial other npz", [*RUN, "--initial", "{other}"], "not a run record written by --save / save_run "
+     "(missing ['final_prev'", None),  # fmt: skip
+    ("initial npy", [*RUN, "--initial", "{model16}"], "a single array of shape (16, 16, 16)", None),
+    ("initial folder", [*RUN, "--initial", "{adir}"], "not a run record written by --save", None),
+    ("continue other shape", ["run", "--initial", "{record}", "--shape", "20"], "conflicts with --initial",
+     None),  # fmt: skip
+    ("continue with source", ["run", "--initial", "{record}", *SRC], "--source cannot be given with", None),
+    ("continue with velocity", ["run", "--initial", "{record}", "--velocity", "2"], "--velocity cannot be",
+     None),  # fmt: skip
+    ("continue with width", ["run", "--initial", "{record}", "--pulse-width", "3"], "--pulse-width cannot",
+     None),  # fmt: skip
+    ("save in /proc", [*RUN, "--save", "/proc/x.npz"], "--save /proc/x.npz: cannot write in /proc", None),
+    ("save under a file", [*RUN, "--save", "{afile}/run.npz"], "is a file, not a folder", None),
+    ("save to a folder", [*RUN, "--save", "{adir}"], "is a folder; give a file name", None),
+    ("out is a file", [*RUN, "--snapshot-every", "2", "--out", "{afile}"], "is a file, not a folder", None),
+    ("out in /proc", [*RUN, "--receiver", "1,1,1", "--out", "/proc/out"], "--out /proc/out: cannot", None),
+    ("out holds a run", [*RUN, "--snapshot-every", "2", "--out", "{stale}"],
+     "holds the outputs of an earlier run (1 files: snapshot_0000000.npz)", None),  # fmt: skip
+    ("algorithm", [*RUN, "--algorithm", "wavefront"], "argument --algorithm: invalid choice", None),
+    ("backend", [*RUN, "--backend", "tpu"], "argument --backend: invalid choice", None),
+    ("backend option form", [*RUN, "--backend-option", "band"], "expected KEY=VALUE (e.g. band=32)", None),
+    ("backend option cpu", [*RUN, "--backend-option", "band=2"], "do not apply to backend 'cpu'", None),
+    ("bench steps 0", ["bench", "--shape", "16", "--steps", "0"], "argument --steps: must be >= 1", None),
+    ("bench repeats 0", ["bench", "--shape", "16", "--repeats", "0"], "argument --repeats: must be >= 1",
+     None),  # fmt: skip
+    ("bench odd order", ["bench", "--shape", "16", "--orders", "3", "--backend", "cpu"],
+     "argument --orders: invalid choice: 3 (choose from 2, 4, 6, 8)", None),  # fmt: skip
+    ("bench sponge", ["bench", "--shape", "16", "--sponge=-2"], "argument --sponge: must be >= 0", None),
+    ("no command", [], "the following arguments are required: command", None),
+]
+
+
+@pytest.mark.parametrize(("argv", "text", "stage"), [r[1:] for r in CLI_ROWS], ids=[r[0] for r in CLI_ROWS])
+def test_cli_refuses_bad_input_clearly_before_any_work(argv, text, stage, files, tmp_path, monkeypatch, capsys,
+                                                       no_work):  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    no_work.clear()
+    argv = [a.format(**files) for a in argv]
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own errors
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert text in err and "Traceback" not in err, err
+    assert err.startswith(("diamondlab: error:", "usage:")), err
+    if stage is None:
+        assert no_work == [], "the fields were allocated before the input was refused"
+    assert not list(tmp_path.rglob(".*.tmp")) and not (tmp_path / "diamondlab-out").exists()
+
+
+SHAPE = (16, 16, 16)
+
+# (id, keyword arguments of Simulation, error, text of the message)
+API_ROWS = [
+    ("shape fraction", {"shape": (32.5, 32, 32)}, ValueError, "shape must be three positive ints"),
+    ("shape zero", {"shape": (0, 16, 16)}, ValueError, "shape must be three positive ints"),
+    ("shape two", {"shape": (16, 16)}, ValueError, "shape must be three positive ints"),
+    ("shape word", {"shape": "big"}, TypeError, "shape must be three ints"),
+    ("size fraction", {"size": 2.5}, ValueError, "size (DTS) must be an int >= 1 or 'auto'"),
+    ("size zero", {"size": 0}, ValueError, "size (DTS) must be an int >= 1"),
+    ("size bool", {"size": True}, ValueError, "size (DTS) must be an int >= 1"),
+    ("nt fraction", {"nt": 4.5}, ValueError, "nt (Nt, torre height) must be an int >= 1 or 'auto'"),
+    ("nt word", {"nt": "tall"}, ValueError, "nt (Nt, torre height) must be an int >= 1"),
+    ("velocity word", {"velocity": "fast"}, TypeError, "velocity must be a number"),
+    ("velocity inf", {"velocity": float("inf")}, ValueError, "velocity (c) must be a finite number > 0"),
+    ("velocity zero", {"velocity": 0.0}, ValueError, "velocity (c) must be a finite number > 0"),
+    ("model zeros", {"velocity": np.zeros(SHAPE)}, ValueError, "finite and > 0 everywhere; 4096 cells"),
+    ("model shape", {"velocity": np.ones((2, 2, 2))}, ValueError, "velocity model must have the grid's shape"),
+    ("source tuple", {"sources": [(8, 8, 8)]}, TypeError, "sources[0] must be a diamondlab.sources.Source"),
+    ("source alone", {"sources": Source((8, 8, 8))}, TypeError, "sources must be a list"),
+    ("receivers flat", {"receivers": (1, 2, 3)}, TypeError, "receivers[0] must be a Receiver or an (x, y, z)"),
+    ("receiver two", {"receivers": [(1, 2)]}, TypeError, "receivers[0] must be a Receiver or an (x, y, z)"),
+    ("receiver outside", {"receivers": [(100, 1, 1)]}, ValueError, "receiver 0 at (100.0, 1.0, 1.0) lies outside"),
+    ("sponge negative", {"sponge": -1}, ValueError, "sponge must be a width in cells >= 0"),
+    ("sponge fraction", {"sponge": 2.5}, ValueError, "sponge must be a width in cells >= 0"),
+    ("sponge wide", {"sponge": 8}, ValueError, "sponge width 8 leaves no interior"),
+    ("pulse width zero", {"pulse_width": 0}, ValueError, "pulse_width must be a finite width in cells > 0"),
+    ("pulse width nan", {"pulse_width": float("nan")}, ValueError, "pulse_width must be a finite width"),
+    ("spacing zero", {"spacing": 0.0}, ValueError, "spacing (h) must be a finite number > 0"),
+    ("spacing inf", {"spacing": float("inf")}, ValueError, "spacing (h) must be a finite number > 0"),
+    ("courant", {"courant": 0.9}, ValueError, "above the stability limit"),
+    ("dt negative", {"dt": -1.0}, ValueError, "dt must be > 0"),
+    ("courant and dt", {"courant": 0.2, "dt": 0.1}, ValueError, "give either courant or dt, not both"),
+    ("order", {"order": 3}, ValueError, "order (NO) must be one of (2, 4, 6, 8)"),
+    ("algorithm", {"algorithm": "wavefront"}, ValueError, "algorithm must be one of"),
+    ("backend", {"backend": "tpu"}, ValueError, "backend must be one of"),
+    ("initial word", {"initial": "noise"}, ValueError, "initial must be 'gaussian', 'zero', an array"),
+    ("initial shape", {"initial": np.zeros((3, 3, 3))}, ValueError, "initial must have shape (16, 16, 16)"),
+    ("initial ints", {"initial": np.zeros(SHAPE, dtype=int)}, TypeError, "real floating array"),
+    ("initial nan", {"initial": np.full(SHAPE, np.nan)}, ValueError, "initial contains NaN or infinite"),
+    ("initial beyond float32", {"initial": np.full(SHAPE, 1e300)}, ValueError, "NaN or infinite values"),
+    ("step negative", {"step": -1}, ValueError, "step (the initial time level) must be an int >= 0"),
+    ("options list", {"backend_options": [1]}, TypeError, "backend_options must be a dict"),
+    ("options cpu", {"backend_options": {"band": 2}}, ValueError, "do not apply to backend 'cpu'"),
+    ("too much memory", {"shape": (4000, 4000, 4000)}, MemoryError, "GiB"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "text"), [r[1:] for r in API_ROWS], ids=[r[0] for r in API_ROWS])
+def test_api_refuses_bad_input_clearly_before_any_work(kwargs, error, text, no_work):
+    kwargs = {"shape": SHAPE, "backend": "cpu", **kwargs}
+    with pytest.raises(error) as raised:
+        Simulation(**kwargs)
+    assert text in str(raised.value)
+    assert no_work == []
+
+
+# (id, call, error, text)
+OTHER_ROWS = [
+    ("frequency zero", lambda: Source((1, 2, 3), "ricker", frequency=0), ValueError,
+     "frequency must be a finite number > 0"),
+    ("frequency nan", lambda: Source((1, 2, 3), frequency=float("nan")), ValueError, "frequency must be"),
+    ("wavelet name", lambda: Source((1, 2, 3), "mexican_hat"), ValueError, "wavelet must be one of"),
+    ("wavelet samples", lambda: Source((1, 2, 3), [1.0, np.nan]), ValueError, "wavelet samples must be finite"),
+    ("amplitude inf", lambda: Source((1, 2, 3), amplitude=np.inf), ValueError, "amplitude must be a finite"),
+    ("source position", lambda: Source((1, 2)), ValueError, "position must be three finite numbers"),
+    ("source units", lambda: Source((1, 2, 3), units="cells"), ValueError, "units must be 'physical' or 'grid'"),
+    ("receiver nan", lambda: Receiver((1, 2, np.nan)), ValueError, "position must be three finite numbers"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "text"), [r[1:] for r in OTHER_ROWS], ids=[r[0] for r in OTHER_ROWS])
+def test_sources_and_receivers_refuse_bad_values(call, error, text):
+    with pytest.raises(error, match=None) as raised:
+        call()
+    assert text in str(raised.value)
+
+
+def _sim(**kwargs):
+    return Simulation(SHAPE, backend="cpu", nt=4, **kwargs)
+
+
+# (id, what run() is given, error, text)
+RUN_ROWS = [
+    ("steps negative", {"steps": -1}, ValueError, "steps must be an int >= 0"),
+    ("steps fraction", {"steps": 2.5}, ValueError, "steps must be an int >= 0"),
+    ("snapshot every 0", {"steps": 4, "snapshot_every": 0}, ValueError, "snapshot_every must be an int >= 1"),
+    ("snapshot format", {"steps": 4, "snapshot_every": 2, "snapshot_formats": ("png",)}, ValueError,
+     "snapshot formats must be among"),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "text"), [r[1:] for r in RUN_ROWS], ids=[r[0] for r in RUN_ROWS])
+def test_run_refuses_bad_arguments_before_any_work(kwargs, error, text, no_work):
+    sim = _sim()
+    with pytest.raises(error) as raised:
+        sim.run(**kwargs)
+    assert text in str(raised.value) and sim.time_step == 0
+
+
+def test_documented_warnings():
+    """A wavelet that aliases a little, or peaks after the run ends, is a warning that says what to do."""
+    with pytest.warns(UserWarning, match=r"grid points per shortest wavelength .* use frequency <="):
+        _sim(sources=[Source((8, 8, 8), frequency=0.1)])
+    sim = _sim(sources=[Source((8, 8, 8), frequency=0.05)])
+    with pytest.warns(SourceTimingWarning, match="peaks at t = 30 .* run at least"):
+        sim.run(4)
+
+
+def test_a_source_too_strong_for_float32_stops_the_run_naming_it():
+    sim = _sim(sources=[Source((8, 8, 8), frequency=0.05, amplitude=1e40, delay=0.0)])
+    with pytest.raises(NonFiniteFieldError, match="source 0 adds a value that is not finite in float32") as e:
+        sim.run(8)
+    assert e.value.where == "source 0" and sim.time_step == 0
+
+
+def test_a_blow_up_in_the_api_names_the_step_and_the_cell():
+    initial = np.zeros(SHAPE, dtype=np.float32)
+    initial[8, 8, 8] = 3e38
+    sim = _sim(initial=initial)
+    with pytest.raises(NonFiniteFieldError, match=r"not finite at step 4 \(cell \(") as e:
+        sim.run(20)
+    assert e.value.step == 4 and sim.time_step == 4 and sim.last_run.steps == 4
+    cell = np.array(eval(e.value.where.removeprefix("cell ")))  # noqa: S307 - our own message
+    assert np.abs(cell - 8).sum() <= 4  # where the blow-up has spread to after 4 steps at NO=2
