@@ -18,6 +18,11 @@ from diamondlab.sources import Receiver, Source
 ALLOCATES = "allocates"  # refused after the backend exists, before anything runs
 
 
+def _rows(rows):
+    """``pytest.param`` per catalogue row, its first item the id."""
+    return [pytest.param(*row[1:], id=row[0]) for row in rows]
+
+
 @pytest.fixture
 def no_work(monkeypatch):
     """Fail on any kernel work; count the backends that were fully built."""
@@ -127,7 +132,7 @@ CLI_ROWS = [
     ("snapshot every 0", [*RUN, "--snapshot-every", "0"], "argument --snapshot-every: must be >= 1", None),
     ("snapshot format", [*RUN, "--snapshot-every", "2", "--snapshot-format", "png"],
      "snapshot formats must be among ('npz', 'vti')", None),  # fmt: skip
-    ("initial misspelt", [*RUN, "--initial", "gausian"], "--initial gausian: no such file", None),
+    ("initial misspelt", [*RUN, "--initial", "gausian"], "--initial gausian: no such", None),
     ("initial corrupt", [*RUN, "--initial", "{corrupt}"], "not a run record written by --save", None),
     ("initial truncated", [*RUN, "--initial", "{truncated}"], "not a run record written by --save", None),
     ("initial other npz", [*RUN, "--initial", "{other}"], "not a run record written by --save / save_run "
@@ -162,9 +167,10 @@ CLI_ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("argv", "text", "stage"), [r[1:] for r in CLI_ROWS], ids=[r[0] for r in CLI_ROWS])
-def test_cli_refuses_bad_input_clearly_before_any_work(argv, text, stage, files, tmp_path, monkeypatch, capsys,
-                                                       no_work):  # fmt: skip
+@pytest.mark.parametrize(("argv", "text", "stage"), _rows(CLI_ROWS))
+def test_cli_refuses_bad_input_clearly_before_any_work(
+    argv, text, stage, files, tmp_path, monkeypatch, capsys, no_work
+):
     monkeypatch.chdir(tmp_path)
     no_work.clear()
     argv = [a.format(**files) for a in argv]
@@ -198,12 +204,12 @@ API_ROWS = [
     ("velocity inf", {"velocity": float("inf")}, ValueError, "velocity (c) must be a finite number > 0"),
     ("velocity zero", {"velocity": 0.0}, ValueError, "velocity (c) must be a finite number > 0"),
     ("model zeros", {"velocity": np.zeros(SHAPE)}, ValueError, "finite and > 0 everywhere; 4096 cells"),
-    ("model shape", {"velocity": np.ones((2, 2, 2))}, ValueError, "velocity model must have the grid's shape"),
+    ("model shape", {"velocity": np.ones((2, 2, 2))}, ValueError, "velocity model must have the grid"),
     ("source tuple", {"sources": [(8, 8, 8)]}, TypeError, "sources[0] must be a diamondlab.sources.Source"),
     ("source alone", {"sources": Source((8, 8, 8))}, TypeError, "sources must be a list"),
-    ("receivers flat", {"receivers": (1, 2, 3)}, TypeError, "receivers[0] must be a Receiver or an (x, y, z)"),
+    ("receivers flat", {"receivers": (1, 2, 3)}, TypeError, "receivers[0] must be a Receiver or an (x, y"),
     ("receiver two", {"receivers": [(1, 2)]}, TypeError, "receivers[0] must be a Receiver or an (x, y, z)"),
-    ("receiver outside", {"receivers": [(100, 1, 1)]}, ValueError, "receiver 0 at (100.0, 1.0, 1.0) lies outside"),
+    ("receiver outside", {"receivers": [(100, 1, 1)]}, ValueError, "receiver 0 at (100.0, 1.0, 1.0) lies"),
     ("sponge negative", {"sponge": -1}, ValueError, "sponge must be a width in cells >= 0"),
     ("sponge fraction", {"sponge": 2.5}, ValueError, "sponge must be a width in cells >= 0"),
     ("sponge wide", {"sponge": 8}, ValueError, "sponge width 8 leaves no interior"),
@@ -229,7 +235,7 @@ API_ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("kwargs", "error", "text"), [r[1:] for r in API_ROWS], ids=[r[0] for r in API_ROWS])
+@pytest.mark.parametrize(("kwargs", "error", "text"), _rows(API_ROWS))
 def test_api_refuses_bad_input_clearly_before_any_work(kwargs, error, text, no_work):
     kwargs = {"shape": SHAPE, "backend": "cpu", **kwargs}
     with pytest.raises(error) as raised:
@@ -244,15 +250,15 @@ OTHER_ROWS = [
      "frequency must be a finite number > 0"),
     ("frequency nan", lambda: Source((1, 2, 3), frequency=float("nan")), ValueError, "frequency must be"),
     ("wavelet name", lambda: Source((1, 2, 3), "mexican_hat"), ValueError, "wavelet must be one of"),
-    ("wavelet samples", lambda: Source((1, 2, 3), [1.0, np.nan]), ValueError, "wavelet samples must be finite"),
+    ("wavelet samples", lambda: Source((1, 2, 3), [1.0, np.nan]), ValueError, "wavelet samples must be"),
     ("amplitude inf", lambda: Source((1, 2, 3), amplitude=np.inf), ValueError, "amplitude must be a finite"),
     ("source position", lambda: Source((1, 2)), ValueError, "position must be three finite numbers"),
-    ("source units", lambda: Source((1, 2, 3), units="cells"), ValueError, "units must be 'physical' or 'grid'"),
+    ("source units", lambda: Source((1, 2, 3), units="cells"), ValueError, "units must be 'physical' or"),
     ("receiver nan", lambda: Receiver((1, 2, np.nan)), ValueError, "position must be three finite numbers"),
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "text"), [r[1:] for r in OTHER_ROWS], ids=[r[0] for r in OTHER_ROWS])
+@pytest.mark.parametrize(("call", "error", "text"), _rows(OTHER_ROWS))
 def test_sources_and_receivers_refuse_bad_values(call, error, text):
     with pytest.raises(error, match=None) as raised:
         call()
@@ -273,7 +279,7 @@ RUN_ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("kwargs", "error", "text"), [r[1:] for r in RUN_ROWS], ids=[r[0] for r in RUN_ROWS])
+@pytest.mark.parametrize(("kwargs", "error", "text"), _rows(RUN_ROWS))
 def test_run_refuses_bad_arguments_before_any_work(kwargs, error, text, no_work):
     sim = _sim()
     with pytest.raises(error) as raised:
