@@ -28,7 +28,15 @@ import numpy as np
 
 from diamondlab.numerics import stencil_weights
 
-__all__ = ["RECORD_KEYS", "check_output_dir", "check_output_file", "load_run", "save_run", "write_atomically"]
+__all__ = [
+    "RECORD_KEYS",
+    "atomic_path",
+    "check_output_dir",
+    "check_output_file",
+    "load_run",
+    "save_run",
+    "write_atomically",
+]
 
 #: Arrays every run record holds (what ``--initial`` needs to continue it).
 RECORD_KEYS = ("final_prev", "final_curr", "order", "courant", "steps", "shape", "spacing", "velocity", "dt")
@@ -91,28 +99,39 @@ def check_output_dir(path, what: str) -> Path:
     return path
 
 
-def write_atomically(path, write: Callable[[object], None], mode: str = "wb") -> Path:
-    """Call ``write(fileobj)`` on a temporary file next to ``path``, then rename it to ``path``.
+@contextlib.contextmanager
+def atomic_path(path, suffix: str = ".tmp"):
+    """Yield a temporary path next to ``path``; rename it to ``path`` when the block ends without error.
 
-    The file gets the permissions of any new file (``0o666`` less the umask);
-    an error or an interrupt while writing removes the temporary file and
-    leaves an older ``path`` as it was.
+    The file gets the permissions of any new file (``0o666`` less the umask).
+    An error or an interrupt in the block removes the temporary file and
+    leaves an older ``path`` as it was.  ``suffix`` ends the temporary name
+    (for writers that choose the format by the extension).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, mode) as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
+        os.close(fd)
+        yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return path
+
+
+def write_atomically(path, write: Callable[[object], None], mode: str = "wb") -> Path:
+    """Call ``write(fileobj)`` on a temporary file next to ``path``, then rename it to ``path``.
+
+    See :func:`atomic_path`; the data are on disk (fsync) before the rename.
+    """
+    with atomic_path(path) as tmp, open(tmp, mode) as fh:
+        write(fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return Path(path)
 
 
 def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int = 0) -> Path:

@@ -16,13 +16,11 @@ the user keeps every snapshot already written.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from diamondlab.engine.io import write_atomically
+from diamondlab.engine.io import atomic_path, write_atomically
 
 __all__ = ["FORMATS", "Snapshots", "write_vti"]
 
@@ -37,18 +35,11 @@ def write_vti(path, field: np.ndarray, spacing: float, name: str = "u") -> Path:
         raise RuntimeError(
             "VTK output (.vti) needs pyvista: pip install 'diamondlab[viz]', or use format 'npz'"
         ) from err
-    path = Path(path)
     grid = pv.ImageData(dimensions=field.shape, spacing=(spacing,) * 3, origin=(0.0, 0.0, 0.0))
     grid.point_data[name] = np.asarray(field, dtype=np.float32).ravel(order="F")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".vti")
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".vti") as tmp:
         grid.save(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    return Path(path)
 
 
 class Snapshots:

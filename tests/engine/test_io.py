@@ -1,3 +1,6 @@
+import os
+import stat
+
 import numpy as np
 import pytest
 
@@ -49,3 +52,30 @@ def test_physics_runs_record_their_medium_and_sources(tmp_path):
     assert rec["kappa"].shape == rec["damp"].shape == (14, 13, 9) and rec["damp"].max() > 0
     assert rec["source_cells"].shape == (2, 3) and rec["source_samples"].shape == (2, 6)
     assert np.array_equal(rec["traces"], sim.traces) and np.array_equal(rec["velocity_model"], velocity)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_files_follow_the_umask(tmp_path, umask):
+    from diamondlab.engine.snapshots import write_vti
+
+    old = os.umask(umask)
+    try:
+        written = [
+            write_atomically(tmp_path / "a.npz", lambda fh: np.savez(fh, a=np.zeros(2))),
+            write_vti(tmp_path / "a.vti", np.zeros((3, 3, 3), np.float32), 1.0),
+        ]
+    finally:
+        os.umask(old)
+    for path in written:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz", "a.vti"]
+
+
+def test_an_interrupted_write_leaves_no_temp_file(tmp_path):
+    def interrupted(fh):
+        fh.write(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(tmp_path / "run.npz", interrupted)
+    assert list(tmp_path.iterdir()) == []
