@@ -89,8 +89,10 @@ def _velocity(text: str, shape):
     except ValueError:
         pass
     if text in ("layered", "anomaly"):
+        from diamondlab.engine.memory import CELL_BYTES, check_host_memory
         from diamondlab.media import example_model
 
+        check_host_memory(shape, 2 * CELL_BYTES * int(np.prod(shape, dtype=np.int64)))  # the model, its copy
         return example_model(text, shape)
     try:
         return np.load(text, allow_pickle=False)
@@ -600,7 +602,7 @@ def main(argv=None) -> int:
         except NonFiniteFieldError as err:
             print(f"diamondlab: error: {err}", file=sys.stderr)
             return 1
-        except (ValueError, TypeError, RuntimeError, OSError, Warning) as err:
+        except (ValueError, TypeError, RuntimeError, OSError, MemoryError, Warning) as err:
             print(f"diamondlab: error: {err}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:

@@ -97,6 +97,9 @@ CLI_ROWS = [
     ("shape two sizes", [*RUN, "--shape", "12x12"], "argument --shape: needs three positive sizes", None),
     ("shape word", [*RUN, "--shape", "big"], "argument --shape: must look like 128x128x128", None),
     ("shape fraction", [*RUN, "--shape", "32.5"], "argument --shape: must look like", None),
+    ("shape beyond memory", [*RUN, "--shape", "4000"], "needs about 477.6 GiB of host memory", None),
+    ("model beyond memory", [*RUN, "--shape", "4000", "--velocity", "layered"],
+     "shape (4000, 4000, 4000) needs about 476.8 GiB of host memory", None),
     ("grid below a tile", [*RUN, "--shape", "3", "--dts", "2"], "grid too small for one tile", None),
     ("dts zero", [*RUN, "--dts", "0"], "argument --dts: must be >= 1", None),
     ("dts fraction", [*RUN, "--dts", "2.5"], "argument --dts: must be a whole number >= 1", None),
@@ -231,7 +234,8 @@ API_ROWS = [
     ("step negative", {"step": -1}, ValueError, "step (the initial time level) must be an int >= 0"),
     ("options list", {"backend_options": [1]}, TypeError, "backend_options must be a dict"),
     ("options cpu", {"backend_options": {"band": 2}}, ValueError, "do not apply to backend 'cpu'"),
-    ("too much memory", {"shape": (4000, 4000, 4000)}, MemoryError, "GiB"),
+    ("too much memory", {"shape": (4000, 4000, 4000)}, MemoryError,
+     "shape (4000, 4000, 4000) needs about 477.6 GiB of host memory"),
 ]
 
 

@@ -43,7 +43,7 @@ def test_points_outside_the_grid_are_refused(position):
 def test_bad_descriptions():
     with pytest.raises(ValueError, match="wavelet must be one of"):
         Source((0, 0, 0), "sinc")
-    with pytest.raises(ValueError, match="frequency must be > 0"):
+    with pytest.raises(ValueError, match="frequency must be a finite number > 0"):
         Source((0, 0, 0), frequency=0)
     with pytest.raises(ValueError, match="three finite numbers"):
         Receiver((0, 0))

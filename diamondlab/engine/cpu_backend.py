@@ -2,12 +2,15 @@
 
 Contract: see :mod:`diamondlab.engine.backends`.  The two fields are held
 with a halo of ``ShS`` zero cells on every side; ``fields()`` returns copies
-of the interiors.  Schedules are built once per sweep height and cached.
+of the interiors.  ``field_views()`` lends writable views of the two
+interiors, so that initial levels can be written in place (e.g. by
+:func:`~diamondlab.numerics.gaussian_pulse` with ``out=``) with no
+full-size temporary; ``set_fields`` given those views copies nothing.
+Schedules are built once per sweep height and cached on the backend (not
+on the class: a deleted backend frees its memory).
 """
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
@@ -27,6 +30,14 @@ def check_shape(shape, params: WaveParameters, size: int, nt: int) -> tuple[int,
     # builds and validates the tile (DTS >= 1), the torre (Nt >= 1) and the domain (>= one tile)
     StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), shape[0], shape[1])
     return shape
+
+
+def _same_view(a, b) -> bool:
+    """Whether ``b`` is an array with exactly ``a``'s memory, dtype, shape and strides."""
+    return (
+        isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )  # fmt: skip
 
 
 class CPUBackend:
@@ -77,6 +88,7 @@ class CPUBackend:
         self._medium: tuple | None = None  # (variant, K, AX, AY, AZ, RX, RY, RZ)
         self._weights = bare_weights(params.order)
         self._points = point_tables(self.shape, self.halo)
+        self._schedules: dict[int, StageSchedule] = {}
 
     @property
     def _interior(self):
@@ -84,8 +96,27 @@ class CPUBackend:
         return tuple(slice(h, h + n) for n in self.shape)
 
     def set_fields(self, prev: np.ndarray, curr: np.ndarray) -> None:
-        self._prev[self._interior] = prev
-        self._curr[self._interior] = curr
+        """Copy ``(u^{n-1}, u^n)`` into the padded fields; the backend's own views (``field_views``) stay."""
+        for field, level in ((self._prev, prev), (self._curr, curr)):
+            view = field[self._interior]
+            if not _same_view(view, level):
+                view[...] = level
+
+    def field_views(self) -> tuple[np.ndarray, np.ndarray]:
+        """Writable views ``(u^{n-1}, u^n)`` of the two levels' interiors (float32, ``(nx, ny, nz)``).
+
+        For writing initial levels in place (no full-size copy); the halo stays
+        zero.  Valid until the next step or sweep (which may swap the levels).
+
+        >>> from diamondlab.numerics import WaveParameters, gaussian_pulse
+        >>> b = CPUBackend(WaveParameters(order=2, courant=0.3), (8, 8, 4), 1, 2)
+        >>> prev, curr = b.field_views()
+        >>> _ = gaussian_pulse(b.shape, width=2.0, out=curr)
+        >>> b.set_fields(prev, curr)  # its own views: nothing is copied
+        >>> bool(np.array_equal(b.fields()[1], gaussian_pulse(b.shape, width=2.0)))
+        True
+        """
+        return self._prev[self._interior], self._curr[self._interior]
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return self._prev[self._interior].copy(), self._curr[self._interior].copy()
@@ -100,10 +131,13 @@ class CPUBackend:
         """Strided planes ``(xy, xz, yz)`` of the current level through ``index`` (copies)."""
         return planes_of(self.current_view(), index, strides)
 
-    @functools.lru_cache(maxsize=8)  # noqa: B019 - one backend lives as long as its simulation
     def schedule(self, height: int) -> StageSchedule:
-        tile = DiamondTile(self.params.order, self.size)
-        return StageSchedule(DiamondTorre(tile, height), self.shape[0], self.shape[1])
+        """The stage schedule of a sweep of ``height`` steps, built once per height and kept by this backend."""
+        cached = self._schedules.get(height)
+        if cached is None:
+            tile = DiamondTile(self.params.order, self.size)
+            cached = self._schedules[height] = StageSchedule(DiamondTorre(tile, height), *self.shape[:2])
+        return cached
 
     def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
         """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2``.

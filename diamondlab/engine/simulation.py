@@ -29,6 +29,7 @@ import numpy as np
 
 from diamondlab.engine.backends import get_backend, resolve_backend
 from diamondlab.engine.interrupts import deferred_interrupts
+from diamondlab.engine.memory import check_host_memory, host_bytes
 from diamondlab.engine.physics import Physics
 from diamondlab.engine.snapshots import Snapshots
 from diamondlab.numerics import WaveParameters, gaussian_pulse, validate_shape
@@ -195,9 +196,10 @@ class Simulation:
             order=order, spacing=spacing, velocity=self.physics.velocity_max, courant=courant, dt=dt
         )
         self.algorithm = algorithm
+        self.backend_name = resolve_backend(backend)
+        self._check_host_memory(shape)
         kappa, damp = self.physics.medium(self.params.dt)
         medium = (kappa, damp) if kappa is not None or self.physics.has_points else None
-        self.backend_name = resolve_backend(backend)
         if backend_options is not None and not isinstance(backend_options, dict):
             raise TypeError(f"backend_options must be a dict; got {type(backend_options).__name__}")
         if backend == "auto" and self.backend_name == "cpu" and backend_options:
@@ -213,6 +215,7 @@ class Simulation:
             # velocity model): the CPU engine can
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=2)
             self.backend_name = "cpu"
+            self._check_host_memory(shape)
             self._make_backend(shape, size, nt, medium, None)
         self.shape = self.backend.shape
         self._traces: list[np.ndarray] = []
@@ -222,6 +225,13 @@ class Simulation:
         self._compiled = False
         self.last_run: RunStats | None = None
         self.reset(initial)
+
+    def _check_host_memory(self, shape) -> None:
+        """Refuse, before any field is allocated, a run that does not fit the host memory (a MemoryError)."""
+        need = host_bytes(shape, self.params.order, self.backend_name,
+                          velocity_model=self.physics.velocity_model is not None,
+                          sponge=self.physics.sponge > 0)  # fmt: skip
+        check_host_memory(shape, need)
 
     def _make_backend(self, shape, size, nt, medium: tuple | None, options: dict | None) -> None:
         """Build the backend; with ``medium = (kappa, damp)`` also hand it the medium and the points."""
@@ -303,12 +313,19 @@ class Simulation:
             initial = self._initial
         elif not isinstance(initial, str):
             initial = self._check_layers(initial, self.shape)
+        # the levels are built in place where the backend lends its fields (no full-size temporary)
+        views = self.backend.field_views() if hasattr(self.backend, "field_views") else (None, None)
         if initial == "gaussian":
             # released at rest: the solution is even in time, so u^{-1} = u(+dt)
-            curr = gaussian_pulse(self.shape, width=self.pulse_width)
-            prev = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant)
+            curr = gaussian_pulse(self.shape, width=self.pulse_width, out=views[1])
+            prev = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant, out=views[0])
         elif initial == "zero":
-            prev = curr = np.zeros(self.shape, dtype=np.float32)
+            if views[0] is None:
+                prev = curr = np.zeros(self.shape, dtype=np.float32)
+            else:
+                prev, curr = views
+                prev.fill(0.0)
+                curr.fill(0.0)
         elif isinstance(initial, str):
             raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
         else:
