@@ -203,7 +203,8 @@ def _zero_sum_coefficients(order: int, kappa: float) -> tuple[float, ...]:
         return (0.0,) * (shs + 1)
     c3 = 3 * k * abs(weights[0])
     if c3 >= _F32_MAX / 2:
-        raise ValueError(f"courant number {math.sqrt(kappa):g} gives K = courant^2 = {kappa:g}, beyond float32")
+        raise ValueError(f"courant number {math.sqrt(kappa):g} gives K = courant^2 = {kappa:g}, "
+                         "beyond float32")
     q_exp = max(math.frexp(float(c3))[1] - 25, -126)  # |3 K w0| / q in [2**24, 2**25) unless clamped
     q = Fraction(2) ** q_exp
     ideal = [k * w / q for w in weights[1:]]  # k_i / q, exactly

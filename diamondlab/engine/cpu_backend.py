@@ -132,7 +132,7 @@ class CPUBackend:
         return planes_of(self.current_view(), index, strides)
 
     def schedule(self, height: int) -> StageSchedule:
-        """The stage schedule of a sweep of ``height`` steps, built once per height and kept by this backend."""
+        """The stage schedule of a sweep of ``height`` steps, built once per height and kept here."""
         cached = self._schedules.get(height)
         if cached is None:
             tile = DiamondTile(self.params.order, self.size)

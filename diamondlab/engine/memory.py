@@ -98,7 +98,7 @@ def check_host_memory(shape, need: int, available: int | None = None) -> None:
     >>> check_host_memory((4000, 4000, 4000), 512 * 10**9, available=16 * 2**30)
     Traceback (most recent call last):
     ...
-    MemoryError: shape (4000, 4000, 4000) needs about 476.8 GiB of host memory (float32 fields) but 16.0 GiB are available: use a smaller shape (each halving of every side takes 8 times less)
+    MemoryError: shape (4000, 4000, 4000) needs about 476.8 GiB of host memory ... use a smaller shape ...
     """
     if available is None:
         available = available_host_memory()

@@ -318,7 +318,8 @@ class Simulation:
         if initial == "gaussian":
             # released at rest: the solution is even in time, so u^{-1} = u(+dt)
             curr = gaussian_pulse(self.shape, width=self.pulse_width, out=views[1])
-            prev = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant, out=views[0])
+            prev = gaussian_pulse(self.shape, width=self.pulse_width, distance=self.params.courant,
+                                  out=views[0])
         elif initial == "zero":
             if views[0] is None:
                 prev = curr = np.zeros(self.shape, dtype=np.float32)
