@@ -63,13 +63,13 @@ def test_bench_prints_a_table(capsys):
     assert main([*argv, "--repeats", "1", "--nt", "4"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].startswith("device ") and "GB/s measured now" in lines[1]
-    assert lines[2].split() == [
-        "NO", "DTS", "Nt", "DiamondTorre", "stepwise", "ratio", "equal", "model", "of", "model", "ceiling"
-    ]  # fmt: skip
+    # no DiamondTorre model on the CPU (the memory roofline was 5-17x above the measured rates)
+    assert lines[2].split() == ["NO", "DTS", "Nt", "DiamondTorre", "stepwise", "ratio", "equal", "ceiling"]
     rows = [line.split() for line in lines[3:5]]
     assert [r[0] for r in rows] == ["2", "4"]
     assert all(float(r[3]) > 0 and float(r[4]) > 0 and r[6] == "True" for r in rows)
-    assert all(float(r[7]) > 0 and float(r[9]) > 0 for r in rows)  # model and stepwise ceiling
+    assert all(float(r[7]) > 0 for r in rows)  # the stepwise ceiling, bandwidth / 12 bytes
+    assert "No DiamondTorre model on the CPU" in lines[-1]
 
 
 def test_run_with_sources_receivers_velocity_and_snapshots(tmp_path, capsys):

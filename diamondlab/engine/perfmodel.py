@@ -199,8 +199,11 @@ def cuda_device_numbers() -> DeviceNumbers:
 def cpu_device_numbers() -> DeviceNumbers:
     """This machine's cores: ``b += a`` bandwidth measured now; the compute bound is left open.
 
-    On the CPU the in-cache limit of the update is the loads, not the FP
-    units (BENCHMARKS.md), so the model is the memory roofline alone.
+    Only the bandwidth is a useful ceiling there (the stepwise bound,
+    bandwidth / 12 bytes): the CPU sweep's limit is the cores' rate in cache,
+    which depends on the grid depth and the kernel variant, so the roofline
+    of :func:`predict` is 5 to 17 times above measured CPU rates and
+    ``diamondlab bench`` does not show it for the CPU (BENCHMARKS.md).
     """
     import os
     import platform
