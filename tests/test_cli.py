@@ -162,7 +162,8 @@ def test_a_run_continued_from_its_record_equals_the_straight_run(tmp_path, capsy
     assert "--source cannot be given with --initial" in capsys.readouterr().err
 
 
-def test_a_blow_up_stops_the_run_and_names_the_step(tmp_path, capsys):
+def test_a_blow_up_stops_the_run_and_names_the_step(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("diamondlab.engine.simulation.FINITE_CHECK_BUDGET", float("inf"))  # every sweep
     argv = ["run", "--shape", "24", "--backend", "cpu", "--no-progress", "--nt", "4"]
     assert main([*argv, "--steps", "2", "--save", str(tmp_path / "a.npz")]) == 0
     with np.load(tmp_path / "a.npz") as data:

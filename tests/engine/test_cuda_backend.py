@@ -293,3 +293,18 @@ def test_gpu_autotune_tries_the_sweep_options(tmp_path, monkeypatch):
     sim = Simulation(shape, 2, backend="cuda", size="auto", nt="auto")
     assert sim.backend_options == best.options
     assert {k: sim.backend.options[k] for k in best.options} == best.options
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_blow_up_is_found_and_named():
+    """A source too strong for float32 overflows the GPU field: the run stops with the step, as on the CPU."""
+    from diamondlab import Simulation
+    from diamondlab.engine.simulation import NonFiniteFieldError
+    from diamondlab.sources import Source
+
+    sim = Simulation((64, 64, 64), 2, backend="cuda", sources=[Source((32, 32, 32), frequency=0.1,
+                                                                      amplitude=1e40)])
+    with pytest.raises(NonFiniteFieldError, match=r"the field is not finite at step \d+"):
+        sim.run(200)
+    assert sim.time_step < 200

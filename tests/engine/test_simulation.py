@@ -121,3 +121,17 @@ def test_current_view_is_a_read_only_view_of_the_current_level():
     sim.run(4)
     view = sim.current_view()
     assert np.array_equal(view, sim.field) and not view.flags.writeable and not view.flags.owndata
+
+
+@pytest.mark.parametrize(("budget", "checks"), [(float("inf"), 10), (1e-12, 2)])
+def test_sampled_planes_are_checked_within_their_time_budget(monkeypatch, budget, checks):
+    """Checked after the first sweep (to learn the cost), then as the budget allows, and at the end."""
+    import diamondlab.engine.simulation as simulation
+
+    monkeypatch.setattr(simulation, "FINITE_CHECK_BUDGET", budget)
+    sim = Simulation((16, 16, 16), 2, backend="cpu", size=2, nt=4)
+    calls = []
+    check = sim._check_planes
+    monkeypatch.setattr(sim, "_check_planes", lambda: calls.append(sim.time_step) or check())
+    sim.run(40)
+    assert len(calls) == checks and calls[-1] == 40
