@@ -431,12 +431,12 @@ def _run(args) -> int:
             interrupted = True
             stats = sim.last_run  # set by run() even when stopped while compiling
             print(f"interrupted at step {sim.time_step}: fields consistent at that level; writing outputs")
-    print(
-        f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} s: "
-        f"{stats.gcells_per_second:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name})"
-    )
     try:
-        with deferred_interrupts():  # a stop now waits until every output is complete
+        with deferred_interrupts():  # a stop from here on waits until every output is complete
+            print(
+                f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} "
+                f"s: {stats.gcells_per_second:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name})"
+            )
             _write_outputs(args, sim, snapshots, first, first_step, interrupted)
     except KeyboardInterrupt:
         interrupted = True  # the outputs are complete: stop now

@@ -25,13 +25,17 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "Medium",
     "anomaly_model",
+    "check_sponge_width",
     "check_velocity",
     "damping_factors",
     "damping_profiles",
     "example_model",
     "layered_model",
+    "profiles_to_array",
     "sponge_damping",
+    "sponge_profiles",
 ]
 
 
@@ -98,33 +102,70 @@ def example_model(name: str, shape) -> np.ndarray:
     raise ValueError(f"example model must be 'layered' or 'anomaly'; got {name!r}")
 
 
-def sponge_damping(
-    shape, width: int, velocity_max: float, spacing: float, dt: float, reflection: float = 1e-2
-) -> np.ndarray:
-    """``s = eta dt / 2`` of a sponge ``width`` cells thick on every face (float32, 0 inside).
+def check_sponge_width(width: int, shape) -> None:
+    """Raise ``ValueError`` unless a sponge ``width`` cells thick leaves an interior in ``shape``.
 
-    >>> s = sponge_damping((20, 20, 20), 5, 1.0, 1.0, 0.5)
-    >>> float(s[10, 10, 10]), bool(s[0, 10, 10] > s[3, 10, 10] > 0)
-    (0.0, True)
+    >>> check_sponge_width(8, (16, 40, 40))
+    Traceback (most recent call last):
+    ...
+    ValueError: sponge width 8 leaves no interior in a grid of shape (16, 40, 40); use width <= 7
     """
-    shape = tuple(int(n) for n in shape)
-    if not isinstance(width, (int, np.integer)) or width < 1:
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
         raise ValueError(f"sponge width must be an int >= 1 cells; got {width!r}")
     if 2 * width >= min(shape):
         raise ValueError(
-            f"sponge width {width} leaves no interior in a grid of shape {shape}; "
+            f"sponge width {width} leaves no interior in a grid of shape {tuple(shape)}; "
             f"use width <= {(min(shape) - 1) // 2}"
         )
+
+
+def sponge_profiles(
+    shape, width: int, velocity_max: float, spacing: float, dt: float, reflection: float = 1e-2
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-axis float32 profiles ``(sx, sy, sz)`` of ``s = eta dt / 2`` of a sponge ``width`` cells thick.
+
+    A cell's depth into the layer is the largest of its per-axis depths and
+    ``s`` grows with depth, so the sponge's ``s`` at ``(x, y, z)`` is
+    ``max(sx[x], sy[y], sz[z])`` (:func:`sponge_damping` builds that array).
+
+    >>> sx, sy, sz = sponge_profiles((20, 12, 20), 5, 1.0, 1.0, 0.5)
+    >>> sy.shape, float(sx[10]), bool(sx[0] > sx[3] > 0)
+    ((12,), 0.0, True)
+    """
+    shape = tuple(int(n) for n in shape)
+    check_sponge_width(width, shape)
     eta_max = 3.0 * velocity_max * np.log(1.0 / reflection) / (2.0 * width * spacing)
-    # a cell's depth into the layer is the largest of its per-axis depths and s grows with depth,
-    # so s is the maximum of three float32 profiles (the same floats as from the 3D depth)
     profiles = []
     for n in shape:
         i = np.arange(n)
         depth = np.maximum(width - i, 0) + np.maximum(i - (n - 1 - width), 0)  # cells into the layer
         profiles.append((eta_max * (depth / width) ** 2 * dt / 2.0).astype(np.float32))
-    sx, sy, sz = profiles
-    out = np.empty(shape, dtype=np.float32)
+    return tuple(profiles)
+
+
+def sponge_damping(
+    shape, width: int, velocity_max: float, spacing: float, dt: float, reflection: float = 1e-2
+) -> np.ndarray:
+    """``s = eta dt / 2`` of a sponge ``width`` cells thick on every face (float32, 0 inside).
+
+    The maximum of the :func:`sponge_profiles` as a 3D array (for records
+    and checks; the engines keep the profiles).
+
+    >>> s = sponge_damping((20, 20, 20), 5, 1.0, 1.0, 0.5)
+    >>> float(s[10, 10, 10]), bool(s[0, 10, 10] > s[3, 10, 10] > 0)
+    (0.0, True)
+    """
+    return profiles_to_array(sponge_profiles(shape, width, velocity_max, spacing, dt, reflection))
+
+
+def profiles_to_array(profiles) -> np.ndarray:
+    """The 3D ``max(sx[x], sy[y], sz[z])`` of three 1D profiles (float32).
+
+    >>> profiles_to_array((np.float32([0, 1]), np.float32([2, 0]), np.float32([0]))).tolist()
+    [[[2.0], [0.0]], [[2.0], [1.0]]]
+    """
+    sx, sy, sz = (np.asarray(p, dtype=np.float32) for p in profiles)
+    out = np.empty((len(sx), len(sy), len(sz)), dtype=np.float32)
     np.maximum(sx[:, None, None], sy[None, :, None], out=out)
     np.maximum(out, sz[None, None, :], out=out)
     return out
@@ -154,17 +195,88 @@ def damping_profiles(damp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return sx, sy, sz
 
 
-def damping_factors(damp: np.ndarray) -> tuple[np.ndarray, ...]:
+def damping_factors(damp) -> tuple[np.ndarray, ...]:
     """``(ax, ay, az, rx, ry, rz)``: per-axis float32 profiles of ``1 - s`` and ``1 / (1 + s)``.
 
-    Both are monotone in ``s``, so a cell's ``1 - s`` is ``min(ax[x], ay[y],
-    az[z])`` and its ``1 / (1 + s)`` the minimum of the ``r`` profiles, exactly
-    (what the kernels use in the damped update ``((2u - a u-) + K lap) r``).
+    ``damp`` is a 3D separable array (see :func:`damping_profiles`) or the
+    three profiles ``(sx, sy, sz)`` themselves.  Both factors are monotone in
+    ``s``, so a cell's ``1 - s`` is ``min(ax[x], ay[y], az[z])`` and its
+    ``1 / (1 + s)`` the minimum of the ``r`` profiles, exactly (what the
+    kernels use in the damped update ``((2u - a u-) + K lap) r``).
 
-    >>> ax, ay, az, rx, ry, rz = damping_factors(sponge_damping((8, 9, 10), 2, 1.0, 1.0, 0.5))
+    >>> ax, ay, az, rx, ry, rz = damping_factors(sponge_profiles((8, 9, 10), 2, 1.0, 1.0, 0.5))
     >>> float(ax[4]), float(rx[4]), bool(az[0] < 1 and rz[0] < 1)
     (1.0, 1.0, True)
     """
     one = np.float32(1.0)
-    profiles = damping_profiles(damp)
+    if isinstance(damp, tuple):
+        profiles = tuple(np.asarray(p, dtype=np.float32) for p in damp)
+    else:
+        profiles = damping_profiles(damp)
     return tuple(one - p for p in profiles) + tuple(one / (one + p) for p in profiles)
+
+
+class Medium:
+    """What the kernels need of the medium for one time step: ``K`` and the sponge's damping profiles.
+
+    Parameters
+    ----------
+    kappa : float or array
+        ``K = (c dt / h)^2``: one number for a constant velocity, or a float32
+        array of the grid's shape for a velocity model (the only 3D array).
+    damping : (sx, sy, sz) or None
+        Per-axis profiles of ``s = eta dt / 2`` (:func:`sponge_profiles`),
+        the sponge being their maximum; None without a sponge.
+    shape : (nx, ny, nz)
+
+    ``variant`` names the kernels that run it: ``"constant"`` (a number and
+    no sponge: the bare scheme), ``"sponge"`` (a number and a sponge) or
+    ``"model"`` (K per cell).  Arrays are materialised only when asked
+    (:meth:`kappa_array`, :meth:`damping_array`, for run records).
+
+    >>> m = Medium(0.25, sponge_profiles((16, 16, 16), 4, 1.0, 1.0, 0.5), (16, 16, 16))
+    >>> m.variant, m.kappa, m.damping_array().shape
+    ('sponge', 0.25, (16, 16, 16))
+    >>> Medium(0.25, None, (16, 16, 16)).variant
+    'constant'
+    """
+
+    __slots__ = ("damping", "kappa", "shape")
+
+    def __init__(self, kappa, damping, shape):
+        self.shape = tuple(int(n) for n in shape)
+        if np.ndim(kappa) == 0:
+            kappa = float(kappa)
+        else:
+            kappa = np.asarray(kappa, dtype=np.float32)
+            if kappa.shape != self.shape:
+                raise ValueError(f"kappa must be a number or have shape {self.shape}; got {kappa.shape}")
+        if damping is not None:
+            damping = tuple(np.asarray(p, dtype=np.float32) for p in damping)
+            if tuple(len(p) for p in damping) != self.shape or any(p.ndim != 1 for p in damping):
+                raise ValueError(f"damping must be three 1D profiles of lengths {self.shape}")
+        self.kappa = kappa
+        self.damping = damping
+
+    @property
+    def variant(self) -> str:
+        if np.ndim(self.kappa):
+            return "model"
+        return "constant" if self.damping is None else "sponge"
+
+    def factors(self) -> tuple[np.ndarray, ...]:
+        """``(ax, ay, az, rx, ry, rz)`` of :func:`damping_factors` (all ones without a sponge)."""
+        profiles = self.damping or tuple(np.zeros(n, np.float32) for n in self.shape)
+        return damping_factors(profiles)
+
+    def kappa_array(self) -> np.ndarray:
+        """``K`` per cell as a float32 array (materialised; for run records)."""
+        if np.ndim(self.kappa):
+            return self.kappa
+        return np.full(self.shape, self.kappa, dtype=np.float32)
+
+    def damping_array(self) -> np.ndarray:
+        """``s`` per cell as a float32 array (materialised; zeros without a sponge)."""
+        if self.damping is None:
+            return np.zeros(self.shape, dtype=np.float32)
+        return profiles_to_array(self.damping)

@@ -1,41 +1,37 @@
-"""Backend registry: where the fields live and which kernels advance them.
+"""Backends: where the fields live and which kernels advance them; the registry.
 
 Contract
 --------
-A backend class is constructed as ``Backend(params, shape, size, nt, **options)`` with
-:class:`~diamondlab.numerics.WaveParameters` ``params``, the grid
-``shape = (nx, ny, nz)``, the tile size ``size`` (DTS), the torre height
-``nt`` and backend-specific keyword ``options`` that change speed, never
-results (the CUDA backend's ``pipelined``, ``band``, ``chunk``); it raises
-``ValueError`` naming the parameter for anything it cannot run.  It owns
-the two field arrays (levels ``n - 1`` and ``n``) and offers::
+A backend is a subclass of :class:`Backend`.  Its class states what it can
+run (:attr:`Backend.OPTIONS`, :attr:`Backend.RUNS_PHYSICS`, the tiling
+tables behind :meth:`~Backend.default_tiling` and the tuner's candidates)
+and :meth:`Backend.check` validates a problem against that *without
+allocating* (it returns the speed options with the backend's defaults
+filled in).  :class:`~diamondlab.engine.plan.RunPlan` calls it once;
+:meth:`Backend.from_plan` then builds the backend from the checked values
+without checking them again.  ``Backend(params, shape, size, nt, **options)``
+does both for direct use.
+
+An instance owns the two field arrays (levels ``n - 1`` and ``n``) and
+offers::
 
     compile()                # build or load the kernels (called before the first timing)
     set_fields(prev, curr)   # host float32 arrays of shape (nx, ny, nz)
+    field_views()            # writable host views of the two levels, or (None, None)
     fields() -> (prev, curr) # host copies, in (x, y, z) order
     current_view()           # u^n for reading between steps: a view where possible
     planes(index, strides)   # (xy, xz, yz) of u^n through index, sampled from index % strides
+    set_physics(medium, sources, receivers)   # a media.Medium and integer (x, y, z) cells
     step(nsteps[, src_samples]) -> receiver values   # stepwise time stepping
     sweep(height[, src_samples]) -> receiver values  # one DiamondTorre sweep, 1 <= height <= nt
     synchronize()            # wait until queued work is done (timing)
     options                  # the speed options in force (a dict; may be empty)
 
-and, for physics (:mod:`diamondlab.engine.physics`)::
-
-    set_medium(kappa, damp)          # per-cell K and sponge damping, or (None, None)
-    set_points(sources, receivers)   # integer (x, y, z) cells of the point sources and receivers
-
 where ``src_samples`` is ``(npoints, steps)`` float32 (what each source point
 adds at each step) and the receiver values are ``(steps, nreceivers)``.
 Both engines run DiamondTorre bit for bit equal to their stepwise kernel
-with all of it switched on.
-
-and the class attributes ``name``, ``available() -> bool``,
-``unavailable_reason() -> str``, ``default_tiling(order, shape=None) -> (DTS, Nt)``,
-``tuning_candidates(order) -> [(DTS, Nt), ...]`` and
-``tuning_options(order, size) -> [options, ...]`` (what the auto-tuner
-measures; ``[{}]`` for a backend without options).  The
-simulation object (:mod:`diamondlab.engine.simulation`) keeps the clock.
+with all of it switched on.  The simulation object
+(:mod:`diamondlab.engine.simulation`) keeps the clock.
 
 Backends are registered by name with the module that defines them, so that
 looking one up imports only that backend (``"cuda"`` imports numba.cuda).
@@ -43,11 +39,131 @@ looking one up imports only that backend (``"cuda"`` imports numba.cuda).
 
 from __future__ import annotations
 
+import abc
 import importlib
+from typing import ClassVar
 
 __all__ = [
-    "BACKENDS", "available_backends", "get_backend", "planes_of", "register_backend", "resolve_backend",
+    "BACKENDS", "Backend", "available_backends", "get_backend", "planes_of", "register_backend",
+    "resolve_backend",
 ]
+
+
+class Backend(abc.ABC):
+    """The base of every backend: its capabilities as class facts and the methods of the contract."""
+
+    #: Registry name.
+    name: ClassVar[str]
+    #: Names of the speed options the constructor takes (they never change results).
+    OPTIONS: ClassVar[tuple[str, ...]] = ()
+    #: Whether it runs velocity models, sponges, sources and receivers (:meth:`set_physics`).
+    RUNS_PHYSICS: ClassVar[bool] = True
+
+    # ------------------------------------------------------------ class facts
+    @staticmethod
+    @abc.abstractmethod
+    def available() -> bool:
+        """Whether this machine can run the backend."""
+
+    @staticmethod
+    @abc.abstractmethod
+    def unavailable_reason() -> str:
+        """Why not, and what to do instead (for the error when it is asked for anyway)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order`` (on ``shape`` where it matters)."""
+
+    @classmethod
+    def fit_size(cls, order: int, size: int, shape) -> int:
+        """The largest DTS up to ``size`` that the backend runs well on ``shape`` (default: ``size``)."""
+        return size
+
+    @classmethod
+    @abc.abstractmethod
+    def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
+        """(DTS, Nt) pairs the auto-tuner measures."""
+
+    @classmethod
+    def tuning_options(cls, order: int, size: int) -> list[dict]:
+        """Option sets the auto-tuner tries per (DTS, Nt) (``[{}]``: none)."""
+        return [{}]
+
+    @classmethod
+    def check(cls, params, shape: tuple[int, int, int], size: int, nt: int, options: dict) -> dict:
+        """Validate a problem without allocating it; return ``options`` with the defaults filled in.
+
+        ``shape`` is validated already.  Raises ``ValueError`` naming the
+        option and what is allowed; unknown option names are refused here.
+        """
+        if unknown := sorted(set(options) - set(cls.OPTIONS)):
+            allowed = ", ".join(cls.OPTIONS) if cls.OPTIONS else "none"
+            raise ValueError(f"backend_options {unknown} do not apply to backend {cls.name!r} "
+                             f"(it takes: {allowed})")
+        return cls._check(params, shape, size, nt, dict(options))
+
+    @classmethod
+    @abc.abstractmethod
+    def _check(cls, params, shape, size: int, nt: int, options: dict) -> dict:
+        """The backend's own checks of :meth:`check` (option names known)."""
+
+    # ------------------------------------------------------------ building
+    def __init__(self, params, shape, size: int, nt: int, **options):
+        from diamondlab.numerics import validate_shape
+
+        shape = validate_shape(shape)
+        self._build(params, shape, size, nt, self.check(params, shape, size, nt, options))
+
+    @classmethod
+    def from_plan(cls, plan) -> Backend:
+        """The backend of a :class:`~diamondlab.engine.plan.RunPlan` (checked already: not again)."""
+        self = cls.__new__(cls)
+        self._build(plan.params, plan.shape, plan.size, plan.nt, dict(plan.options))
+        return self
+
+    @abc.abstractmethod
+    def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
+        """Allocate the fields (the problem is valid)."""
+
+    # ------------------------------------------------------------ instance contract
+    @property
+    def options(self) -> dict:
+        """The speed options in force."""
+        return {}
+
+    def field_views(self):
+        """Writable host views ``(u^{n-1}, u^n)`` of the two levels, or ``(None, None)`` (not on the host)."""
+        return None, None
+
+    def set_physics(self, medium=None, sources=(), receivers=()) -> None:  # pragma: no cover - contract
+        raise NotImplementedError(f"backend {self.name!r} does not run velocity models, sponges, sources "
+                                  "or receivers")
+
+    @abc.abstractmethod
+    def compile(self) -> None: ...
+
+    @abc.abstractmethod
+    def set_fields(self, prev, curr) -> None: ...
+
+    @abc.abstractmethod
+    def fields(self): ...
+
+    @abc.abstractmethod
+    def current_view(self): ...
+
+    @abc.abstractmethod
+    def planes(self, index, strides): ...
+
+    @abc.abstractmethod
+    def step(self, nsteps: int, src_samples=None): ...
+
+    @abc.abstractmethod
+    def sweep(self, height: int, src_samples=None): ...
+
+    @abc.abstractmethod
+    def synchronize(self) -> None: ...
+
 
 #: name -> "module:Class"
 BACKENDS: dict[str, str] = {
@@ -85,13 +201,17 @@ def get_backend(name: str):
     """The backend class registered as ``name``."""
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {sorted(BACKENDS) + ['auto']}; got {name!r}")
-    module, cls = BACKENDS[name].split(":")
+    module, attr = BACKENDS[name].split(":")
     try:
-        return getattr(importlib.import_module(module), cls)
+        cls = getattr(importlib.import_module(module), attr)
     except ImportError as err:
         raise RuntimeError(
             f"backend {name!r} cannot be loaded ({err}); install diamondlab[{name}] or use backend='cpu'"
         ) from err
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise TypeError(f"backend {name!r} ({BACKENDS[name]}) must be a subclass of "
+                        "diamondlab.engine.backends.Backend")
+    return cls
 
 
 def available_backends() -> list[str]:

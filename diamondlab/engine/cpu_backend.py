@@ -14,22 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.backends import planes_of
+from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
 from diamondlab.kernels.points import point_tables
-from diamondlab.media import damping_factors
-from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
+from diamondlab.media import Medium
+from diamondlab.numerics import WaveParameters, bare_weights
 
-__all__ = ["CPUBackend", "check_shape"]
-
-
-def check_shape(shape, params: WaveParameters, size: int, nt: int) -> tuple[int, int, int]:
-    """Validate ``shape`` and (DTS, Nt) for a DiamondTorre run; return the shape as ints."""
-    shape = validate_shape(shape)
-    # builds and validates the tile (DTS >= 1), the torre (Nt >= 1) and the domain (>= one tile)
-    StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), shape[0], shape[1])
-    return shape
+__all__ = ["CPUBackend"]
 
 
 def _same_view(a, b) -> bool:
@@ -40,7 +32,7 @@ def _same_view(a, b) -> bool:
     )  # fmt: skip
 
 
-class CPUBackend:
+class CPUBackend(Backend):
     """Fields in host memory, kernels compiled with Numba (parallel over torres of a stage)."""
 
     name = "cpu"
@@ -60,13 +52,6 @@ class CPUBackend:
         sizes = sorted({max(1, r // shs) for r in (8, 12, 16)})
         return [(size, 4 * size * shs) for size in sizes]
 
-    options: dict = {}  # no speed options
-
-    @classmethod
-    def tuning_options(cls, order: int, size: int) -> list[dict]:
-        """Constructor options the auto-tuner tries per (DTS, Nt): the CPU engine has none."""
-        return [{}]
-
     @staticmethod
     def available() -> bool:
         return True
@@ -75,9 +60,15 @@ class CPUBackend:
     def unavailable_reason() -> str:  # pragma: no cover - always available
         return ""
 
-    def __init__(self, params: WaveParameters, shape, size: int, nt: int):
+    @classmethod
+    def _check(cls, params: WaveParameters, shape, size: int, nt: int, options: dict) -> dict:
+        """DTS, Nt and the domain (at least one tile), from the geometry; no speed options."""
+        StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), shape[0], shape[1])
+        return {}
+
+    def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:
         self.params = params
-        self.shape = check_shape(shape, params, size, nt)
+        self.shape = shape
         self.size = size
         self.nt = nt
         self.halo = params.order // 2
@@ -139,38 +130,25 @@ class CPUBackend:
             cached = self._schedules[height] = StageSchedule(DiamondTorre(tile, height), *self.shape[:2])
         return cached
 
-    def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
-        """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2``.
+    def set_physics(self, medium: Medium | None = None, sources=(), receivers=()) -> None:
+        """The medium (:class:`~diamondlab.media.Medium`; None: the bare scheme) and the integer
+        ``(x, y, z)`` cells of the source and receiver points (see kernels.points).
 
-        ``(None, None)`` selects the constant-K kernels without sponge.  A
-        ``kappa`` with one value everywhere (or None) is kept as that number
-        (the ``sponge`` kernels), any other as a padded array (``model``).  The
-        damping must be separable (true of every sponge layer): the kernels
-        take the padded per-axis profiles of :func:`~diamondlab.media.damping_factors`.
+        A constant ``K`` stays a number; ``K`` per cell (a velocity model) is
+        kept as a padded array; the sponge as padded per-axis profiles of
+        :func:`~diamondlab.media.damping_factors`.
         """
-        if kappa is None and damp is None:
+        self._points = point_tables(self.shape, self.halo, sources, receivers)
+        if medium is None or medium.variant == "constant":  # the scheme's own coefficients
             self._medium = None
             return
-        d = np.zeros(self.shape, np.float32) if damp is None else np.asarray(damp, dtype=np.float32)
-        if d.shape != self.shape:
-            raise ValueError(f"damp must have shape {self.shape}; got {d.shape}")
-        padded = [np.pad(f, self.halo, constant_values=1) for f in damping_factors(d)]
-        if kappa is None:
-            variant, k = "sponge", np.float32(self.params.courant**2)
+        padded = [np.pad(f, self.halo, constant_values=1) for f in medium.factors()]
+        if medium.variant == "model":
+            k = np.zeros(self._prev.shape, dtype=np.float32)
+            k[self._interior] = medium.kappa
         else:
-            kappa = np.asarray(kappa, dtype=np.float32)
-            if kappa.shape != self.shape:
-                raise ValueError(f"kappa must have shape {self.shape}; got {kappa.shape}")
-            if kappa.min() == kappa.max():
-                variant, k = "sponge", np.float32(kappa.flat[0])
-            else:
-                variant, k = "model", np.zeros(self._prev.shape, dtype=np.float32)
-                k[self._interior] = kappa
-        self._medium = (variant, k, *padded)
-
-    def set_points(self, sources=(), receivers=()) -> None:
-        """Integer ``(x, y, z)`` cells of the source and receiver points (see kernels.points)."""
-        self._points = point_tables(self.shape, self.halo, sources, receivers)
+            k = np.float32(medium.kappa)
+        self._medium = ("model" if medium.variant == "model" else "sponge", k, *padded)
 
     def compile(self) -> None:
         """Compile (or load from Numba's cache) the kernels before anything is timed.
@@ -181,10 +159,9 @@ class CPUBackend:
         tile = DiamondTile(self.params.order, 1)
         shape = (2 * tile.radius, 2 * tile.radius, 1)
         probe = CPUBackend(self.params, shape, 1, 1)
-        if self._medium is not None:
-            kappa = np.zeros(shape, np.float32)
-            kappa.flat[0] = self._medium[0] == "model"  # the same variant as this backend
-            probe.set_medium(kappa, np.zeros(shape, np.float32))
+        if self._medium is not None:  # the same variant as this backend
+            kappa = np.full(shape, 0.25, np.float32) if self._medium[0] == "model" else 0.25
+            probe.set_physics(Medium(kappa, tuple(np.zeros(n, np.float32) for n in shape), shape))
         probe.sweep(1)
         probe.step(1)
 

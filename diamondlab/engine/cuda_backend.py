@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from diamondlab.engine.backends import Backend
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.points import point_tables
-from diamondlab.media import damping_factors
-from diamondlab.numerics import WaveParameters, bare_weights, validate_shape
+from diamondlab.media import Medium
+from diamondlab.numerics import WaveParameters, bare_weights
 
 __all__ = ["CUDABackend", "device_memory"]
 
@@ -42,10 +43,11 @@ def device_memory() -> tuple[int, int]:
     return int(free), int(total)
 
 
-class CUDABackend:
+class CUDABackend(Backend):
     """Fields in GPU memory; stepwise and one-launch DiamondTorre sweeps in Numba-CUDA."""
 
     name = "cuda"
+    OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk")
 
     #: (DTS, Nt) per NO measured best on an H100 at 512 x 2048 x 256 (BENCHMARKS.md)
     TILING = {2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)}
@@ -58,11 +60,7 @@ class CUDABackend:
     def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz."""
         size, nt = cls.TILING[order]
-        if shape is not None:
-            from diamondlab.kernels.cuda import preferred_size
-
-            size = preferred_size(order, size, int(shape[2]))
-        return size, nt
+        return (size if shape is None else cls.fit_size(order, size, shape)), nt
 
     @classmethod
     def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
@@ -111,11 +109,16 @@ class CUDABackend:
             "use backend='cpu' or 'auto'"
         )
 
-    def __init__(self, params: WaveParameters, shape, size: int, nt: int,
-                 max_registers: int | None = None, specialize: bool | None = None,
-                 left_from_memory: bool = False, pipelined: bool | None = None,
-                 band: int | None = None, chunk: int | None = None):
-        """See the module contract.
+    @classmethod
+    def fit_size(cls, order: int, size: int, shape) -> int:
+        """The largest DTS up to ``size`` whose block suits the z column of ``shape``."""
+        from diamondlab.kernels.cuda import preferred_size
+
+        return preferred_size(order, size, int(shape[2]))
+
+    @classmethod
+    def _check(cls, params: WaveParameters, shape, size: int, nt: int, options: dict) -> dict:
+        """The sweep options with their defaults, the (NO, DTS) pair, nz and the GPU's free memory.
 
         ``max_registers`` overrides the sweep kernel's register cap;
         ``specialize=True`` compiles the sweep for this grid's (ny, nz) (constant
@@ -135,16 +138,12 @@ class CUDABackend:
         measured faster, else whole-torre waits).
         """
         from diamondlab.kernels import cuda as kernels
-
-        self.params = params
-        self.shape = validate_shape(shape)
-        self.size = size
-        self.nt = nt
-        # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
         from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
 
-        schedule = StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), *self.shape[:2])
-        preset = self.PIPELINED.get((params.order, size))
+        # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
+        schedule = StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), *shape[:2])
+        pipelined, band, chunk = (options.get(k) for k in ("pipelined", "band", "chunk"))
+        preset = cls.PIPELINED.get((params.order, size))
         if pipelined is None:
             pipelined = preset is not None and nt < PIPELINE_FLAG_STRIDE
         if pipelined:
@@ -157,46 +156,61 @@ class CUDABackend:
                              "runs one stage at a time)")
         else:
             band, chunk = 0, 1
-        if not isinstance(band, (int, np.integer)) or band < 0:
+        if isinstance(band, bool) or not isinstance(band, (int, np.integer)) or band < 0:
             raise ValueError(f"band must be an int >= 0 (0: stage by stage); got {band!r}")
         schedule.launch_order(band or None)
-        if not isinstance(chunk, (int, np.integer)) or not 1 <= chunk <= nt:
-            raise ValueError(f"chunk must be an int in 1..nt={nt}; got {chunk!r}")
-        self.band = int(band)
-        self.chunk = int(chunk)
+        if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or not 1 <= chunk <= nt:
+            raise ValueError(f"chunk must be an int in 1..nt={nt} (tiers between two waits); got {chunk!r}")
         kernels.check_pair(params.order, size)
-        kernels.check_nz(self.shape[2], params.order, size)
-        if not self.available():
-            raise RuntimeError(self.unavailable_reason())
-        self._kernels_api = kernels
-        ncells = int(np.prod(self.shape, dtype=np.int64))
+        kernels.check_nz(shape[2], params.order, size)
+        if not cls.available():
+            raise RuntimeError(cls.unavailable_reason())
+        ncells = int(np.prod(shape, dtype=np.int64))
         need = 2 * 4 * ncells
         if not kernels.simulator_enabled():
             free, total = device_memory()
             if need + MEMORY_MARGIN_BYTES > free:
                 raise ValueError(
-                    f"shape {self.shape} needs {need / 2**30:.2f} GiB of GPU memory for its two "
+                    f"shape {shape} needs {need / 2**30:.2f} GiB of GPU memory for its two "
                     f"float32 fields but the GPU has {free / 2**30:.2f} GiB free of "
                     f"{total / 2**30:.2f} GiB: use a smaller shape or backend='cpu'"
                 )
+        specialize = options.get("specialize")
+        return {
+            "max_registers": options.get("max_registers"),
+            "specialize": ncells >= kernels.SPECIALISE_MIN_CELLS if specialize is None else bool(specialize),
+            "left_from_memory": bool(options.get("left_from_memory", False)),
+            "pipelined": bool(pipelined), "band": int(band), "chunk": int(chunk),
+        }  # fmt: skip
+
+    def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:
+        """See the module contract; ``options`` as :meth:`_check` returns them."""
         from numba import cuda
 
+        from diamondlab.kernels import cuda as kernels
+
+        self.params = params
+        self.shape = shape
+        self.size = size
+        self.nt = nt
+        self.band = options["band"]
+        self.chunk = options["chunk"]
+        self.pipelined = options["pipelined"]
+        self.specialized = options["specialize"]
+        self._kernels_api = kernels
         self._cuda = cuda
-        if specialize is None:
-            specialize = ncells >= kernels.SPECIALISE_MIN_CELLS
-        self.specialized = bool(specialize)
-        cap = kernels.sweep_register_cap(params.order, size, self.shape[2], max_registers,
+        cap = kernels.sweep_register_cap(params.order, size, shape[2], options["max_registers"],
                                          self.specialized)
-        yz = self.shape[1:] if specialize else None
-        self._variant_args = (params.order, size, cap, yz, left_from_memory)
-        self.pipelined = bool(pipelined)
-        self.kernels = kernels.cuda_kernels(*self._variant_args, pipelined=self.pipelined)
+        yz = shape[1:] if self.specialized else None
+        self._variant_args = (params.order, size, cap, yz, options["left_from_memory"])
+        self._kernels = None  # the variant's module, selected on first use (after set_physics)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._bare = cuda.to_device(np.ascontiguousarray(bare_weights(params.order), dtype=np.float32))
         self._medium: tuple | None = None
         self._points = None
         self._point_arrays: tuple | None = None
         self._events: dict[int, tuple] = {}
+        ncells = int(np.prod(shape, dtype=np.int64))
         self._prev = self._zeros(ncells)
         self._curr = self._zeros(ncells)
         self._schedules: dict[int, tuple] = {}
@@ -241,55 +255,27 @@ class CUDABackend:
         return self._kernels_api.gather_planes(self._curr, self.shape, index, strides)
 
     # ----------------------------------------------------------------- physics
-    def _select_kernels(self) -> None:
-        medium = None if self._medium is None else ("sponge" if np.ndim(self._medium[0]) == 0 else "model")
-        self.kernels = self._kernels_api.cuda_kernels(
-            *self._variant_args, medium=medium, points=self._points is not None, pipelined=self.pipelined
-        )
+    def set_physics(self, medium: Medium | None = None, sources=(), receivers=()) -> None:
+        """The medium (:class:`~diamondlab.media.Medium`; None: the bare scheme) and the integer
+        ``(x, y, z)`` cells of the source and receiver points (see kernels.points), on the device.
 
-    def set_medium(self, kappa: np.ndarray | None, damp: np.ndarray | None) -> None:
-        """Per-cell ``K = (c dt / h)^2`` and damping ``s = eta dt / 2`` on the device.
-
-        ``(None, None)`` selects the constant-K kernels without sponge.  A
-        ``kappa`` with one value everywhere (or None) is kept as that number;
-        a velocity model takes one more field-sized array of GPU memory
-        (``ValueError`` before anything is copied if it does not fit).  The
-        damping must be separable (true of every sponge layer): the per-axis
-        profiles of :func:`~diamondlab.media.damping_factors` are kept, not an
-        array.
+        A constant ``K`` stays a number and the sponge three pairs of 1D
+        profiles (:meth:`~diamondlab.media.Medium.factors`); only ``K`` per cell
+        (a velocity model) takes one more field of GPU memory (``ValueError``
+        before anything is copied if it does not fit).  The kernel variant is
+        selected once, here.
         """
-        if kappa is None and damp is None:
-            self._medium = None
-            self._select_kernels()
-            return
-        d = np.zeros(self.shape, np.float32) if damp is None else self._host(damp, "damp").reshape(self.shape)
-        factors = damping_factors(d)
         cuda = self._cuda
-        if kappa is None:
-            k = np.float32(self.params.courant**2)
-        else:
-            kappa = self._host(kappa, "kappa")
-            k = kappa[0] if kappa.min() == kappa.max() else kappa
-        if np.ndim(k):
-            ncells = k.size
-            if not self._kernels_api.simulator_enabled():
-                free, _ = device_memory()
-                held = 0 if self._medium is None or np.ndim(self._medium[0]) == 0 else 4 * ncells
-                if 4 * ncells + MEMORY_MARGIN_BYTES > free + held:
-                    raise ValueError(
-                        f"a velocity model on shape {self.shape} needs {4 * ncells / 2**30:.2f} GiB more "
-                        f"GPU memory (K per cell) but {free / 2**30:.2f} GiB are free: use a smaller "
-                        "shape or backend='cpu'"
-                    )
-            self._medium = None  # free a previous model first
-            k = cuda.to_device(k)
-        else:
-            k = np.float32(k)
-        self._medium = (k, *(cuda.to_device(np.ascontiguousarray(f, dtype=np.float32)) for f in factors))
-        self._select_kernels()
-
-    def set_points(self, sources=(), receivers=()) -> None:
-        """Integer ``(x, y, z)`` cells of the source and receiver points (see kernels.points)."""
+        held = self._medium is not None and np.ndim(self._medium[0]) > 0  # a model's K, freed below
+        self._medium = None
+        if medium is not None and medium.variant != "constant":
+            if medium.variant == "model":
+                self._check_model_memory(held)
+                k = cuda.to_device(np.ascontiguousarray(medium.kappa, dtype=np.float32).ravel())
+            else:
+                k = np.float32(medium.kappa)
+            factors = (cuda.to_device(np.ascontiguousarray(f, dtype=np.float32)) for f in medium.factors())
+            self._medium = (k, *factors)
         t = point_tables(self.shape, 0, sources, receivers)
         self._events = {}
         if len(t.pt_z) == 0:
@@ -299,10 +285,33 @@ class CUDABackend:
             index = (t.columns[:, 0] * ny + t.columns[:, 1]) * nz + t.pt_z
             self._points = t
             self._point_arrays = tuple(
-                self._cuda.to_device(np.ascontiguousarray(a, dtype=np.int64))
-                for a in (index, t.pt_kind, t.pt_slot)
+                cuda.to_device(np.ascontiguousarray(a, dtype=np.int64)) for a in (index, t.pt_kind, t.pt_slot)
             )
-        self._select_kernels()
+        self._kernels = None  # selected on first use: one variant per run
+
+    @property
+    def kernels(self):
+        """The generated kernel module of this backend's variant (medium, points, waits), imported once."""
+        if self._kernels is None:
+            medium = None if self._medium is None else "model" if np.ndim(self._medium[0]) else "sponge"
+            self._kernels = self._kernels_api.cuda_kernels(
+                *self._variant_args, medium=medium, points=self._points is not None, pipelined=self.pipelined
+            )
+        return self._kernels
+
+    def _check_model_memory(self, held: bool) -> None:
+        """Raise ``ValueError`` if ``K`` per cell (one more field) does not fit the GPU's free memory
+        (``held``: a previous model's, being freed, counts as free)."""
+        if self._kernels_api.simulator_enabled():
+            return
+        ncells = int(np.prod(self.shape, dtype=np.int64))
+        free, _ = device_memory()
+        if 4 * ncells + MEMORY_MARGIN_BYTES > free + 4 * ncells * held:
+            raise ValueError(
+                f"a velocity model on shape {self.shape} needs {4 * ncells / 2**30:.2f} GiB more "
+                f"GPU memory (K per cell) but {free / 2**30:.2f} GiB are free: use a smaller "
+                "shape or backend='cpu'"
+            )
 
     def _point_buffers(self, height: int, src_samples):
         """Device source samples and a zeroed receiver buffer for ``height`` steps."""

@@ -170,12 +170,12 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
     record.update(physics.record())
     if physics.velocity_model is not None:
         record["velocity_model"] = physics.velocity_model
-    kappa, damp = physics.medium(p.dt)
-    if kappa is not None:
+    if physics.velocity_model is not None or physics.sponge:
         # the per-cell update: ((2u - a u-) + K lap u) * r with a = 1 - s and r = 1 / (1 + s) in
-        # float32, lap with bare weights
-        record["kappa"] = kappa
-        record["damp"] = damp if damp is not None else np.zeros_like(kappa)
+        # float32, lap with bare weights (materialised here only: the engines keep numbers and profiles)
+        medium = physics.medium(p.dt)
+        record["kappa"] = medium.kappa_array()
+        record["damp"] = medium.damping_array()
     if physics.has_points:  # what each source cell adds at every step, and where receivers sample
         record["source_cells"] = physics.source_points.cells
         samples = physics.source_samples(first_step, sim.time_step - first_step, p.dt)

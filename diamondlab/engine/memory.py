@@ -15,9 +15,9 @@ What is counted (float32, 4 bytes per cell):
 - ``"cpu"``: the two time levels with their halo of ``NO/2`` cells (built
   in place, no full-size temporary: see ``CPUBackend.field_views``);
 - ``"cuda"``: the two initial levels staged on the host before the copy;
-- with a velocity model: ``K`` per cell (and on the CPU its padded copy);
-  with a sponge or a velocity model: the damping ``s`` per cell and a
-  full-size ``K`` as the medium is built (:meth:`Physics.medium`).
+- with a velocity model: ``K`` per cell (:meth:`Physics.medium`; on the CPU
+  also its padded copy).  A constant velocity stays a number and a sponge
+  three 1D profiles (:class:`~diamondlab.media.Medium`): no 3D array.
 
 The user's velocity model is already in memory when the simulation is
 made and is not counted.
@@ -34,22 +34,22 @@ __all__ = ["available_host_memory", "check_host_memory", "host_bytes"]
 CELL_BYTES = 4
 
 
-def host_bytes(shape, order: int, backend: str, *, velocity_model: bool = False, sponge: bool = False) -> int:
+def host_bytes(shape, order: int, backend: str, *, velocity_model: bool = False) -> int:
     """Estimated peak host bytes a simulation adds (see the module contract).
 
     >>> round(host_bytes((512, 512, 512), 2, "cpu") / 2**30, 4)  # two levels with a one-cell halo
     1.0118
-    >>> host_bytes((100, 100, 100), 8, "cuda", velocity_model=True, sponge=True)
-    16000000
+    >>> host_bytes((100, 100, 100), 8, "cuda", velocity_model=True)
+    12000000
     """
     nx, ny, nz = (int(n) for n in shape)
     cells = nx * ny * nz
     halo = order // 2
     padded = (nx + 2 * halo) * (ny + 2 * halo) * (nz + 2 * halo)
     fields = 2 * (padded if backend == "cpu" else cells)
-    medium = 2 * cells if (velocity_model or sponge) else 0  # K and s while the medium is built
-    if velocity_model and backend == "cpu":
-        medium += padded  # K with its halo, kept by the CPU kernels
+    medium = 0
+    if velocity_model:
+        medium = cells + (padded if backend == "cpu" else 0)  # K, and on the CPU its padded copy
     return CELL_BYTES * (fields + medium)
 
 

@@ -6,9 +6,9 @@ Contract
 velocity, a sponge width, :class:`~diamondlab.sources.Source` and
 :class:`~diamondlab.sources.Receiver` lists) into what a backend takes:
 
-- ``kappa`` (per-cell ``K = (c dt / h)^2``) and ``damp`` (``s = eta dt / 2``)
-  float32 arrays, both None for a constant velocity without sponge (the
-  backends' fast path);
+- a :class:`~diamondlab.media.Medium`: ``K = (c dt / h)^2`` as a number
+  (or a per-cell array for a velocity model) and the sponge's ``s = eta dt / 2``
+  as three 1D profiles (its ``variant`` "constant" is the backends' fast path);
 - source and receiver *points* (cells; off-grid positions become up to eight
   cells with trilinear weights);
 - per call, the samples each source point adds at each step,
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.media import check_velocity, sponge_damping
+from diamondlab.media import Medium, check_sponge_width, check_velocity, sponge_profiles
 from diamondlab.sources import (
     MIN_POINTS_PER_WAVELENGTH, Receiver, Source, check_resolution, trilinear_points,
 )
@@ -124,6 +124,8 @@ class Physics:
         if isinstance(sponge, bool) or not isinstance(sponge, (int, np.integer)) or sponge < 0:
             raise ValueError(f"sponge must be a width in cells >= 0 (0: zero boundary); got {sponge!r}")
         self.sponge = int(sponge)
+        if self.sponge:
+            check_sponge_width(self.sponge, self.shape)
         self.source_points = PointSet.expand(self.sources, self.shape, self.spacing, "source")
         self.receiver_points = PointSet.expand(self.receivers, self.shape, self.spacing, "receiver")
         check_resolution(self.sources, self.velocity_min, self.spacing)
@@ -132,21 +134,20 @@ class Physics:
     def has_points(self) -> bool:
         return len(self.source_points) > 0 or len(self.receiver_points) > 0
 
-    def medium(self, dt: float) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``(kappa, damp)`` for time step ``dt``; ``(None, None)`` on the constant fast path."""
-        if self.velocity_model is None and self.sponge == 0:
-            return None, None
-        if self.velocity_model is None:
-            kappa = np.full(self.shape, (self.velocity_max * dt / self.spacing) ** 2, dtype=np.float32)
+    def medium(self, dt: float) -> Medium:
+        """The :class:`~diamondlab.media.Medium` for time step ``dt``: ``K`` (a number unless a
+        velocity model is given) and the sponge's three damping profiles; no other 3D array."""
+        scale = dt / self.spacing
+        if self.velocity_model is None or self.velocity_min == self.velocity_max:  # one K for all
+            kappa = (self.velocity_max * scale) ** 2
         else:
             kappa = np.empty(self.shape, dtype=np.float32)
-            scale = dt / self.spacing
             for x, plane in enumerate(self.velocity_model):  # float64 one plane at a time
                 kappa[x] = (plane.astype(np.float64) * scale) ** 2
-        damp = None
+        damping = None
         if self.sponge:
-            damp = sponge_damping(self.shape, self.sponge, self.velocity_max, self.spacing, dt)
-        return kappa, damp
+            damping = sponge_profiles(self.shape, self.sponge, self.velocity_max, self.spacing, dt)
+        return Medium(kappa, damping, self.shape)
 
     def source_samples(self, first_step: int, height: int, dt: float) -> np.ndarray:
         """Float32 ``(npoints, height)``: what each source point adds at steps ``first_step ..``."""

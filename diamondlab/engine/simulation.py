@@ -27,17 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.engine.backends import get_backend, resolve_backend
 from diamondlab.engine.interrupts import deferred_interrupts
-from diamondlab.engine.memory import check_host_memory, host_bytes
-from diamondlab.engine.physics import Physics
+from diamondlab.engine.plan import ALGORITHMS, RunPlan
 from diamondlab.engine.snapshots import Snapshots
-from diamondlab.numerics import WaveParameters, gaussian_pulse, validate_shape
+from diamondlab.numerics import gaussian_pulse
 
 __all__ = ["ALGORITHMS", "NonFiniteFieldError", "RunStats", "Simulation", "SourceTimingWarning"]
-
-ALGORITHMS = ("diamondtorre", "stepwise")
-
 
 @dataclass(frozen=True)
 class RunStats:
@@ -79,13 +74,6 @@ class NonFiniteFieldError(FloatingPointError):
 
 class SourceTimingWarning(UserWarning):
     """A source adds nothing visible during a run (its wavelet peaks after the run ends)."""
-
-
-def _check_tiling_value(name: str, value) -> None:
-    if value is None or value == "auto":
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1 or 'auto' (default: the backend's); got {value!r}")
 
 
 #: Samples per axis (at most) of the planes checked for finiteness after a sweep.
@@ -179,49 +167,31 @@ class Simulation:
         sponge: int | None = None,
         step: int = 0,
     ):
-        if algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
-        shape = validate_shape(shape)
-        _check_tiling_value("size (DTS)", size)
-        _check_tiling_value("nt (Nt, torre height)", nt)
         if pulse_width is not None and not (np.isfinite(pulse_width) and pulse_width > 0):
             raise ValueError(f"pulse_width must be a finite width in cells > 0; got {pulse_width!r}")
-        self.physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
-        if initial is None:
-            initial = "zero" if self.physics.sources or self.physics.receivers else "gaussian"
-        elif isinstance(initial, str) and initial not in ("gaussian", "zero"):
-            raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
             raise ValueError(f"step (the initial time level) must be an int >= 0; got {step!r}")
+        if isinstance(initial, str) and initial not in ("gaussian", "zero"):
+            raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
+        plan = RunPlan.build(
+            shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
+            backend=backend, backend_options=backend_options, algorithm=algorithm, sources=sources,
+            receivers=receivers, sponge=sponge, stacklevel=3,
+        )  # fmt: skip
+        if initial is None:
+            initial = "zero" if plan.physics.sources or plan.physics.receivers else "gaussian"
+        elif not isinstance(initial, str):
+            initial = self._check_layers(initial, plan.shape)
         self._first_step = int(step)
-        if not isinstance(initial, str):
-            initial = self._check_layers(initial, shape)
-        self.params = WaveParameters(
-            order=order, spacing=spacing, velocity=self.physics.velocity_max, courant=courant, dt=dt
-        )
-        self.algorithm = algorithm
-        self.backend_name = resolve_backend(backend)
-        self._check_host_memory(shape)
-        kappa, damp = self.physics.medium(self.params.dt)
-        medium = (kappa, damp) if kappa is not None or self.physics.has_points else None
-        if backend_options is not None and not isinstance(backend_options, dict):
-            raise TypeError(f"backend_options must be a dict; got {type(backend_options).__name__}")
-        if backend == "auto" and self.backend_name == "cpu" and backend_options:
-            warnings.warn(f"backend 'auto' runs on the CPU here: backend_options {backend_options} "
-                          "(GPU speed options) are ignored", stacklevel=2)
-            backend_options = None
-        try:
-            self._make_backend(shape, size, nt, medium, backend_options)
-        except ValueError as err:
-            if backend != "auto" or self.backend_name == "cpu" or backend_options:
-                raise  # options given by hand are the caller's to fix, not a reason to leave the GPU
-            # "auto" picked the GPU, which cannot run this problem (e.g. no memory left for a
-            # velocity model): the CPU engine can
-            warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=2)
-            self.backend_name = "cpu"
-            self._check_host_memory(shape)
-            self._make_backend(shape, size, nt, medium, None)
-        self.shape = self.backend.shape
+        self.plan = plan
+        self.physics = plan.physics
+        self.params = plan.params
+        self.algorithm = plan.algorithm
+        self.backend_name = plan.backend
+        self.size, self.nt = plan.size, plan.nt
+        self.backend_options = dict(plan.options)
+        self.shape = plan.shape
+        self.backend = plan.make_backend()
         self._traces: list[np.ndarray] = []
         self.pulse_width = pulse_width if pulse_width is not None else max(2.0, min(self.shape) / 12)
         self._initial = initial
@@ -230,49 +200,6 @@ class Simulation:
         self._plane_check_seconds = 0.0  # the last sampled-plane check's cost (0: check after the next sweep)
         self.last_run: RunStats | None = None
         self.reset(initial)
-
-    def _check_host_memory(self, shape) -> None:
-        """Refuse, before any field is allocated, a run that does not fit the host memory (a MemoryError)."""
-        need = host_bytes(shape, self.params.order, self.backend_name,
-                          velocity_model=self.physics.velocity_model is not None,
-                          sponge=self.physics.sponge > 0)  # fmt: skip
-        check_host_memory(shape, need)
-
-    def _make_backend(self, shape, size, nt, medium: tuple | None, options: dict | None) -> None:
-        """Build the backend; with ``medium = (kappa, damp)`` also hand it the medium and the points."""
-        cls = get_backend(self.backend_name)
-        if medium is not None and not (hasattr(cls, "set_medium") and hasattr(cls, "set_points")):
-            raise ValueError(
-                f"backend {self.backend_name!r} does not run velocity models, sponges, sources or "
-                "receivers yet; use backend='cpu'"
-            )
-        if size == "auto" or nt == "auto":
-            from diamondlab.engine.autotune import autotune
-
-            tuned = autotune(self.params, shape, self.backend_name)
-            size = tuned.size if size == "auto" else size
-            nt = tuned.nt if nt == "auto" else nt
-            if options is None and (size, nt) == (tuned.size, tuned.nt):
-                options = tuned.options
-        default_size, default_nt = cls.default_tiling(self.params.order, shape)
-        if size is None:
-            # the largest default-or-smaller tile that fits the grid (errors name DTS otherwise)
-            shs, span = self.params.order // 2, min(shape[:2])
-            size = max(1, min(default_size, span // (2 * shs)))
-        self.size = size
-        self.nt = default_nt if nt is None else nt
-        options = dict(options or {})
-        try:
-            self.backend = cls(self.params, shape, self.size, self.nt, **options)
-        except TypeError as err:
-            raise ValueError(
-                f"backend_options {options} do not apply to backend {self.backend_name!r} ({err}); "
-                "see its class for the options it takes"
-            ) from err
-        self.backend_options = options
-        if medium is not None:
-            self.backend.set_medium(*medium)
-            self.backend.set_points(self.physics.source_points.cells, self.physics.receiver_points.cells)
 
     # ------------------------------------------------------------ state
     @property
@@ -319,7 +246,7 @@ class Simulation:
         elif not isinstance(initial, str):
             initial = self._check_layers(initial, self.shape)
         # the levels are built in place where the backend lends its fields (no full-size temporary)
-        views = self.backend.field_views() if hasattr(self.backend, "field_views") else (None, None)
+        views = self.backend.field_views()
         if initial == "gaussian":
             # released at rest: the solution is even in time, so u^{-1} = u(+dt)
             curr = gaussian_pulse(self.shape, width=self.pulse_width, out=views[1])
@@ -377,8 +304,7 @@ class Simulation:
         Valid until the next step: read it between runs or in a ``run`` callback.
         On the GPU it is a host copy, like :attr:`field`.
         """
-        view = getattr(self.backend, "current_view", None)
-        return view() if view is not None else self.field
+        return self.backend.current_view()
 
     def current_planes(self, index, strides=(1, 1, 1)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Three strided planes of ``u^n`` through ``index = (ix, iy, iz)``: ``(xy, xz, yz)``.
@@ -559,6 +485,6 @@ class Simulation:
             f"Simulation(shape={self.shape}, order={self.order}, size={self.size}, nt={self.nt}, "
             f"courant={self.params.courant:.4g}, backend={self.backend_name!r}, "
             f"algorithm={self.algorithm!r}, time_step={self.time_step}"
-            + "".join(f", {k}={v!r}" for k, v in getattr(self.backend, "options", {}).items())
+            + "".join(f", {k}={v!r}" for k, v in self.backend.options.items())
             + ")"
         )

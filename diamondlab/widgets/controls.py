@@ -4,10 +4,9 @@ Contract
 --------
 :class:`Controls` holds ipywidgets 8 controls and turns them into a
 :class:`RunConfig` (:meth:`Controls.config`).  :func:`check_config` asks the
-package's own validators (``WaveParameters``, the backend registry, the
-stage schedule, the CUDA engine's ``check_pair``/``check_nz``) whether a
-configuration can run, without allocating a grid, and returns the
-message to show (an empty string when it can).  :meth:`Controls.validate`
+engine's run plan (:class:`~diamondlab.engine.plan.RunPlan`, the checks a
+simulation makes) whether a configuration can run, without allocating a
+grid, and returns the message to show (an empty string when it can).  :meth:`Controls.validate`
 shows that message in the widget's message area; nothing here raises into
 the notebook.  :func:`build_simulation` makes the simulation of a config.
 
@@ -20,13 +19,12 @@ order); they never change the fields, only the throughput readout.
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import asdict, dataclass, replace
 
 import ipywidgets as widgets
 
-from diamondlab.numerics import SUPPORTED_ORDERS, WaveParameters, courant_limit
+from diamondlab.numerics import SUPPORTED_ORDERS, courant_limit
 from diamondlab.widgets.points import PointsPanel, make_points
 
 __all__ = ["Controls", "RunConfig", "build_simulation", "check_config"]
@@ -100,73 +98,35 @@ def sweep_choices() -> list[tuple[str, tuple]]:
 
 
 def default_tiling(backend: str, order: int, shape) -> tuple[int, int]:
-    """The backend's default (DTS, Nt) for ``order``, DTS reduced until a tile fits the grid."""
-    from diamondlab.engine.backends import get_backend, resolve_backend
+    """The backend's default (DTS, Nt) for ``order`` on ``shape`` (see ``engine.plan.default_tiling``)."""
+    from diamondlab.engine.plan import default_tiling as plan_default
 
     try:
-        cls = get_backend(resolve_backend(backend))
-        size, nt = cls.default_tiling(order, shape)
-    except (RuntimeError, ValueError, AttributeError):
-        size, nt = 2, 8
-    span = min(int(shape[0]), int(shape[1]))
-    return max(1, min(size, span // order)), nt
+        return plan_default(backend, order, shape)
+    except (RuntimeError, ValueError):  # a backend that cannot run here: its message shows on validation
+        return 2, 8
 
 
 def check_config(cfg: RunConfig, notes: list | None = None) -> str:
-    """Why ``cfg`` cannot run ('' when it can), from the package's validators, without allocating.
+    """Why ``cfg`` cannot run ('' when it can): the engine's :class:`~diamondlab.engine.plan.RunPlan`
+    checks it, without allocating a grid.
 
-    Warnings of the validators (a wavelet with few points per wavelength)
-    are appended to ``notes`` when given.
+    Warnings of the checks (a wavelet with few points per wavelength) are
+    appended to ``notes`` when given.
     """
-    from diamondlab.engine.backends import get_backend, resolve_backend
-    from diamondlab.engine.physics import Physics
-    from diamondlab.geometry import stage_schedule
+    from diamondlab.engine.plan import RunPlan
 
+    kwargs = cfg.sim_kwargs()
+    kwargs.pop("initial")
     try:
-        params = WaveParameters(order=cfg.order, courant=cfg.courant)
-        if cfg.algorithm not in ("diamondtorre", "stepwise"):
-            raise ValueError(f"algorithm must be 'diamondtorre' or 'stepwise'; got {cfg.algorithm!r}")
-        nx, ny, nz = (int(n) for n in cfg.shape)
-        if min(nx, ny, nz) < 1:
-            raise ValueError(f"grid sizes must be >= 1; got {cfg.shape}")
-        stage_schedule(params.order, cfg.size, cfg.nt, nx, ny)
-        name = resolve_backend(cfg.backend)
-        if cfg.sources or cfg.receivers:
-            kw = cfg.sim_kwargs()
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                Physics((nx, ny, nz), 1.0, 1.0, kw["sources"], kw["receivers"], kw["sponge"])
-            m = min(nx, ny, nz)
-            if kw["sponge"] and m <= 160:  # the sponge's own check (it needs an m^3 array: small grids only)
-                from diamondlab.media import sponge_damping
-
-                sponge_damping((m, m, m), kw["sponge"], 1.0, 1.0, params.courant)
-            if notes is not None:
-                notes.extend(str(w.message) for w in caught)
-            if not hasattr(get_backend(name), "set_points"):
-                raise ValueError(f"backend {name!r} does not run sources or receivers yet; use backend='cpu'")
-        if name == "cuda":
-            from diamondlab.kernels import cuda as kernels
-
-            kernels.check_pair(cfg.order, cfg.size)
-            kernels.check_nz(nz, cfg.order, cfg.size)
-            chunk = dict(cfg.sweep).get("chunk", 1)
-            if chunk > cfg.nt:
-                raise ValueError(f"GPU sweep: waits every {chunk} tiers need Nt >= {chunk}; got Nt={cfg.nt}")
-        need = 2 * 4 * nx * ny * nz
-        if name == "cpu" and need > 0.7 * _host_memory():
-            raise ValueError(f"grid {cfg.shape} needs {need / 2**30:.1f} GiB for its two fields; this "
-                             f"machine has {_host_memory() / 2**30:.1f} GiB: use a smaller grid")
-    except (ValueError, TypeError, RuntimeError) as err:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            RunPlan.build(**kwargs)
+    except (ValueError, TypeError, RuntimeError, MemoryError) as err:
         return str(err)
+    if notes is not None:
+        notes.extend(str(w.message) for w in caught)
     return ""
-
-
-def _host_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 2**34
 
 
 def build_simulation(cfg: RunConfig, **extra):
@@ -321,12 +281,16 @@ class Controls:
         self._changed(None)
 
     def _fit_column(self, change) -> None:
-        """On the GPU, lower DTS when the z column no longer suits its block (the user's DTS otherwise)."""
-        if self._held or not _resolves_to_cuda(self.backend.value):
+        """Lower DTS when the backend no longer runs it well on the grid (on the GPU: a block holds nz)."""
+        if self._held:
             return
-        from diamondlab.kernels.cuda import preferred_size
+        from diamondlab.engine.plan import fitted_size
 
-        size = preferred_size(int(self.order.value), int(self.size.value), int(self.nz.value))
+        cfg = self.config()
+        try:
+            size = fitted_size(cfg.backend, cfg.order, cfg.size, cfg.shape)
+        except (RuntimeError, ValueError):
+            return
         if size < self.size.value:
             self.size.value = size
 

@@ -4,7 +4,7 @@ import time
 import pytest
 
 from diamondlab.engine import autotune as autotune_module
-from diamondlab.engine import simulation as simulation_module
+from diamondlab.engine import plan as plan_module
 from diamondlab.engine.autotune import Tuning, autotune, tuning_key
 from diamondlab.engine.cpu_backend import CPUBackend
 from diamondlab.engine.simulation import Simulation
@@ -38,11 +38,16 @@ class OptionBackend(CPUBackend):
     """A CPU backend with one speed option (``slow``) for the tuner to try."""
 
     made: list[dict] = []
+    OPTIONS = ("slow",)
 
-    def __init__(self, params, shape, size, nt, slow=False):
-        super().__init__(params, shape, size, nt)
-        self.slow = slow
-        OptionBackend.made.append({"slow": slow})
+    @classmethod
+    def _check(cls, params, shape, size, nt, options):
+        return {**super()._check(params, shape, size, nt, {}), "slow": bool(options.get("slow", False))}
+
+    def _build(self, params, shape, size, nt, options):
+        super()._build(params, shape, size, nt, options)
+        self.slow = options["slow"]
+        OptionBackend.made.append({"slow": self.slow})
 
     @classmethod
     def tuning_candidates(cls, order):
@@ -60,7 +65,7 @@ class OptionBackend(CPUBackend):
 
 def test_autotune_picks_and_caches_the_fastest_options(tmp_path, monkeypatch):
     monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
-    for module in (autotune_module, simulation_module):
+    for module in (autotune_module, plan_module):
         monkeypatch.setattr(module, "get_backend", lambda name: OptionBackend)
     shape = (20, 18, 8)
     said = []
@@ -77,14 +82,14 @@ def test_autotune_picks_and_caches_the_fastest_options(tmp_path, monkeypatch):
 
 
 def test_auto_on_a_machine_without_gpu_ignores_gpu_options(monkeypatch):
-    monkeypatch.setattr(simulation_module, "resolve_backend", lambda name: "cpu")
+    monkeypatch.setattr(plan_module, "resolve_backend", lambda name: "cpu")
     with pytest.warns(UserWarning, match=r"backend 'auto' runs on the CPU here: backend_options"):
         sim = Simulation((16, 16, 8), 2, backend="auto", size=2, nt=4, backend_options={"band": 32})
     assert sim.backend_name == "cpu" and sim.backend_options == {}
 
 
 def test_backend_options_the_backend_does_not_take_are_a_value_error():
-    match = r"backend_options \{'pipelined': True\} do not apply to backend 'cpu'"
+    match = r"backend_options \['pipelined'\] do not apply to backend 'cpu' \(it takes: none\)"
     with pytest.raises(ValueError, match=match):
         Simulation((16, 16, 8), 2, backend="cpu", size=2, nt=4, backend_options={"pipelined": True})
     with pytest.raises(TypeError, match="backend_options must be a dict"):

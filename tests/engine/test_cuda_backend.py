@@ -220,7 +220,7 @@ def test_gpu_simulation_with_sources_runs_on_the_gpu_and_matches_cpu():
 @needs_gpu
 def test_gpu_medium_memory_is_three_fields_plus_a_few_percent():
     """A velocity model adds one field (K); the sponge is three 1D profiles, no array."""
-    from diamondlab.media import sponge_damping
+    from diamondlab.media import Medium, sponge_profiles
 
     shape = (256, 256, 512)
     fields = 2 * 4 * int(np.prod(shape))
@@ -228,7 +228,7 @@ def test_gpu_medium_memory_is_three_fields_plus_a_few_percent():
     b = CUDABackend(WaveParameters(order=2), shape, 3, 16)
     kappa = np.full(shape, 0.25, np.float32)
     kappa[:, :, 200:] = 0.2
-    b.set_medium(kappa, sponge_damping(shape, 16, 1.0, 1.0, 0.5))
+    b.set_physics(Medium(kappa, sponge_profiles(shape, 16, 1.0, 1.0, 0.5), shape))
     b.sweep(16)
     b.synchronize()
     assert 1.5 * fields <= own_device_bytes() - used0 <= 1.5 * fields * 1.03 + 8 * 2**20

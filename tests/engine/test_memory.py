@@ -17,14 +17,13 @@ def test_estimate_counts_fields_halo_and_medium():
     cells = 40 * 50 * 60
     assert host_bytes((40, 50, 60), 4, "cuda") == 8 * cells
     assert host_bytes((40, 50, 60), 4, "cpu") == 8 * 44 * 54 * 64
-    assert host_bytes((40, 50, 60), 4, "cpu", sponge=True) == 8 * 44 * 54 * 64 + 8 * cells
-    assert host_bytes((40, 50, 60), 4, "cpu", velocity_model=True) == 12 * 44 * 54 * 64 + 8 * cells
+    assert host_bytes((40, 50, 60), 4, "cpu", velocity_model=True) == 12 * 44 * 54 * 64 + 4 * cells
 
 
 def test_a_run_too_big_for_the_host_is_refused_before_anything_is_allocated(monkeypatch):
     monkeypatch.setattr(memory, "available_host_memory", lambda: 10 * 2**20)
     made = []
-    monkeypatch.setattr("diamondlab.engine.cpu_backend.CPUBackend.__init__", lambda *a, **k: made.append(a))
+    monkeypatch.setattr("diamondlab.engine.cpu_backend.CPUBackend._build", lambda *a, **k: made.append(a))
     with pytest.raises(MemoryError, match=r"shape \(128, 128, 128\) needs about 0.0 GiB of host memory .* "
                                           r"0.0 GiB are available: use a smaller shape"):
         Simulation((128, 128, 128), backend="cpu")
@@ -51,6 +50,27 @@ def test_peak_memory_of_a_default_simulation_is_close_to_its_fields():
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert float(out.stdout) <= 1.3
+
+
+def test_a_sponge_and_sources_add_no_3d_array_to_the_fields():
+    """Constant velocity with a sponge: K stays a number and the sponge three profiles (issue 12)."""
+    script = textwrap.dedent("""
+        import resource
+        from diamondlab.engine.simulation import Simulation
+        from diamondlab.sources import Source
+        def sim(n):
+            return Simulation((n, n, n), backend="cpu", algorithm="stepwise", sponge=16,
+                              sources=[Source((n // 2,) * 3, frequency=0.05, units="grid")])
+        sim(40).run(1)
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        s = sim(256)
+        s.run(1)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print((peak - base) * 1024 / (2 * 4 * 256**3), s.backend._medium[0])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    ratio, variant = out.stdout.split()
+    assert variant == "sponge" and float(ratio) <= 1.15  # two more 3D arrays would be about 2
 
 
 def test_deleted_simulations_are_freed():

@@ -122,10 +122,13 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
                 CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
     if not points:
         sources, receivers = [], []
+    from diamondlab.media import Medium, damping_profiles
+
+    value = None
+    if medium:
+        value = Medium(kappa if medium == "model" else params.courant**2, damping_profiles(damp), shape)
     for b in backends:
-        if medium:
-            b.set_medium(kappa if medium == "model" else None, damp)
-        b.set_points(sources, receivers)
+        b.set_physics(value, sources, receivers)
         b.set_fields(prev, curr)
     backends[0].compile()
     traces = [[], [], []]
@@ -191,6 +194,10 @@ def run_simulation() -> str:
     from diamondlab.media import layered_model
     from diamondlab.sources import Receiver, Source
 
+    from diamondlab.kernels import cuda as kernels
+
+    selected, select = [], kernels.cuda_kernels
+    kernels.cuda_kernels = lambda *a, **k: selected.append(k) or select(*a, **k)
     runs = []
     for backend in ("auto", "cpu"):
         sim = Simulation((14, 12, 12), order=2, size=2, nt=3, backend=backend, initial="zero",
@@ -199,6 +206,9 @@ def run_simulation() -> str:
                          receivers=[Receiver((3.0, 4.0, 7.5)), Receiver((6, 5, 4))])
         sim.run(8)
         runs.append((sim.backend_name, sim.field, sim.traces))
+    kernels.cuda_kernels = select
+    if selected != [{"medium": "model", "points": True, "pipelined": False}]:
+        raise AssertionError(f"a model + sponge + points run selected kernel variants {selected}, not one")
     if runs[0][0] != "cuda":
         raise AssertionError(f"backend='auto' with sources chose {runs[0][0]!r}, not the (simulated) GPU")
     prel = max(float(np.abs(a - b).max() / np.abs(b).max())

@@ -1,0 +1,204 @@
+"""The run plan: everything a run needs, normalised and checked once, before any field is allocated.
+
+Contract
+--------
+:meth:`RunPlan.build` takes what the user asked for (the arguments of
+:class:`~diamondlab.engine.simulation.Simulation` but the initial state)
+and returns a frozen :class:`RunPlan`: the shape as ints, the
+:class:`~diamondlab.numerics.WaveParameters`, the algorithm, the backend
+resolved from ``"auto"``, DTS and Nt with the backend's defaults (clipped
+to the grid) or the auto-tuner's choice, the backend's speed options with
+its defaults filled in, and the :class:`~diamondlab.engine.physics.Physics`.
+It checks, in this order and without allocating a grid: the algorithm, the
+shape and the tiling values, the physics (velocity, sources, receivers,
+sponge), the time step, the backend's name and availability, the host
+memory, and the backend's own :meth:`~diamondlab.engine.backends.Backend.check`
+(DTS, Nt, the domain, the options; on the GPU the (NO, DTS) pair, nz and the
+device memory).  Every failure is a ``ValueError``, ``TypeError``,
+``RuntimeError`` (backend unusable here) or ``MemoryError`` that names the
+option; warnings (a source the run will not show, options ignored by
+``"auto"`` on the CPU, the GPU declining a problem that the CPU then runs)
+are issued here.
+
+The simulation, the CLI, the lab's controllers and the tuner consume the
+plan: they do not check again.  ``size="auto"`` or ``nt="auto"`` measure
+(the only case that allocates: the tuner runs the candidates on the grid,
+once per device and shape, then reads its cache).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from diamondlab.engine.backends import Backend, get_backend, resolve_backend
+from diamondlab.engine.memory import check_host_memory, host_bytes
+from diamondlab.engine.physics import Physics
+from diamondlab.numerics import WaveParameters, validate_shape
+
+__all__ = ["ALGORITHMS", "RunPlan", "default_tiling", "fitted_size"]
+
+ALGORITHMS = ("diamondtorre", "stepwise")
+
+
+def _check_tiling_value(name: str, value) -> None:
+    if value is None or value == "auto":
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1 or 'auto' (default: the backend's); got {value!r}")
+
+
+def _clip_to_grid(size: int, order: int, shape) -> int:
+    """The largest DTS up to ``size`` whose tile (``2 DTS ShS`` cells across) fits the grid's x and y."""
+    return max(1, min(int(size), min(int(shape[0]), int(shape[1])) // order))
+
+
+def default_tiling(backend: str | type[Backend], order: int, shape) -> tuple[int, int]:
+    """The backend's default (DTS, Nt) for ``order`` on ``shape``, DTS lowered until a tile fits the grid.
+
+    ``backend`` is a registered name (``"auto"`` resolved) or a backend class.
+
+    >>> default_tiling("cpu", 2, (16, 16, 16))
+    (8, 48)
+    """
+    cls = _backend_class(backend) if isinstance(backend, str) else backend
+    size, nt = cls.default_tiling(order, shape)
+    return _clip_to_grid(size, order, shape), nt
+
+
+def fitted_size(backend: str, order: int, size: int, shape) -> int:
+    """The largest DTS up to ``size`` that ``backend`` runs well on ``shape`` (the GPU: a block holds nz).
+
+    >>> fitted_size("cpu", 2, 4, (64, 64, 2000))
+    4
+    """
+    return _backend_class(backend).fit_size(order, size, shape)
+
+
+def _backend_class(name: str) -> type[Backend]:
+    """The class of a backend name; ``"auto"`` is resolved, a named one need not be usable here."""
+    return get_backend(resolve_backend(name) if name == "auto" else name)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A validated run (see the module contract); build it with :meth:`build`.
+
+    Examples
+    --------
+    >>> plan = RunPlan.build((32, 32, 16), 4, backend="cpu")
+    >>> plan.backend, plan.size, plan.nt, plan.params.order, dict(plan.options)
+    ('cpu', 6, 48, 4, {})
+    >>> RunPlan.build((32, 32, 16), 4, backend="cpu", backend_options={"band": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: backend_options ['band'] do not apply to backend 'cpu' (it takes: none)
+    """
+
+    shape: tuple[int, int, int]
+    params: WaveParameters
+    algorithm: str
+    backend: str
+    size: int
+    nt: int
+    options: MappingProxyType
+    physics: Physics = field(repr=False)
+
+    @property
+    def backend_class(self) -> type[Backend]:
+        return get_backend(self.backend)
+
+    @property
+    def cells(self) -> int:
+        nx, ny, nz = self.shape
+        return nx * ny * nz
+
+    @property
+    def needs_physics(self) -> bool:
+        """Whether the backend must be given a medium or points (else the bare scheme runs)."""
+        return self.physics.has_points or self.physics.velocity_model is not None or self.physics.sponge > 0
+
+    def make_backend(self) -> Backend:
+        """Allocate the backend's fields and hand it the medium and the points (one kernel variant)."""
+        backend = self.backend_class.from_plan(self)
+        if self.needs_physics:
+            ph = self.physics
+            backend.set_physics(ph.medium(self.params.dt), ph.source_points.cells, ph.receiver_points.cells)
+        return backend
+
+    @classmethod
+    def build(
+        cls,
+        shape=(64, 64, 64),
+        order: int = 2,
+        *,
+        size: int | str | None = None,
+        nt: int | str | None = None,
+        courant: float | None = None,
+        dt: float | None = None,
+        spacing: float = 1.0,
+        velocity=1.0,
+        backend: str = "auto",
+        backend_options: dict | None = None,
+        algorithm: str = "diamondtorre",
+        sources=(),
+        receivers=(),
+        sponge: int | None = None,
+        stacklevel: int = 2,
+    ) -> RunPlan:
+        """Normalise and check a run (see the module contract); arguments as for ``Simulation``.
+
+        ``stacklevel`` as for :func:`warnings.warn`, counted from here (2: the caller of this method).
+        """
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
+        shape = validate_shape(shape)
+        _check_tiling_value("size (DTS)", size)
+        _check_tiling_value("nt (Nt, torre height)", nt)
+        if backend_options is not None and not isinstance(backend_options, dict):
+            raise TypeError(f"backend_options must be a dict; got {type(backend_options).__name__}")
+        physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
+        params = WaveParameters(order=order, spacing=spacing, velocity=physics.velocity_max, courant=courant,
+                                dt=dt)  # fmt: skip
+        name = resolve_backend(backend)
+        if backend == "auto" and name == "cpu" and backend_options:
+            warnings.warn(f"backend 'auto' runs on the CPU here: backend_options {backend_options} "
+                          "(GPU speed options) are ignored", stacklevel=stacklevel)
+            backend_options = None
+        args = (shape, params, algorithm, physics, size, nt)
+        try:
+            return cls._for_backend(name, *args, backend_options)
+        except ValueError as err:
+            if backend != "auto" or name == "cpu" or backend_options:
+                raise  # options given by hand are the caller's to fix, not a reason to leave the GPU
+            # "auto" picked the GPU, which cannot run this problem (e.g. a column taller than a
+            # block, no memory left for a velocity model): the CPU engine can
+            warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU",
+                          stacklevel=stacklevel)
+            return cls._for_backend("cpu", *args, None)
+
+    @classmethod
+    def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options) -> RunPlan:
+        backend_class = get_backend(name)
+        needs_physics = physics.has_points or physics.velocity_model is not None or physics.sponge > 0
+        if needs_physics and not backend_class.RUNS_PHYSICS:
+            raise ValueError(f"backend {name!r} does not run velocity models, sponges, sources or receivers "
+                             "yet; use backend='cpu'")
+        need = host_bytes(shape, params.order, name, velocity_model=physics.velocity_model is not None)
+        check_host_memory(shape, need)
+        if size == "auto" or nt == "auto":
+            from diamondlab.engine.autotune import autotune
+
+            tuned = autotune(params, shape, name)
+            size = tuned.size if size == "auto" else size
+            nt = tuned.nt if nt == "auto" else nt
+            if options is None and (size, nt) == (tuned.size, tuned.nt):
+                options = tuned.options
+        default_size, default_nt = default_tiling(backend_class, params.order, shape)
+        size = default_size if size is None else int(size)
+        nt = default_nt if nt is None else int(nt)
+        options = backend_class.check(params, shape, size, nt, dict(options or {}))
+        return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics)

@@ -1,0 +1,77 @@
+"""The run plan: one place that normalises and checks a run, before anything is allocated."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from diamondlab.engine import plan as plan_module
+from diamondlab.engine.backends import Backend
+from diamondlab.engine.cpu_backend import CPUBackend
+from diamondlab.engine.plan import RunPlan, default_tiling, fitted_size
+from diamondlab.engine.simulation import Simulation
+from diamondlab.media import layered_model
+from diamondlab.sources import Source
+
+
+def test_a_plan_checks_everything_without_allocating(monkeypatch):
+    built = []
+    monkeypatch.setattr(CPUBackend, "_build", lambda *a: built.append(a))
+    plan = RunPlan.build((40, 36, 20), 4, backend="cpu", velocity=layered_model((40, 36, 20)), sponge=5,
+                         sources=[Source((20, 18, 10), frequency=40.0)], receivers=[(10, 10, 10)])
+    assert plan.shape == (40, 36, 20) and plan.backend == "cpu" and plan.needs_physics
+    assert (plan.size, plan.nt) == (6, 48) and dict(plan.options) == {}
+    assert plan.params.velocity == 2500.0 and plan.physics.sponge == 5
+    assert not built
+    with pytest.raises(ValueError, match=r"sponge width 12 leaves no interior .* use width <= 9"):
+        RunPlan.build((40, 36, 20), 4, backend="cpu", sponge=12)
+    with pytest.raises(ValueError, match=r"DTS"):
+        RunPlan.build((40, 36, 20), 4, backend="cpu", size=40)
+    assert not built
+
+
+def test_the_simulation_runs_its_plan():
+    sim = Simulation((24, 20, 16), 2, backend="cpu", nt=4)
+    size = default_tiling("cpu", 2, (24, 20, 16))[0]
+    assert (sim.plan.size, sim.plan.nt) == (sim.size, sim.nt) == (size, 4)
+    assert sim.backend.size == sim.size and sim.backend_options == dict(sim.plan.options) == {}
+
+
+def test_default_tiles_fit_the_grid_and_the_backend():
+    assert default_tiling("cpu", 2, (256, 256, 256)) == CPUBackend.TILING[2]
+    assert default_tiling("cpu", 8, (20, 64, 64)) == (2, 48)  # 2 DTS ShS = 16 cells fit 20
+    assert fitted_size("cpu", 6, 2, (64, 64, 4000)) == 2
+    assert fitted_size("cuda", 6, 2, (64, 64, 288)) == 1  # a class fact: no GPU needed
+
+
+def test_unknown_backend_options_name_the_allowed_ones():
+    from diamondlab.engine.cuda_backend import CUDABackend
+
+    with pytest.raises(ValueError, match=r"backend_options \['bands'\] do not apply to backend 'cuda' "
+                                         r"\(it takes: max_registers, specialize, left_from_memory, "
+                                         r"pipelined, band, chunk\)"):
+        CUDABackend.check(None, (8, 8, 8), 1, 1, {"bands": 3})
+
+
+def test_backends_must_implement_the_contract(monkeypatch):
+    class Incomplete(Backend):
+        name = "incomplete"
+
+    with pytest.raises(TypeError, match="abstract"):
+        Incomplete(None, (8, 8, 8), 1, 1)
+    monkeypatch.setitem(plan_module.get_backend.__globals__["BACKENDS"], "odd", "numpy:ndarray")
+    with pytest.raises(TypeError, match=r"backend 'odd' \(numpy:ndarray\) must be a subclass of"):
+        RunPlan.build((16, 16, 16), backend="odd")
+
+
+def test_a_velocity_model_of_one_value_runs_the_constant_k_kernels():
+    sim = Simulation((16, 16, 16), 2, backend="cpu", velocity=np.full((16, 16, 16), 2.0), sponge=3, nt=4)
+    assert sim.backend._medium[0] == "sponge" and np.ndim(sim.backend._medium[1]) == 0
+
+
+def test_warnings_of_the_plan_point_at_the_caller(monkeypatch):
+    monkeypatch.setattr(plan_module, "resolve_backend", lambda name: "cpu")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Simulation((16, 16, 8), 2, backend="auto", size=2, nt=4, backend_options={"band": 32})
+    assert caught[0].filename == __file__
