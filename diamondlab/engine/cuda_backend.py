@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from diamondlab.devices import cuda_tuning, current_gpu
 from diamondlab.engine.backends import Backend
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.points import point_tables
@@ -49,17 +50,15 @@ class CUDABackend(Backend):
     name = "cuda"
     OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk")
 
-    #: (DTS, Nt) per NO measured best on an H100 at 512 x 2048 x 256 (BENCHMARKS.md)
-    TILING = {2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)}
-
-    #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre
-    #: waits on an H100 (BENCHMARKS.md); the others wait for whole torres by default.
-    PIPELINED = {(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)}
+    @staticmethod
+    def tuning():
+        """The tuning tables of this machine's GPU (:func:`diamondlab.devices.cuda_tuning`)."""
+        return cuda_tuning(current_gpu())
 
     @classmethod
     def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz."""
-        size, nt = cls.TILING[order]
+        size, nt = cls.tuning().tiling[order]
         return (size if shape is None else cls.fit_size(order, size, shape)), nt
 
     @classmethod
@@ -69,19 +68,11 @@ class CUDABackend(Backend):
 
         return [(size, nt) for size in SUPPORTED_SIZES[order] for nt in (16, 32, 64)]
 
-    #: Sweep options the auto-tuner tries per (DTS, Nt): whole-torre waits, and tier-level
-    #: waits every 2 tiers stage by stage or in diagonal bands of 16 and 32 torres.
-    TUNING_OPTIONS = (
-        {"pipelined": False},
-        {"pipelined": True, "band": 0, "chunk": 2},
-        {"pipelined": True, "band": 16, "chunk": 2},
-        {"pipelined": True, "band": 32, "chunk": 2},
-    )
-
     @classmethod
     def tuning_options(cls, order: int, size: int) -> list[dict]:
-        """Constructor options the auto-tuner tries per (DTS, Nt) (:attr:`TUNING_OPTIONS`)."""
-        return [dict(o) for o in cls.TUNING_OPTIONS]
+        """Constructor options the auto-tuner tries per (DTS, Nt): whole-torre waits, and tier-level
+        waits every 2 tiers stage by stage or in diagonal bands of 16 and 32 torres (the tuning's)."""
+        return [dict(o) for o in cls.tuning().tuning_options]
 
     @staticmethod
     def available() -> bool:
@@ -123,7 +114,7 @@ class CUDABackend(Backend):
         ``max_registers`` overrides the sweep kernel's register cap;
         ``specialize=True`` compiles the sweep for this grid's (ny, nz) (constant
         offsets, fewer registers, faster; one compile per shape, cached on disk;
-        default: for grids of at least ``SPECIALISE_MIN_CELLS`` cells);
+        default: for grids of at least the tuning's ``specialise_min_cells``);
         ``left_from_memory=True`` re-reads the tile's left neighbours from L2
         each tier instead of keeping them in registers; ``pipelined=True``
         lets a torre run tier ``k`` as soon as the two torres it depends on
@@ -134,8 +125,8 @@ class CUDABackend(Backend):
         stage), so that a torre reads what its dependency wrote a tier earlier
         from L2 rather than from memory; ``chunk`` (pipelined only) is the
         number of tiers between two waits (fewer waits, a longer lag).  Left
-        at None, the three come from :attr:`PIPELINED` (pipelined where it
-        measured faster, else whole-torre waits).
+        at None, the three come from the tuning's ``pipelined`` table
+        (pipelined where it measured faster, else whole-torre waits).
         """
         from diamondlab.kernels import cuda as kernels
         from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
@@ -143,7 +134,8 @@ class CUDABackend(Backend):
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
         schedule = StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), *shape[:2])
         pipelined, band, chunk = (options.get(k) for k in ("pipelined", "band", "chunk"))
-        preset = cls.PIPELINED.get((params.order, size))
+        tuning = cls.tuning()
+        preset = tuning.pipelined.get((params.order, size))
         if pipelined is None:
             pipelined = preset is not None and nt < PIPELINE_FLAG_STRIDE
         if pipelined:
@@ -178,7 +170,7 @@ class CUDABackend(Backend):
         specialize = options.get("specialize")
         return {
             "max_registers": options.get("max_registers"),
-            "specialize": ncells >= kernels.SPECIALISE_MIN_CELLS if specialize is None else bool(specialize),
+            "specialize": ncells >= tuning.specialise_min_cells if specialize is None else bool(specialize),
             "left_from_memory": bool(options.get("left_from_memory", False)),
             "pipelined": bool(pipelined), "band": int(band), "chunk": int(chunk),
         }  # fmt: skip
@@ -435,7 +427,7 @@ class CUDABackend(Backend):
 
     @property
     def options(self) -> dict:
-        """The sweep options in force (after the defaults of :attr:`PIPELINED`)."""
+        """The sweep options in force (after the tuning's defaults)."""
         return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk}
 
     def synchronize(self) -> None:

@@ -32,6 +32,7 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 
+from diamondlab import devices
 from diamondlab.geometry.locality import locality
 from diamondlab.numerics import validate_order
 
@@ -59,8 +60,9 @@ class DeviceNumbers:
     fp32_rate: float
 
 
-#: NVIDIA H100 80GB HBM3: 3.0 TB/s copy (NOTES, measured), 67 TFLOP/s FP32 (FMA = 2 flops).
-H100 = DeviceNumbers("NVIDIA H100 80GB HBM3", 3.0e12, 67e12)
+#: NVIDIA H100 80GB HBM3: 3.0 TB/s copy (NOTES, measured), 66.9 TFLOP/s FP32 (FMA = 2 flops;
+#: :data:`diamondlab.devices.H100`).
+H100 = DeviceNumbers(devices.H100.name, 3.0e12, devices.H100.fp32_rate)
 
 
 def flops_per_update(order: int) -> int:
@@ -180,20 +182,14 @@ def _cpu_add_kernel():
 
 
 def cuda_device_numbers() -> DeviceNumbers:
-    """The current CUDA device: copy bandwidth measured now, FP32 rate from its SM count and clock.
-
-    The FP32 rate assumes 128 FP32 lanes per multiprocessor (Hopper, Ada,
-    GA10x) and an FMA as two operations; on an H100 it gives the 67 TFLOP/s
-    of :data:`H100`.
+    """The current CUDA device: copy bandwidth measured now, FP32 rate from the device
+    (:func:`diamondlab.devices.current_gpu`: its multiprocessors, clock and its generation's FP32 lanes).
     """
-    from numba import cuda
-
-    dev = cuda.get_current_device()
+    arch = devices.current_gpu()
+    if arch is None:
+        raise RuntimeError("no CUDA GPU here: the GPU's numbers cannot be measured")
     bandwidth = max(measure_copy_bandwidth(), measure_copy_bandwidth(kernel=False))
-    sms = dev.MULTIPROCESSOR_COUNT
-    clock_hz = dev.CLOCK_RATE * 1e3
-    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
-    return DeviceNumbers(name, bandwidth, sms * 128 * 2 * clock_hz)
+    return DeviceNumbers(arch.name, bandwidth, arch.fp32_rate)
 
 
 def cpu_device_numbers() -> DeviceNumbers:

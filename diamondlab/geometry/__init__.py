@@ -3,7 +3,6 @@
 NumPy only; every object is a frozen dataclass that validates its input.
 """
 
-from diamondlab.geometry.launch import LaunchModel, launch_rounds
 from diamondlab.geometry.locality import Transfers, asynchrony, count_transfers, locality
 from diamondlab.geometry.schedule import StageSchedule, stage_schedule
 from diamondlab.geometry.tiles import Conoid, DiamondTile, DiamondTorre
@@ -12,12 +11,10 @@ __all__ = [
     "Conoid",
     "DiamondTile",
     "DiamondTorre",
-    "LaunchModel",
     "StageSchedule",
     "Transfers",
     "asynchrony",
     "count_transfers",
-    "launch_rounds",
     "locality",
     "stage_schedule",
 ]

@@ -40,13 +40,13 @@ from types import ModuleType
 
 import numpy as np
 
+from diamondlab.devices import H100, cuda_tuning, current_gpu
 from diamondlab.kernels.cuda_source import generate_source, shared_layout
 from diamondlab.kernels.generated import load_generated
 from diamondlab.numerics import validate_order
 
 __all__ = [
     "MAX_NZ",
-    "SPECIALISE_MIN_CELLS",
     "SUPPORTED_SIZES",
     "check_nz",
     "check_pair",
@@ -75,24 +75,8 @@ SUPPORTED_SIZES: dict[int, tuple[int, ...]] = {2: (1, 2, 3, 4), 4: (1, 2), 6: (1
 #: :func:`~diamondlab.kernels.cuda_source.shared_layout`).
 SHARED_PREVIOUS_SEGMENTS: dict[tuple[int, int], int] = {(6, 2): 4}
 
-#: Dynamic shared memory one block may use where no device can be asked (H100: 227 KiB).
-MAX_SHARED_BYTES = 227 * 1024
-
-#: Tallest column at which a kernel of :data:`SHARED_PREVIOUS_SEGMENTS` keeps its 255 registers
-#: (one 256-thread block per multiprocessor); taller ones run with a lower cap and spill.
-FULL_REGISTER_NZ = 256
-
-#: Register cap of the generic sweep kernel per (NO, DTS): 128 lets two
-#: 256-thread blocks share a multiprocessor (H100, BENCHMARKS.md).
-DEFAULT_MAX_REGISTERS: dict[tuple[int, int], int] = {(2, 3): 128, (2, 4): 128, (4, 2): 128}
-
-#: Register cap of the (ny, nz)-specialised sweep kernel (constant offsets need
-#: fewer registers; NO=2 DTS=3 runs fastest with three blocks per multiprocessor).
-SPECIALISED_MAX_REGISTERS: dict[tuple[int, int], int] = {(2, 3): 80, (2, 4): 128, (4, 2): 128}
-
-#: Grids of at least this many cells get the (ny, nz)-specialised sweep by
-#: default: 5 to 10 percent faster, at one compile per (ny, nz) (cached on disk).
-SPECIALISE_MIN_CELLS = 2**26
+#: Dynamic shared memory one block may use where no device can be asked (an H100's).
+MAX_SHARED_BYTES = H100.shared_per_block - 64
 
 #: Python recursion limit while Numba compiles a sweep (its control-flow walks recurse once per
 #: block; the generated torres of the big tiles, points variants above all, have hundreds).
@@ -180,19 +164,11 @@ def shared_limit() -> int:
     """Dynamic shared memory a sweep block may use on this machine's GPU.
 
     The device's opt-in limit per block less the sweep's static shared memory
-    (the ticket slot); :data:`MAX_SHARED_BYTES` (an H100) without a GPU or
-    under the simulator.
+    (the ticket slot, 64 bytes); :data:`MAX_SHARED_BYTES` (an H100's) without
+    a GPU or under the simulator.
     """
-    if simulator_enabled():
-        return MAX_SHARED_BYTES
-    from numba import cuda
-
-    try:
-        if not cuda.is_available():
-            return MAX_SHARED_BYTES
-        return int(cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - 64
-    except Exception:  # no driver, no device: the H100 figure (the launch would fail anyway)
-        return MAX_SHARED_BYTES
+    gpu = current_gpu()
+    return MAX_SHARED_BYTES if gpu is None else gpu.shared_per_block - 64
 
 
 def max_nz(order: int, size: int, limit: int | None = None) -> int:
@@ -212,13 +188,15 @@ def preferred_size(order: int, size: int, nz: int) -> int:
     """The largest DTS up to ``size`` whose block suits a column of ``nz`` cells.
 
     It must hold the column (:func:`max_nz`); a kernel with level n-1 in shared
-    memory also keeps its 255 registers only up to :data:`FULL_REGISTER_NZ`.
+    memory also keeps its 255 registers only up to the tuning's ``full_register_nz``
+    (:func:`diamondlab.devices.cuda_tuning`).
 
     >>> preferred_size(6, 2, 256), preferred_size(6, 2, 288), preferred_size(2, 4, 1000)
     (2, 1, 3)
     """
+    full_register_nz = cuda_tuning(current_gpu()).full_register_nz
     while size > 1 and (nz > max_nz(order, size)
-                        or ((order, size) in SHARED_PREVIOUS_SEGMENTS and nz > FULL_REGISTER_NZ)):
+                        or ((order, size) in SHARED_PREVIOUS_SEGMENTS and nz > full_register_nz)):
         size -= 1
     return size
 
@@ -264,18 +242,20 @@ def sweep_register_cap(order: int, size: int, nz: int, requested: int | None = N
                        specialised: bool = False) -> int | None:
     """Register cap of the sweep kernel for columns of ``nz`` cells.
 
-    The preferred cap (``requested``, else :data:`SPECIALISED_MAX_REGISTERS` or
-    :data:`DEFAULT_MAX_REGISTERS`, else none) lowered so that one block of
-    ``sweep_block(nz)`` threads fits the 65536 registers of a multiprocessor
-    (tall columns spill, but launch).
+    The preferred cap (``requested``, else the tuning's register caps,
+    :func:`diamondlab.devices.cuda_tuning`, else none) lowered so that one
+    block of ``sweep_block(nz)`` threads fits the registers of a
+    multiprocessor (tall columns spill, but launch).
 
     >>> sweep_register_cap(2, 3, 256), sweep_register_cap(2, 1, 1024), sweep_register_cap(8, 1, 64)
     (128, 64, None)
     """
-    table = SPECIALISED_MAX_REGISTERS if specialised else DEFAULT_MAX_REGISTERS
+    gpu = current_gpu() or H100
+    tuning = cuda_tuning(gpu)
+    table = tuning.specialised_max_registers if specialised else tuning.max_registers
     cap = requested if requested is not None else table.get((order, size))
-    hard = min(255, 65536 // sweep_block(nz) // 8 * 8)
-    if hard < 255 and (cap is None or cap > hard):
+    hard = min(gpu.max_registers_per_thread, gpu.registers_per_sm // sweep_block(nz) // 8 * 8)
+    if hard < gpu.max_registers_per_thread and (cap is None or cap > hard):
         cap = hard
     return cap
 
@@ -348,8 +328,8 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  medium: str | None = None, points: bool = False, pipelined: bool = False) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
-    ``max_registers`` caps the sweep kernel's registers (default:
-    :data:`DEFAULT_MAX_REGISTERS`); ``yz = (ny, nz)`` specialises the sweep
+    ``max_registers`` caps the sweep kernel's registers (default: the
+    tuning's, :func:`diamondlab.devices.cuda_tuning`); ``yz = (ny, nz)`` specialises the sweep
     for one grid's y and z sizes (see :func:`~diamondlab.kernels.cuda_source.generate_source`);
     ``medium`` (``"sponge"``: one K and a separable damping; ``"model"``:
     K per cell and the damping) and ``points`` (source and receiver events)
@@ -361,7 +341,7 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     """
     check_pair(order, size)
     if max_registers is None:
-        max_registers = DEFAULT_MAX_REGISTERS.get((order, size))
+        max_registers = cuda_tuning(current_gpu()).max_registers.get((order, size))
     sim = simulator_enabled()
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory, medium=medium, points=points,

@@ -8,10 +8,8 @@ so that the lab and ``diamondlab bench`` predict the same:
 :func:`~diamondlab.engine.perfmodel.cpu_device_numbers` (a ``b += a``
 bandwidth probe on all cores; no compute bound) and
 :func:`~diamondlab.engine.perfmodel.cuda_device_numbers` (copy bandwidth,
-FP32 rate from the SM count and clock), measured once per process.  Where
-the engine has no such function, it falls back to its own probes: a NumPy
-stream for the bandwidth and the stepwise kernel's rate on a 64^3 grid in
-cache for the compute ceiling.
+FP32 rate from the device, :mod:`diamondlab.devices`), measured once per
+process.
 
 :func:`tuning_sweep` measures DiamondTorre for every (NO, DTS, Nt) asked for
 and stepwise once per NO, on one grid and one backend, medians of
@@ -26,36 +24,14 @@ from __future__ import annotations
 
 import functools
 import statistics
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.engine.perfmodel import H100, DeviceNumbers, flops_per_update, predict
+from diamondlab.engine.perfmodel import DeviceNumbers, predict
 
 __all__ = ["TuningRow", "device_numbers", "predicted_rate", "tuning_figure", "tuning_sweep"]
-
-
-@functools.cache
-def _stream_bandwidth(nbytes: int = 2**28, repeats: int = 5) -> float:
-    a = np.ones(nbytes // 4, dtype=np.float32)
-    b = np.ones_like(a)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        np.add(a, b, out=b)
-        times.append(time.perf_counter() - t0)
-    return 3 * a.nbytes / statistics.median(times)
-
-
-@functools.cache
-def _in_cache_rate(order: int, n: int = 64, steps: int = 32) -> float:
-    from diamondlab.engine.simulation import Simulation
-
-    sim = Simulation((n, n, n), order, backend="cpu", algorithm="stepwise", nt=steps)
-    sim.run(steps)
-    return max(sim.run(steps).cells_per_second for _ in range(3))
 
 
 @functools.cache
@@ -63,18 +39,11 @@ def device_numbers(backend: str = "cpu", order: int = 2) -> DeviceNumbers:
     """Bandwidth and compute ceiling of ``backend`` on this machine (measured once per process)."""
     from diamondlab.engine import perfmodel
 
-    engine = {"cpu": "cpu_device_numbers", "cuda": "cuda_device_numbers"}.get(backend)
-    if engine is not None and hasattr(perfmodel, engine):
-        return getattr(perfmodel, engine)()
+    if backend == "cpu":
+        return perfmodel.cpu_device_numbers()
     if backend == "cuda":
-        from diamondlab.engine.perfmodel import measure_copy_bandwidth
-
-        return DeviceNumbers("this GPU (copy measured; FP32 of an H100)",
-                             measure_copy_bandwidth(2**28, kernel=False), H100.fp32_rate)
-    if backend != "cpu":
-        raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
-    return DeviceNumbers("this CPU (stream and in-cache kernel measured)", _stream_bandwidth(),
-                         _in_cache_rate(order) * flops_per_update(order))
+        return perfmodel.cuda_device_numbers()
+    raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
 
 
 def predicted_rate(algorithm: str, order: int, size: int, nt: int, backend: str = "cpu") -> float:

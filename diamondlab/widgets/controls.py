@@ -86,7 +86,7 @@ def sweep_choices() -> list[tuple[str, tuple]]:
     from diamondlab.engine.cuda_backend import CUDABackend
 
     choices = [("backend default", ())]
-    for options in CUDABackend.TUNING_OPTIONS:
+    for options in CUDABackend.tuning_options(2, 1):
         if not options.get("pipelined"):
             label = "whole-torre waits"
         else:

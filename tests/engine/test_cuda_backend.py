@@ -288,8 +288,8 @@ def test_gpu_autotune_tries_the_sweep_options(tmp_path, monkeypatch):
     shape = (160, 320, 64)
     said = []
     best = autotune(WaveParameters(order=2), shape, "cuda", repeats=3, log=said.append)
-    assert len(said) == len(CUDABackend.TUNING_OPTIONS)
-    assert (best.size, best.nt) == (4, 16) and best.options in [dict(o) for o in CUDABackend.TUNING_OPTIONS]
+    assert len(said) == len(CUDABackend.tuning().tuning_options)
+    assert (best.size, best.nt) == (4, 16) and best.options in CUDABackend.tuning_options(2, 4)
     sim = Simulation(shape, 2, backend="cuda", size="auto", nt="auto")
     assert sim.backend_options == best.options
     assert {k: sim.backend.options[k] for k in best.options} == best.options

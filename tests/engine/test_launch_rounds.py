@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from diamondlab.geometry import launch_rounds, stage_schedule
+from diamondlab.engine.launchmodel import launch_rounds
+from diamondlab.geometry import stage_schedule
 
 
 @pytest.mark.parametrize(("order", "size", "nt", "nx", "ny"),

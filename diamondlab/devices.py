@@ -1,0 +1,180 @@
+"""The GPUs the engine runs on: their limits, read from the driver, and the tuning measured on them.
+
+Contract
+--------
+:class:`GPUArch` holds what the launch model, the kernels' register caps and
+the performance model need of a GPU: multiprocessors, registers, shared
+memory (per multiprocessor, per block, reserved per block), threads and
+blocks per multiprocessor, FP32 lanes and clock (hence the FP32 rate).
+:func:`current_gpu` reads them from the driver (numba-cuda's device
+attributes); what the driver does not say (FP32 lanes, and any attribute
+an old driver lacks) comes from :data:`GENERATIONS`, the per-compute-
+capability table of NVIDIA's CUDA programming guide ("technical
+specifications per compute capability").  :data:`H100` is the reference
+device where none can be asked (no GPU, the CUDA simulator): the kernels'
+shared-memory limit and the documentation's examples use it.
+
+:class:`CUDATuning` is the tuning measured on a device generation (default
+tiles, pipelined waits, register caps, when to specialise a sweep for its
+grid); :func:`cuda_tuning` gives the one for a device.  Only Hopper has
+been measured (BENCHMARKS.md); other generations use it as the starting
+point, and ``--dts auto --nt auto`` measures on the device itself.
+
+This module is a bottom floor: it imports nothing of diamondlab, and
+numba.cuda only inside :func:`current_gpu`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+__all__ = ["GENERATIONS", "H100", "CUDATuning", "GPUArch", "cuda_tuning", "current_gpu", "gpu_arch"]
+
+KIB = 1024
+
+#: Per-multiprocessor limits by compute capability (CUDA C++ Programming Guide, "Technical
+#: Specifications per Compute Capability"; FP32 lanes from the architecture white papers):
+#: shared memory per SM and the opt-in maximum per block (bytes), resident threads and blocks,
+#: FP32 lanes, shared memory the hardware reserves per block.
+GENERATIONS: dict[tuple[int, int], dict[str, int]] = {
+    (7, 0): {"shared_per_sm": 96 * KIB, "shared_per_block": 96 * KIB, "threads_per_sm": 2048,
+             "blocks_per_sm": 32, "fp32_lanes_per_sm": 64, "reserved_shared_per_block": 0},
+    (7, 5): {"shared_per_sm": 64 * KIB, "shared_per_block": 64 * KIB, "threads_per_sm": 1024,
+             "blocks_per_sm": 16, "fp32_lanes_per_sm": 64, "reserved_shared_per_block": 0},
+    (8, 0): {"shared_per_sm": 164 * KIB, "shared_per_block": 163 * KIB, "threads_per_sm": 2048,
+             "blocks_per_sm": 32, "fp32_lanes_per_sm": 64, "reserved_shared_per_block": KIB},
+    (8, 6): {"shared_per_sm": 100 * KIB, "shared_per_block": 99 * KIB, "threads_per_sm": 1536,
+             "blocks_per_sm": 16, "fp32_lanes_per_sm": 128, "reserved_shared_per_block": KIB},
+    (8, 7): {"shared_per_sm": 164 * KIB, "shared_per_block": 163 * KIB, "threads_per_sm": 2048,
+             "blocks_per_sm": 16, "fp32_lanes_per_sm": 128, "reserved_shared_per_block": KIB},
+    (8, 9): {"shared_per_sm": 100 * KIB, "shared_per_block": 99 * KIB, "threads_per_sm": 1536,
+             "blocks_per_sm": 24, "fp32_lanes_per_sm": 128, "reserved_shared_per_block": KIB},
+    (9, 0): {"shared_per_sm": 228 * KIB, "shared_per_block": 227 * KIB, "threads_per_sm": 2048,
+             "blocks_per_sm": 32, "fp32_lanes_per_sm": 128, "reserved_shared_per_block": KIB},
+    (10, 0): {"shared_per_sm": 228 * KIB, "shared_per_block": 227 * KIB, "threads_per_sm": 2048,
+              "blocks_per_sm": 32, "fp32_lanes_per_sm": 128, "reserved_shared_per_block": KIB},
+    (12, 0): {"shared_per_sm": 100 * KIB, "shared_per_block": 99 * KIB, "threads_per_sm": 1536,
+              "blocks_per_sm": 32, "fp32_lanes_per_sm": 128, "reserved_shared_per_block": KIB},
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GPUArch:
+    """One GPU's limits (see the module contract).
+
+    Examples
+    --------
+    >>> round(H100.fp32_rate / 1e12, 1), H100.shared_per_block
+    (66.9, 232448)
+    """
+
+    name: str
+    compute_capability: tuple[int, int]
+    multiprocessors: int
+    clock_hz: float
+    shared_per_sm: int
+    shared_per_block: int
+    threads_per_sm: int
+    blocks_per_sm: int
+    fp32_lanes_per_sm: int
+    reserved_shared_per_block: int = KIB
+    registers_per_sm: int = 65536
+    max_registers_per_thread: int = 255
+
+    @property
+    def fp32_rate(self) -> float:
+        """Peak FP32 operations per second (an FMA counts two)."""
+        return 2.0 * self.fp32_lanes_per_sm * self.multiprocessors * self.clock_hz
+
+
+def gpu_arch(name: str, compute_capability, multiprocessors: int, clock_hz: float, **limits) -> GPUArch:
+    """A :class:`GPUArch` from the generation table, with ``limits`` (e.g. from the driver) overriding it.
+
+    >>> a100 = gpu_arch("NVIDIA A100-SXM4-80GB", (8, 0), 108, 1.41e9)
+    >>> round(a100.fp32_rate / 1e12, 1), a100.shared_per_sm
+    (19.5, 167936)
+    """
+    cc = tuple(int(c) for c in compute_capability)
+    if cc < (7, 0):
+        raise ValueError(f"diamondlab's CUDA engine needs compute capability >= 7.0; {name} has {cc}")
+    table = GENERATIONS.get(cc) or GENERATIONS[max(k for k in GENERATIONS if k <= cc)]  # a newer minor
+    values = {**table, **{k: int(v) for k, v in limits.items() if v}}
+    return GPUArch(name, cc, int(multiprocessors), float(clock_hz), **values)
+
+
+#: NVIDIA H100 SXM (80GB HBM3): the device the tuning tables were measured on (BENCHMARKS.md).
+H100 = gpu_arch("NVIDIA H100 80GB HBM3", (9, 0), 132, 1.98e9)
+
+#: numba-cuda device attribute -> GPUArch field, read where the driver has it.
+_DRIVER_ATTRIBUTES = {
+    "MAX_REGISTERS_PER_MULTIPROCESSOR": "registers_per_sm",
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": "shared_per_sm",
+    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": "shared_per_block",
+    "MAX_THREADS_PER_MULTI_PROCESSOR": "threads_per_sm",
+    "MAX_BLOCKS_PER_MULTIPROCESSOR": "blocks_per_sm",
+    "RESERVED_SHARED_MEMORY_PER_BLOCK": "reserved_shared_per_block",
+}
+
+
+@functools.cache
+def current_gpu() -> GPUArch | None:
+    """This machine's current CUDA device, from the driver; None without one (or under the simulator)."""
+    try:
+        from numba import config, cuda
+
+        if config.ENABLE_CUDASIM or not cuda.is_available():
+            return None
+        dev = cuda.get_current_device()
+    except Exception:  # noqa: BLE001 - no numba-cuda, no driver, no device: no GPU
+        return None
+    limits = {}
+    for attribute, name in _DRIVER_ATTRIBUTES.items():
+        try:
+            limits[name] = int(getattr(dev, attribute))
+        except Exception:  # noqa: BLE001, S112 - an old driver: the generation table says it
+            continue
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    return gpu_arch(name, dev.compute_capability, dev.MULTIPROCESSOR_COUNT, dev.CLOCK_RATE * 1e3, **limits)
+
+
+@dataclass(frozen=True)
+class CUDATuning:
+    """Tuning of the CUDA engine measured on one device generation (BENCHMARKS.md)."""
+
+    #: device it was measured on
+    measured_on: str
+    #: (DTS, Nt) per NO measured best at 512 x 2048 x 256
+    tiling: dict = field(default_factory=dict)
+    #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre waits
+    pipelined: dict = field(default_factory=dict)
+    #: register cap of the generic sweep per (NO, DTS) (128: two 256-thread blocks a multiprocessor)
+    max_registers: dict = field(default_factory=dict)
+    #: register cap of the (ny, nz)-specialised sweep per (NO, DTS)
+    specialised_max_registers: dict = field(default_factory=dict)
+    #: grids of at least this many cells get the (ny, nz)-specialised sweep (5-10 % faster)
+    specialise_min_cells: int = 2**26
+    #: tallest column at which a kernel with level n-1 in shared memory keeps its 255 registers
+    full_register_nz: int = 256
+    #: sweep options the auto-tuner tries per (DTS, Nt)
+    tuning_options: tuple = ()
+
+
+HOPPER_TUNING = CUDATuning(
+    measured_on=H100.name,
+    tiling={2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)},
+    pipelined={(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)},
+    max_registers={(2, 3): 128, (2, 4): 128, (4, 2): 128},
+    specialised_max_registers={(2, 3): 80, (2, 4): 128, (4, 2): 128},
+    tuning_options=(
+        {"pipelined": False},
+        {"pipelined": True, "band": 0, "chunk": 2},
+        {"pipelined": True, "band": 16, "chunk": 2},
+        {"pipelined": True, "band": 32, "chunk": 2},
+    ),
+)
+
+
+def cuda_tuning(arch: GPUArch | None = None) -> CUDATuning:
+    """The tuning tables for ``arch`` (only Hopper has been measured: every device starts from it)."""
+    return HOPPER_TUNING
