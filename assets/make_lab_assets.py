@@ -88,10 +88,12 @@ def wavefield_figures() -> None:
 
 
 def tuning_figure() -> None:
+    from diamondlab.engine.measure import tuning_sweep
+    from diamondlab.engine.perfmodel import predicted_rate
     from diamondlab.viz.perf import tuning_figure as figure
-    from diamondlab.viz.perf import tuning_sweep
 
-    rows = tuning_sweep((128, 128, 128), orders=(2,), sizes=(1, 2, 4, 6), nts=(8, 16, 24, 32), repeats=3)
+    rows = tuning_sweep((128, 128, 128), orders=(2,), sizes=(1, 2, 4, 6), nts=(8, 16, 24, 32), repeats=3,
+                        model=predicted_rate)
     _write_plotly(figure(rows), "lab_tuning.png", 900, 420)
 
 

@@ -12,7 +12,6 @@ import argparse
 import json
 import math
 import re
-import statistics
 import sys
 import warnings
 from pathlib import Path
@@ -449,84 +448,12 @@ def _interrupt_status() -> int:
     return 128 + int(interrupts.last_signal)
 
 
-def bench_rows(
-    shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None, repeats=5,
-    progress=False, **physics
-):
-    """Time both algorithms per order on one grid in this process; return a list of dict rows.
-
-    Both start from the same random fields (cheap to make on any grid, and a
-    strong test of the bit-for-bit check); ``physics`` (``velocity``,
-    ``sponge``, ``sources``, ``receivers``, ``backend_options``) goes to both
-    simulations; ``progress=True`` shows a tqdm bar over the timed runs.
-    """
-    from diamondlab.engine.simulation import Simulation
-
-    rng = np.random.default_rng(0)
-    initial = tuple(rng.standard_normal(tuple(shape), dtype=np.float32) for _ in range(2))
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(orders) * (repeats + 1), unit="run", desc="bench", disable=not progress)
-    rows = []
-    for order in orders:
-        bar.set_postfix_str(f"NO={order}: setting up")
-        sims = {
-            alg: Simulation(
-                shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg,
-                initial=initial, **physics,
-            )
-            for alg in ("diamondtorre", "stepwise")
-        }
-        dt_sim = sims["diamondtorre"]
-        n = steps or 2 * dt_sim.nt
-        rates = {alg: [] for alg in sims}
-        bar.set_postfix_str(f"NO={order}: compiling, warming up")
-        for sim in sims.values():
-            sim.run(min(n, dt_sim.nt))  # compile and warm up
-        bar.update()
-        bar.set_postfix_str(f"NO={order}: timing")
-        for _ in range(repeats):
-            for alg, sim in sims.items():
-                rates[alg].append(sim.run(n).gcells_per_second)
-            bar.update()
-        dt_rate = statistics.median(rates["diamondtorre"])
-        sw_rate = statistics.median(rates["stepwise"])
-        same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
-        launch = _launch_efficiency(dt_sim)
-        rows.append(
-            {
-                "order": order,
-                "dts": dt_sim.size,
-                "nt": dt_sim.nt,
-                "diamondtorre": dt_rate,
-                "stepwise": sw_rate,
-                "ratio": dt_rate / sw_rate if sw_rate else float("nan"),
-                "bit_equal": same,
-                "backend": dt_sim.backend_name,
-                "options": dict(getattr(dt_sim.backend, "options", {})),
-                "launch": launch,
-            }
-        )
-    bar.close()
-    return rows
-
-
-def _launch_efficiency(sim):
-    """``(slots, efficiency)`` of a GPU simulation's sweep (engine.launchmodel), else None."""
-    if sim.backend_name != "cuda":
-        return None
-    from diamondlab.engine.launchmodel import cuda_backend_efficiency
-
-    try:
-        return cuda_backend_efficiency(sim.backend)
-    except Exception:  # a report, not the benchmark: the CUDA simulator has no multiprocessors to count
-        return None
-
-
 def _bench(args) -> int:
     args.shape = args.shape or DEFAULT_SHAPE
     velocity = _velocity(args.velocity, args.shape)
-    rows = bench_rows(
+    from diamondlab.engine.measure import compare_algorithms
+
+    rows = compare_algorithms(
         args.shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
         progress=not args.no_progress, velocity=velocity, sponge=args.sponge,
         backend_options=dict(args.backend_option) or None,

@@ -121,7 +121,7 @@ def test_bench_reports_sweep_options_and_launch_efficiency(capsys, monkeypatch):
            "bit_equal": True, "backend": "cuda", "options": {"pipelined": True, "band": 32, "chunk": 2},
            "launch": (264, 0.973)}
     device = DeviceNumbers("test GPU", 2.8e12, 67e12)
-    monkeypatch.setattr(cli, "bench_rows", lambda *a, **k: [row])
+    monkeypatch.setattr("diamondlab.engine.measure.compare_algorithms", lambda *a, **k: [row])
     monkeypatch.setattr(cli, "_device_numbers", lambda backend, skip: device)
     assert main(["bench", "--shape", "64", "--orders", "2", "--backend", "cuda", "--no-progress"]) == 0
     out = capsys.readouterr().out

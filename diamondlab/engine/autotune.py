@@ -20,8 +20,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import statistics
-import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -29,6 +27,7 @@ import numpy as np
 
 from diamondlab.engine.backends import get_backend
 from diamondlab.engine.io import write_atomically
+from diamondlab.engine.measure import measure_backend
 from diamondlab.kernels.generated import cache_dir
 from diamondlab.numerics import WaveParameters
 
@@ -105,16 +104,9 @@ def autotune(
             configure(engine)
         engine.compile()
         engine.set_fields(prev, prev)
-        engine.sweep(nt)
-        engine.synchronize()
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            engine.sweep(nt)
-            engine.synchronize()
-            times.append((time.perf_counter() - t0) / nt)
+        timing = measure_backend(engine, "diamondtorre", nt, repeats)
         label = f"{size},{nt}" + (f",{json.dumps(opts, sort_keys=True)}" if opts else "")
-        measured[label] = statistics.median(times)
+        measured[label] = timing.seconds_median / nt
         options[label] = (size, nt, opts)
         if log is not None:
             rate = float(np.prod(shape)) / measured[label] / 1e9

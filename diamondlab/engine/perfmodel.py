@@ -26,6 +26,7 @@ bandwidth measured in the same run and the sweep kernel's registers.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import statistics
@@ -45,9 +46,11 @@ __all__ = [
     "fraction_of_model",
     "cpu_device_numbers",
     "cuda_device_numbers",
+    "device_numbers",
     "measure_copy_bandwidth",
     "measure_cpu_bandwidth",
     "predict",
+    "predicted_rate",
 ]
 
 
@@ -145,8 +148,9 @@ def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10, kernel: bool 
         def run(src=src, dst=dst):
             dst.copy_to_device(src)
 
-    times = _time_runs(run, cuda.synchronize, repeats)
-    return 2 * n * 4 / statistics.median(times)
+    from diamondlab.engine.measure import time_repeats
+
+    return 2 * n * 4 / statistics.median(time_repeats(run, cuda.synchronize, repeats, cuda_events=True))
 
 
 def measure_cpu_bandwidth(nbytes: int = 2**28, repeats: int = 7) -> float:
@@ -158,15 +162,12 @@ def measure_cpu_bandwidth(nbytes: int = 2**28, repeats: int = 7) -> float:
     """
     import numpy as np
 
+    from diamondlab.engine.measure import time_repeats
+
     kernel = _cpu_add_kernel()
     a = np.ones(nbytes // 4, dtype=np.float32)
     b = np.zeros_like(a)
-    kernel(a, b)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        kernel(a, b)
-        times.append(time.perf_counter() - t0)
+    times = time_repeats(lambda: kernel(a, b), lambda: None, repeats)
     return 12 * a.size / statistics.median(times)
 
 
@@ -208,6 +209,21 @@ def cpu_device_numbers() -> DeviceNumbers:
     return DeviceNumbers(name, measure_cpu_bandwidth(), float("inf"))
 
 
+@functools.cache
+def device_numbers(backend: str = "cpu", order: int = 2) -> DeviceNumbers:
+    """Bandwidth and compute ceiling of ``backend`` on this machine (measured once per process)."""
+    if backend == "cpu":
+        return cpu_device_numbers()
+    if backend == "cuda":
+        return cuda_device_numbers()
+    raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
+
+
+def predicted_rate(algorithm: str, order: int, size: int, nt: int, backend: str = "cpu") -> float:
+    """The model's rate in G cell updates per second for this configuration and backend."""
+    return predict(algorithm, order, size, nt, device_numbers(backend, order)).rate / 1e9
+
+
 def _copy_kernel():
     from numba import cuda
 
@@ -232,22 +248,6 @@ def _copy_kernel():
                     dst[i + j * step] = src[i + j * step]
 
     return copy
-
-
-def _time_runs(run, sync, repeats: int) -> list[float]:
-    from numba import cuda
-
-    run()  # warm-up: compilation, module load
-    sync()
-    times = []
-    for _ in range(repeats):
-        start, stop = cuda.event(), cuda.event()
-        start.record()
-        run()
-        stop.record()
-        stop.synchronize()
-        times.append(cuda.event_elapsed_time(start, stop) / 1e3)
-    return times
 
 
 def compile_only(order: int, size: int, max_registers: int | None = None,
@@ -294,13 +294,15 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     from diamondlab.kernels.cuda import SUPPORTED_SIZES
     from diamondlab.numerics import WaveParameters
 
+    from diamondlab.engine.measure import measure_backend
+
     memcpy = measure_copy_bandwidth(kernel=False)
     bandwidth = max(measure_copy_bandwidth(), memcpy)
-    device = DeviceNumbers(H100.name, bandwidth, H100.fp32_rate)
-    log(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (cuMemcpyDtoD {memcpy / 1e12:.3f}); "
+    arch = devices.current_gpu() or devices.H100
+    device = DeviceNumbers(arch.name, bandwidth, arch.fp32_rate)
+    log(f"{arch.name}: copy bandwidth {bandwidth / 1e12:.3f} TB/s (cuMemcpyDtoD {memcpy / 1e12:.3f}); "
         f"shape {shape}; "
         f"{2 * 4 * int(np.prod(shape)) / 2**30:.2f} GiB in two fields")
-    cells = float(np.prod(shape))
     rng = np.random.default_rng(1)
     init = rng.standard_normal(shape, dtype=np.float32)
     results = []
@@ -324,14 +326,8 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
                     continue
                 backend = engine
                 backend.set_fields(init, init)
-                nsweeps = max(1, steps // nt)
-
-                def run_dt(b=backend, nt=nt, nsweeps=nsweeps):
-                    for _ in range(nsweeps):
-                        b.sweep(nt)
-
-                times = _time_runs(run_dt, backend.synchronize, repeats)
-                rate = cells * nt * nsweeps / statistics.median(times)
+                timing = measure_backend(backend, "diamondtorre", steps, repeats)
+                rate, times = timing.rate, list(timing.seconds)
                 res = backend.resources() or {}
                 model = predict("diamondtorre", order, size, nt, device)
                 from diamondlab.engine.launchmodel import cuda_backend_efficiency
@@ -358,11 +354,8 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
             backend = CUDABackend(params, shape, size, max(nts), pipelined=False)
             backend.set_fields(init, init)
 
-        def run_sw(b=backend, nsteps=nsteps):
-            b.step(nsteps)
-
-        times = _time_runs(run_sw, backend.synchronize, repeats)
-        rate = cells * nsteps / statistics.median(times)
+        timing = measure_backend(backend, "stepwise", nsteps, repeats)
+        rate, times = timing.rate, list(timing.seconds)
         model = predict("stepwise", order, device=device)
         results.append({"algorithm": "stepwise", "order": order, "rate": rate, "times": times,
                         "model": model.rate, "fraction": rate / model.rate})
@@ -431,7 +424,9 @@ def main(argv=None) -> None:
                         log=lambda s: print(s, flush=True))
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"shape": args.shape, "results": results, "defaults": asdict(H100)}, fh,
+            arch = devices.current_gpu() or devices.H100
+            json.dump({"shape": args.shape, "results": results, "device": arch.name,
+                       "fp32_rate": arch.fp32_rate, "reference": asdict(H100)}, fh,
                       indent=1)
 
 

@@ -2,7 +2,7 @@
 
 Contract
 --------
-:class:`TuningPanel` runs :func:`diamondlab.viz.perf.tuning_sweep` in a
+:class:`TuningPanel` runs :func:`diamondlab.engine.measure.tuning_sweep` in a
 background thread (the notebook stays responsive; a Stop button ends it
 after the configuration in progress), logs each measurement, and draws
 :func:`diamondlab.viz.perf.tuning_figure` (measured solid, model dashed,
@@ -20,7 +20,9 @@ import threading
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from diamondlab.viz.perf import best, tuning_figure, tuning_sweep
+from diamondlab.engine.measure import best, tuning_sweep
+from diamondlab.engine.perfmodel import predicted_rate
+from diamondlab.viz.perf import tuning_figure
 
 __all__ = ["TuningPanel", "parse_ints"]
 
@@ -116,7 +118,7 @@ class TuningPanel:
             self._progress(f"measuring on {cfg.backend}, grid {cfg.shape} ...")
             self.rows = tuning_sweep(cfg.shape, orders, sizes, nts, backend=cfg.backend,
                                      repeats=int(self.repeats.value), progress=self._progress,
-                                     stop=self._stop.is_set)
+                                     stop=self._stop.is_set, model=predicted_rate)
             if not self.rows:
                 self._say("nothing could be measured with these values", error=True)
                 return

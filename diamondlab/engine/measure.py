@@ -1,0 +1,250 @@
+"""The one measurement service: timed repeats, medians and spreads of backends and simulations.
+
+Contract
+--------
+Every rate diamondlab reports comes from here: the auto-tuner
+(:mod:`diamondlab.engine.autotune`), ``diamondlab bench``
+(:func:`compare_algorithms`), the CUDA kernel benchmark
+(:func:`diamondlab.engine.perfmodel.benchmark`), the lab's Tuning panel
+(:func:`tuning_sweep`) and the watch-cost benchmark
+(:mod:`diamondlab.widgets.bench`).
+
+- :func:`time_repeats` runs a callable once to warm up (compilation, caches)
+  and then ``repeats`` times, each timed to the end of the device's work:
+  with CUDA events on the GPU, with ``time.perf_counter`` and the backend's
+  ``synchronize`` elsewhere.
+- :class:`Measurement` holds the seconds of the repeats and the cell updates
+  of one repeat; its rate is the median's, its ``spread`` the range of the
+  rates relative to that median (a tuning point is trusted when it is small).
+- :func:`measure_backend` times a backend's DiamondTorre sweeps or stepwise
+  steps (no physics, no Python bookkeeping between sweeps);
+  :func:`measure_simulation` times whole :meth:`Simulation.run
+  <diamondlab.engine.simulation.Simulation.run>` calls (what a user gets,
+  sources, receivers and the finite check included).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Measurement", "TuningRow", "best", "compare_algorithms", "measure_backend", "measure_simulation",
+    "time_repeats", "tuning_sweep",
+]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Seconds of ``repeats`` timed runs of ``cell_updates`` cell updates each.
+
+    >>> m = Measurement((2.0, 1.0, 4.0), 8e9)
+    >>> m.seconds_median, m.rate / 1e9, round(m.spread, 2)
+    (2.0, 4.0, 1.5)
+    """
+
+    seconds: tuple[float, ...]
+    cell_updates: float
+
+    @property
+    def seconds_median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def rate(self) -> float:
+        """Cell updates per second of the median repeat."""
+        return self.cell_updates / self.seconds_median
+
+    @property
+    def gcells(self) -> float:
+        return self.rate / 1e9
+
+    @property
+    def spread(self) -> float:
+        """(fastest - slowest rate) / median rate of the repeats (0 for one repeat)."""
+        rates = [self.cell_updates / s for s in self.seconds]
+        return (max(rates) - min(rates)) / self.rate
+
+
+def time_repeats(run: Callable[[], object], synchronize: Callable[[], None], repeats: int,
+                 cuda_events: bool = False, warmup: bool = True) -> tuple[float, ...]:
+    """Seconds of ``repeats`` calls of ``run`` after one warm-up call (see the module contract)."""
+    if warmup:
+        run()
+        synchronize()
+    times = []
+    for _ in range(int(repeats)):
+        if cuda_events:
+            from numba import cuda
+
+            start, stop = cuda.event(), cuda.event()
+            start.record()
+            run()
+            stop.record()
+            stop.synchronize()
+            times.append(cuda.event_elapsed_time(start, stop) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            run()
+            synchronize()
+            times.append(time.perf_counter() - t0)
+    return tuple(times)
+
+
+def measure_backend(backend, algorithm: str, steps: int, repeats: int = 3,
+                    warmup: bool = True) -> Measurement:
+    """Time ``steps`` steps of ``backend`` (DiamondTorre: whole sweeps of its Nt, at least one) per repeat.
+
+    The warm-up compiles the kernels; the fields are whatever the backend
+    holds (set them first).
+    """
+    nt = backend.nt
+    if algorithm == "diamondtorre":
+        sweeps = max(1, int(steps) // nt)
+        steps = sweeps * nt
+
+        def run():
+            for _ in range(sweeps):
+                backend.sweep(nt)
+    elif algorithm == "stepwise":
+
+        def run():
+            backend.step(steps)
+    else:
+        raise ValueError(f"algorithm must be 'diamondtorre' or 'stepwise'; got {algorithm!r}")
+    cuda_events = backend.name == "cuda" and not _simulated()
+    seconds = time_repeats(run, backend.synchronize, repeats, cuda_events, warmup)
+    return Measurement(seconds, float(steps) * float(np.prod(backend.shape)))
+
+
+def _simulated() -> bool:
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+def measure_simulation(sim, steps: int, repeats: int = 3, warmup: bool = True) -> Measurement:
+    """Time ``repeats`` calls of ``sim.run(steps)`` after a warm-up of one sweep (or ``steps``)."""
+    if warmup:
+        sim.run(min(int(steps), sim.nt))
+    seconds = tuple(sim.run(steps).seconds for _ in range(int(repeats)))
+    return Measurement(seconds, float(steps) * sim.cells)
+
+
+def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None,
+                       repeats=5, progress=False, **physics) -> list[dict]:
+    """DiamondTorre against stepwise per order on one grid in this process: one dict row per order.
+
+    Both start from the same random fields (cheap to make on any grid, and a
+    strong test of the bit-for-bit check) and are timed alternately
+    (:func:`measure_simulation`, medians of ``repeats``); ``physics``
+    (``velocity``, ``sponge``, ``sources``, ``receivers``, ``backend_options``)
+    goes to both simulations; ``progress=True`` shows a tqdm bar.
+    """
+    from tqdm.auto import tqdm
+
+    from diamondlab.engine.launchmodel import cuda_backend_efficiency
+    from diamondlab.engine.simulation import Simulation
+
+    rng = np.random.default_rng(0)
+    initial = tuple(rng.standard_normal(tuple(shape), dtype=np.float32) for _ in range(2))
+    bar = tqdm(total=len(orders) * (repeats + 1), unit="run", desc="bench", disable=not progress)
+    rows = []
+    for order in orders:
+        bar.set_postfix_str(f"NO={order}: setting up")
+        sims = {
+            alg: Simulation(shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg,
+                            initial=initial, **physics)
+            for alg in ("diamondtorre", "stepwise")
+        }  # fmt: skip
+        dt_sim = sims["diamondtorre"]
+        n = steps or 2 * dt_sim.nt
+        bar.set_postfix_str(f"NO={order}: compiling, warming up")
+        for sim in sims.values():
+            sim.run(min(n, dt_sim.nt))
+        bar.update()
+        bar.set_postfix_str(f"NO={order}: timing")
+        seconds = {alg: [] for alg in sims}
+        for _ in range(repeats):  # alternated, so that both see the same machine
+            for alg, sim in sims.items():
+                seconds[alg] += measure_simulation(sim, n, 1, warmup=False).seconds
+            bar.update()
+        dt, sw = (Measurement(tuple(seconds[alg]), float(n) * dt_sim.cells) for alg in sims)
+        same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
+        launch = None
+        if dt_sim.backend_name == "cuda" and not _simulated():
+            launch = cuda_backend_efficiency(dt_sim.backend)
+        rows.append({
+            "order": order, "dts": dt_sim.size, "nt": dt_sim.nt, "diamondtorre": dt.gcells,
+            "stepwise": sw.gcells, "ratio": dt.rate / sw.rate, "spread": max(dt.spread, sw.spread),
+            "bit_equal": same, "backend": dt_sim.backend_name, "options": dict(dt_sim.backend.options),
+            "launch": launch,
+        })  # fmt: skip
+    bar.close()
+    return rows
+
+
+@dataclass(frozen=True)
+class TuningRow:
+    """One measured configuration: rates in G cell updates per second, and the spread of the repeats."""
+
+    algorithm: str
+    order: int
+    size: int
+    nt: int
+    measured: float
+    model: float
+    note: str = ""
+    spread: float = 0.0
+
+
+def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1, 2, 4),
+                 nts: Iterable[int] = (4, 8, 16), backend: str = "cpu", steps: int | None = None,
+                 repeats: int = 3, progress: Callable[[str], None] | None = None,
+                 stop: Callable[[], bool] | None = None,
+                 model: Callable[[str, int, int, int, str], float] | None = None) -> list[TuningRow]:
+    """Stepwise once per NO, then DiamondTorre per (DTS, Nt), on one grid: one :class:`TuningRow` each.
+
+    Each is :func:`measure_simulation` of ``max(Nt, steps)`` steps (default:
+    one sweep), ``repeats`` times, from the same small random fields.
+    ``model(algorithm, order, size, nt, backend)`` gives a row's model rate
+    (G/s; default 0, e.g. :func:`diamondlab.engine.perfmodel.predicted_rate`).
+    Combinations the backend refuses are skipped with their reason
+    (``progress`` is told); ``stop()`` returning True ends the sweep early
+    (what was measured is returned).
+    """
+    from diamondlab.engine.simulation import Simulation
+
+    rows: list[TuningRow] = []
+    say = progress or (lambda text: None)
+    init = np.random.default_rng(0).standard_normal(tuple(shape), dtype=np.float32) * np.float32(1e-3)
+    for order in orders:
+        jobs = [("stepwise", 1, max(nts))] + [("diamondtorre", s, t) for s in sizes for t in nts]
+        for algorithm, size, nt in jobs:
+            if stop is not None and stop():
+                return rows
+            try:
+                sim = Simulation(shape, order, size=size, nt=nt, backend=backend, algorithm=algorithm,
+                                 initial=init)
+            except (ValueError, RuntimeError, TypeError) as err:
+                say(f"NO={order} DTS={size} Nt={nt}: skipped ({err})")
+                continue
+            m = measure_simulation(sim, max(nt, steps or nt), repeats)
+            dt = algorithm == "diamondtorre"
+            rate = model(algorithm, order, size, nt, sim.backend_name) if model else 0.0
+            row = TuningRow(algorithm, order, size if dt else 0, nt if dt else 0, m.gcells, rate,
+                            spread=m.spread)
+            rows.append(row)
+            say(f"NO={order} {algorithm} DTS={row.size} Nt={row.nt}: {row.measured:.3g} G/s "
+                f"(spread {row.spread:.0%}; model {rate:.3g})")
+    return rows
+
+
+def best(rows: list[TuningRow]) -> TuningRow | None:
+    """The fastest measured DiamondTorre row (None when there is none)."""
+    dt = [r for r in rows if r.algorithm == "diamondtorre"]
+    return max(dt, key=lambda r: r.measured) if dt else None

@@ -1,0 +1,65 @@
+"""The one measurement service: repeats, medians, spreads; the tuner, bench and the lab use it."""
+
+import numpy as np
+import pytest
+
+from diamondlab.engine import measure
+from diamondlab.engine.cpu_backend import CPUBackend
+from diamondlab.engine.measure import (
+    Measurement, compare_algorithms, measure_backend, measure_simulation, time_repeats, tuning_sweep,
+)
+from diamondlab.engine.perfmodel import device_numbers, predicted_rate
+from diamondlab.engine.simulation import Simulation
+from diamondlab.numerics import WaveParameters
+
+
+def test_time_repeats_warms_up_and_synchronises_each_repeat():
+    calls = []
+    seconds = time_repeats(lambda: calls.append("run"), lambda: calls.append("sync"), 3)
+    assert len(seconds) == 3 and calls == ["run", "sync"] * 4
+
+
+def test_measurement_rate_is_the_median_and_spread_the_range():
+    m = Measurement((1.0, 2.0, 4.0, 2.0, 2.0), 10.0)
+    assert m.rate == 5.0 and m.spread == pytest.approx((10 - 2.5) / 5)
+    assert Measurement((3.0,), 6.0).spread == 0.0
+
+
+def test_backends_are_timed_in_whole_sweeps():
+    b = CPUBackend(WaveParameters(order=2), (24, 24, 16), 2, 4)
+    b.set_fields(np.ones(b.shape, np.float32), np.ones(b.shape, np.float32))
+    m = measure_backend(b, "diamondtorre", 10, repeats=2)
+    assert m.cell_updates == 8 * 24 * 24 * 16 and len(m.seconds) == 2  # two sweeps of Nt=4
+    assert measure_backend(b, "stepwise", 3, 1).cell_updates == 3 * 24 * 24 * 16
+    with pytest.raises(ValueError, match="algorithm must be"):
+        measure_backend(b, "diamond", 3)
+
+
+def test_simulations_are_timed_by_their_runs():
+    sim = Simulation((24, 24, 16), 2, backend="cpu", size=2, nt=4)
+    m = measure_simulation(sim, 8, repeats=3)
+    assert len(m.seconds) == 3 and sim.time_step == 4 + 3 * 8 and m.rate > 0
+
+
+def test_compare_algorithms_checks_equality_and_reports_the_spread():
+    rows = compare_algorithms((24, 24, 16), (2, 4), backend="cpu", nt=4, repeats=2)
+    assert [r["order"] for r in rows] == [2, 4]
+    assert all(r["bit_equal"] and r["ratio"] > 0 and r["spread"] >= 0 and r["launch"] is None for r in rows)
+
+
+def test_tuning_sweep_skips_what_the_backend_refuses():
+    notes = []
+    rows = tuning_sweep((24, 24, 16), orders=(2,), sizes=(1, 20), nts=(2, 4), repeats=2,
+                        progress=notes.append, model=predicted_rate)
+    assert [r.algorithm for r in rows].count("stepwise") == 1
+    dt = [r for r in rows if r.algorithm == "diamondtorre"]
+    assert {(r.size, r.nt) for r in dt} == {(1, 2), (1, 4)}
+    assert all(r.measured > 0 and r.model > 0 and r.spread >= 0 for r in rows)
+    assert any("skipped" in n and "DTS=20" in n for n in notes)  # a tile larger than the grid
+    assert measure.best(rows) in dt
+    assert tuning_sweep((24, 24, 16), stop=lambda: True) == []
+
+
+def test_device_numbers_are_measured():
+    d = device_numbers("cpu", 2)
+    assert d.bandwidth > 1e8 and d.fp32_rate > 1e6
