@@ -9,6 +9,7 @@ one grid in one process (medians of ``--repeats`` runs) and prints a table.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import re
@@ -245,8 +246,14 @@ def _parser() -> argparse.ArgumentParser:
         "--orders", type=int, nargs="+", default=list(SUPPORTED_ORDERS), choices=SUPPORTED_ORDERS,
         help="stencil orders (default 2 4 6 8)",
     )
-    bench.add_argument("--dts", type=_count(1), default=None, help="DTS for every order (default per order)")
-    bench.add_argument("--nt", type=_count(1), default=None, help="Nt for every order (default per order)")
+    bench.add_argument(
+        "--dts", type=_count(1), nargs="+", default=None,
+        help="DTS for every order (default per order); with --matrix, the tile sizes to try",
+    )  # fmt: skip
+    bench.add_argument(
+        "--nt", "--nts", type=_count(1), nargs="+", default=None,
+        help="Nt for every order (default per order); with --matrix, the heights to try (default 8 16 32)",
+    )  # fmt: skip
     bench.add_argument(
         "--steps", type=_count(1), default=None, help="steps per timed run (default 2 Nt)"
     )
@@ -262,6 +269,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--no-model", action="store_true", help="skip the bandwidth probe and the model")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    matrix = bench.add_argument_group(
+        "kernel matrix (--matrix, GPU only)",
+        "time the CUDA kernels themselves (no physics, CUDA events) for every combination of the options "
+        "below and of --dts and --nt; one line per run, --json keeps them all",
+    )  # fmt: skip
+    matrix.add_argument("--matrix", action="store_true", help="run the kernel matrix instead")
+    matrix.add_argument("--maxreg", type=_count(0), nargs="+", default=[0],
+                        help="register caps of the sweep kernel to try (0: the default)")
+    matrix.add_argument("--specialize", type=int, nargs="+", default=[-1], choices=(-1, 0, 1),
+                        help="1: the sweep compiled for the grid's (ny, nz); 0: generic; -1: by grid size")
+    matrix.add_argument("--left", type=int, nargs="+", default=[0], choices=(0, 1),
+                        help="1: left neighbours re-read from L2; 0: kept in registers")
+    matrix.add_argument("--pipelined", type=int, nargs="+", default=[-1], choices=(-1, 0, 1),
+                        help="1: tier-level waits; 0: whole-torre waits; -1: the default per (NO, DTS)")
+    matrix.add_argument("--bands", type=int, nargs="+", default=[-1],
+                        help="launch order of pipelined sweeps: 0 stage by stage, B bands of B torres; -1: "
+                        "the default")
+    matrix.add_argument("--chunks", type=_count(0), nargs="+", default=[0],
+                        help="tiers between two waits of a pipelined sweep (0: the default)")
+    matrix.add_argument("--compile-only", action="store_true",
+                        help="only build the kernels of each combination (fills the disk cache)")
+    matrix.add_argument("--json", default=None, metavar="FILE", help="write every run (atomic)")
     return parser
 
 
@@ -448,8 +477,56 @@ def _interrupt_status() -> int:
     return 128 + int(interrupts.last_signal)
 
 
+def _bench_matrix(args) -> int:
+    """``diamondlab bench --matrix``: the CUDA kernels timed per combination (engine.perfmodel.benchmark)."""
+    import json
+
+    from diamondlab.engine import perfmodel
+    from diamondlab.engine.io import write_atomically
+    from diamondlab.kernels.cuda import SUPPORTED_SIZES
+
+    if args.backend == "cpu":
+        raise ValueError("--matrix times the CUDA kernels: use --backend cuda (or auto on a GPU machine)")
+    sizes = {o: tuple(d for d in SUPPORTED_SIZES[o] if args.dts is None or d in args.dts)
+             or SUPPORTED_SIZES[o][-1:] for o in SUPPORTED_SIZES}  # fmt: skip
+    if args.compile_only:
+        for order in args.orders:
+            for size in sizes[order]:
+                for maxreg, spec, lfm, pipe in itertools.product(args.maxreg, args.specialize, args.left,
+                                                                  args.pipelined):
+                    yz = tuple(args.shape[1:]) if spec == 1 else None
+                    res = perfmodel.compile_only(order, size, maxreg or None, yz, bool(lfm),
+                                                 None if pipe < 0 else bool(pipe))
+                    print(f"compiled NO={order} DTS={size} cap={maxreg} spec={spec} left={lfm} pipe={pipe}: "
+                          f"{res}", flush=True)
+        return 0
+    results = perfmodel.benchmark(
+        tuple(args.shape), tuple(args.orders), tuple(args.nt or (8, 16, 32)), args.steps or 64, args.repeats,
+        sizes=sizes, maxregs=[m or None for m in args.maxreg],
+        specialize=[None if x < 0 else bool(x) for x in args.specialize], left=[bool(x) for x in args.left],
+        pipelined=[None if x < 0 else bool(x) for x in args.pipelined],
+        bands=[None if b < 0 else b for b in args.bands], chunks=[c or None for c in args.chunks],
+        log=lambda text: print(text, flush=True),
+    )  # fmt: skip
+    if args.json:
+        from diamondlab.devices import H100, current_gpu
+
+        arch = current_gpu() or H100
+        record = {"shape": list(args.shape), "device": arch.name, "fp32_rate": arch.fp32_rate,
+                  "results": results}
+        write_atomically(args.json, lambda fh: json.dump(record, fh, indent=1), mode="w")
+    return 0
+
+
 def _bench(args) -> int:
     args.shape = args.shape or DEFAULT_SHAPE
+    if args.matrix:
+        return _bench_matrix(args)
+    for name in ("dts", "nt"):
+        values = getattr(args, name)
+        if values is not None and len(values) > 1:
+            raise ValueError(f"--{name} takes one value without --matrix; got {values}")
+        setattr(args, name, values[0] if values else None)
     velocity = _velocity(args.velocity, args.shape)
     from diamondlab.engine.measure import compare_algorithms
 

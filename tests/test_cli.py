@@ -243,3 +243,18 @@ def test_a_stop_signal_leaves_complete_outputs_and_no_temp_file(tmp_path, phase,
         assert data["traces"].shape == (record["steps"], 1)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["last_step"] == record["steps"] and manifest["interrupted"] == (phase != "save")
+
+
+def test_bench_matrix_is_the_gpu_kernel_benchmark(capsys, monkeypatch):
+    argv = ["bench", "--shape", "16", "--backend", "cpu", "--no-progress"]
+    assert main([*argv, "--matrix"]) == 2
+    assert "--matrix times the CUDA kernels: use --backend cuda" in capsys.readouterr().err
+    assert main([*argv, "--dts", "1", "2"]) == 2
+    assert "--dts takes one value without --matrix; got [1, 2]" in capsys.readouterr().err
+    calls = []
+    monkeypatch.setattr("diamondlab.engine.perfmodel.benchmark", lambda *a, **k: calls.append((a, k)) or [])
+    assert main(["bench", "--shape", "32x24x16", "--backend", "cuda", "--matrix", "--orders", "2", "--dts",
+                 "3", "4", "--nt", "16", "32", "--pipelined", "0", "-1", "--bands", "-1", "16"]) == 0
+    (args, kwargs), = calls
+    assert args[:3] == ((32, 24, 16), (2,), (16, 32)) and kwargs["sizes"][2] == (3, 4)
+    assert kwargs["pipelined"] == [False, None] and kwargs["bands"] == [None, 16]

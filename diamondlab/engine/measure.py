@@ -72,7 +72,11 @@ class Measurement:
 
 def time_repeats(run: Callable[[], object], synchronize: Callable[[], None], repeats: int,
                  cuda_events: bool = False, warmup: bool = True) -> tuple[float, ...]:
-    """Seconds of ``repeats`` calls of ``run`` after one warm-up call (see the module contract)."""
+    """Seconds of ``repeats`` calls of ``run`` after one warm-up call (see the module contract).
+
+    ``cuda_events`` times on the GPU's own clock (not under Numba's CUDA simulator, which has none).
+    """
+    cuda_events = cuda_events and not _simulated()
     if warmup:
         run()
         synchronize()
@@ -116,8 +120,7 @@ def measure_backend(backend, algorithm: str, steps: int, repeats: int = 3,
             backend.step(steps)
     else:
         raise ValueError(f"algorithm must be 'diamondtorre' or 'stepwise'; got {algorithm!r}")
-    cuda_events = backend.name == "cuda" and not _simulated()
-    seconds = time_repeats(run, backend.synchronize, repeats, cuda_events, warmup)
+    seconds = time_repeats(run, backend.synchronize, repeats, backend.name == "cuda", warmup)
     return Measurement(seconds, float(steps) * float(np.prod(backend.shape)))
 
 

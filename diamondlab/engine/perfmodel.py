@@ -17,21 +17,20 @@ numbers come from :class:`DeviceNumbers` (H100 defaults, measured on this
 project's card: 3.0 TB/s device-to-device copy, counting bytes read plus
 written) or from :func:`measure_copy_bandwidth` on the current CUDA device.
 
-``python -m diamondlab.engine.perfmodel`` runs the CUDA benchmark
-(:func:`benchmark`): per NO, the stepwise and the DiamondTorre rates (medians
-of several timed runs, CUDA events), their ratio, the model, the copy
-bandwidth measured in the same run and the sweep kernel's registers.
+``diamondlab bench --matrix`` runs the CUDA benchmark (:func:`benchmark`):
+per NO, the stepwise and the DiamondTorre rates (medians of several timed
+runs, CUDA events, :mod:`diamondlab.engine.measure`), their ratio, the
+model, the copy bandwidth measured in the same run and the sweep kernel's
+registers.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import itertools
-import json
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from diamondlab import devices
 from diamondlab.geometry.locality import locality
@@ -369,66 +368,3 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     for row in results:
         row["bandwidth"] = bandwidth
     return results
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="CUDA stepwise vs DiamondTorre benchmark")
-    parser.add_argument("--shape", type=int, nargs=3, default=(512, 2048, 256))
-    parser.add_argument("--orders", type=int, nargs="+", default=(2, 4, 6, 8))
-    parser.add_argument("--nts", type=int, nargs="+", default=(8, 16, 32))
-    parser.add_argument("--steps", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--dts", type=int, nargs="+", default=None,
-                        help="tile sizes to try (those the engine builds for each NO)")
-    parser.add_argument("--maxreg", type=int, nargs="+", default=[0],
-                        help="register caps of the sweep kernel to try (0: the default)")
-    parser.add_argument("--specialize", type=int, nargs="+", default=[-1],
-                        help="1: compile the sweep for the grid's (ny, nz); 0: generic; -1: the "
-                        "backend's default (by grid size)")
-    parser.add_argument("--left", type=int, nargs="+", default=[0],
-                        help="1: left neighbours re-read from L2; 0: kept in registers")
-    parser.add_argument("--pipelined", type=int, nargs="+", default=[-1],
-                        help="1: tier-level waits between torres; 0: whole-torre waits; -1: the "
-                        "backend's default per (NO, DTS)")
-    parser.add_argument("--bands", type=int, nargs="+", default=[-1],
-                        help="launch order of pipelined sweeps: 0 stage by stage, B diagonal bands of B "
-                        "torres; -1: the backend's default")
-    parser.add_argument("--chunks", type=int, nargs="+", default=[0],
-                        help="tiers between two waits of a pipelined sweep (0: the backend's default)")
-    parser.add_argument("--compile-only", type=int, nargs=5,
-                        metavar=("NO", "DTS", "MAXREG", "SPEC", "LEFT"),
-                        help="only build one configuration (fills the disk cache) and print it")
-    parser.add_argument("--json", default=None)
-    args = parser.parse_args(argv)
-    if args.compile_only:
-        order, size, maxreg, spec, lfm = args.compile_only
-        t0 = time.perf_counter()
-        yz = tuple(args.shape[1:]) if spec else None
-        for pipe in args.pipelined:
-            res = compile_only(order, size, maxreg or None, yz, bool(lfm), None if pipe < 0 else bool(pipe))
-            print(f"compiled NO={order} DTS={size} cap={maxreg} spec={spec} left={lfm} pipe={pipe} in "
-                  f"{time.perf_counter() - t0:.0f} s:"
-                  f" {res}", flush=True)
-        return
-    from diamondlab.kernels.cuda import SUPPORTED_SIZES
-
-    sizes = {o: tuple(d for d in SUPPORTED_SIZES[o] if args.dts is None or d in args.dts)
-             or SUPPORTED_SIZES[o][-1:] for o in SUPPORTED_SIZES}
-    results = benchmark(tuple(args.shape), tuple(args.orders), tuple(args.nts), args.steps,
-                        args.repeats, sizes=sizes, maxregs=[m or None for m in args.maxreg],
-                        specialize=[None if x < 0 else bool(x) for x in args.specialize],
-                        left=[bool(x) for x in args.left],
-                        pipelined=[None if x < 0 else bool(x) for x in args.pipelined],
-                        bands=[None if b < 0 else b for b in args.bands],
-                        chunks=[c or None for c in args.chunks],
-                        log=lambda s: print(s, flush=True))
-    if args.json:
-        with open(args.json, "w") as fh:
-            arch = devices.current_gpu() or devices.H100
-            json.dump({"shape": args.shape, "results": results, "device": arch.name,
-                       "fp32_rate": arch.fp32_rate, "reference": asdict(H100)}, fh,
-                      indent=1)
-
-
-if __name__ == "__main__":
-    main()
