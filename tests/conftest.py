@@ -1,5 +1,14 @@
-"""Shared test configuration: skip ``gpu`` tests where no real CUDA GPU is present."""
+"""Shared test configuration: the one GPU probe, ``gpu``/``no_gpu`` markers, the ``target`` fixture.
 
+``gpu`` tests are skipped where no real CUDA GPU is present and ``no_gpu``
+tests where one is.  The ``target`` fixture runs a test once per backend
+that can run here: ``"cpu"`` always, ``"cuda"`` on a real GPU or under
+Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, a session of its own:
+:func:`tests.engine.test_backend_contract.test_the_contract_under_the_cuda_simulator`).
+``DIAMONDLAB_TEST_TARGETS`` (a comma list) limits them.
+"""
+
+import functools
 import os
 import subprocess
 import sys
@@ -7,8 +16,17 @@ import sys
 import pytest
 
 
-def _real_gpu_present() -> bool:
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+def simulated() -> bool:
+    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+
+@functools.cache
+def gpu_present() -> bool:
+    """Whether a real CUDA GPU is usable: asked once per session, in a subprocess (no CUDA context here).
+
+    ``DIAMONDLAB_TEST_GPU=1`` or ``0`` answers without asking.
+    """
+    if simulated():
         return False
     if os.environ.get("DIAMONDLAB_TEST_GPU") in ("0", "1"):  # answered by the caller, no probe
         return os.environ["DIAMONDLAB_TEST_GPU"] == "1"
@@ -21,8 +39,24 @@ def _real_gpu_present() -> bool:
 
 def pytest_collection_modifyitems(config, items):
     gpu_items = [item for item in items if "gpu" in item.keywords]
-    if not gpu_items or _real_gpu_present():
+    no_gpu_items = [item for item in items if "no_gpu" in item.keywords]
+    if not gpu_items and not no_gpu_items:
         return
-    skip = pytest.mark.skip(reason="needs a real CUDA GPU (none found)")
-    for item in gpu_items:
+    present = gpu_present()
+    reason = "a real CUDA GPU is present" if present else "needs a real CUDA GPU (none found)"
+    skip = pytest.mark.skip(reason=reason)
+    for item in no_gpu_items if present else gpu_items:
+        if not present and simulated() and "target" in item.fixturenames:
+            continue  # the cuda target runs under the simulator
         item.add_marker(skip)
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def target(request) -> str:
+    """A backend name that runs here (see the module docstring)."""
+    wanted = os.environ.get("DIAMONDLAB_TEST_TARGETS", "cpu,cuda").split(",")
+    if request.param not in wanted:
+        pytest.skip(f"target {request.param} not in DIAMONDLAB_TEST_TARGETS")
+    if request.param == "cuda" and not (simulated() or gpu_present()):
+        pytest.skip("target cuda needs a real CUDA GPU (the simulator runs in its own session)")
+    return request.param

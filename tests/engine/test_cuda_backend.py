@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,27 +11,6 @@ from diamondlab.kernels.cuda import SUPPORTED_SIZES
 from diamondlab.numerics import WaveParameters
 
 
-@functools.cache
-@functools.cache
-def gpu_present() -> bool:
-    """Whether a real CUDA GPU is usable (asked once in a subprocess, outside simulator mode).
-
-    ``DIAMONDLAB_TEST_GPU=1`` or ``0`` answers without asking.
-    """
-    if os.environ.get("DIAMONDLAB_TEST_GPU") in ("0", "1"):
-        return os.environ["DIAMONDLAB_TEST_GPU"] == "1"
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    code = "from numba import cuda; print(cuda.is_available())"
-    try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env=env, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.stdout.strip() == "True"
-
-
-needs_gpu = pytest.mark.skipif("not gpu_present()", reason="needs a real CUDA GPU")
-no_gpu = pytest.mark.skipif("gpu_present()", reason="checks the behaviour without a GPU")
 
 #: (NO, DTS, Nt, odd shape): every built pair, each with interior and boundary torres.
 GPU_CASES = [
@@ -83,7 +58,7 @@ def test_domain_smaller_than_a_tile_is_a_value_error():
         CUDABackend(WaveParameters(order=2), (5, 40, 40), 4, 4)
 
 
-@no_gpu
+@pytest.mark.no_gpu
 def test_no_gpu_is_a_clear_runtime_error():
     assert CUDABackend.available() is False
     reason = CUDABackend.unavailable_reason()
@@ -93,7 +68,6 @@ def test_no_gpu_is_a_clear_runtime_error():
 
 
 @pytest.mark.gpu
-@needs_gpu
 @pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
 def test_gpu_diamondtorre_equals_stepwise_and_cpu(case):
     order, size, nt, shape, *spec = case
@@ -104,7 +78,6 @@ def test_gpu_diamondtorre_equals_stepwise_and_cpu(case):
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_shape_larger_than_memory_is_a_value_error():
     with pytest.raises(ValueError, match="GiB of GPU memory"):
         CUDABackend(WaveParameters(order=2), (4096, 4096, 1024), 1, 4)
@@ -122,7 +95,6 @@ def own_device_bytes() -> int:
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_memory_is_two_fields_plus_a_few_percent():
     shape = (256, 512, 512)
     fields = 2 * 4 * int(np.prod(shape))
@@ -135,7 +107,6 @@ def test_gpu_memory_is_two_fields_plus_a_few_percent():
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_fields_round_trip_and_stay_on_device():
     shape = (20, 22, 33)
     b = CUDABackend(WaveParameters(order=4), shape, 2, 4)
@@ -147,7 +118,6 @@ def test_gpu_fields_round_trip_and_stay_on_device():
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_simulation_auto_picks_cuda_and_matches_cpu():
     from diamondlab import Simulation
 
@@ -181,7 +151,6 @@ def _sim_cases():
 
 
 @pytest.mark.gpu
-@needs_gpu
 @pytest.mark.parametrize("case", GPU_PHYSICS_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
 def test_gpu_physics_diamondtorre_equals_stepwise_and_cpu(case):
     """Velocity model, sponge, sources (two in one cell) and receivers inside the GPU's torres, 200 steps.
@@ -196,7 +165,6 @@ def test_gpu_physics_diamondtorre_equals_stepwise_and_cpu(case):
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_simulation_with_sources_runs_on_the_gpu_and_matches_cpu():
     from diamondlab import Simulation
     from diamondlab.media import anomaly_model
@@ -217,7 +185,6 @@ def test_gpu_simulation_with_sources_runs_on_the_gpu_and_matches_cpu():
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_medium_memory_is_three_fields_plus_a_few_percent():
     """A velocity model adds one field (K); the sponge is three 1D profiles, no array."""
     from diamondlab.media import Medium, sponge_profiles
@@ -245,7 +212,6 @@ GPU_PIPELINED_CASES = [(2, 4, 8, (70, 66, 131), False, None, 1), (4, 2, 7, (45, 
 
 
 @pytest.mark.gpu
-@needs_gpu
 @pytest.mark.parametrize("case", GPU_PIPELINED_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
 def test_gpu_pipelined_sweep_equals_stepwise_and_cpu(case):
     """Tier-level waits on a real GPU (torres overlap there): bit for bit equal to stepwise, 200 steps."""
@@ -277,7 +243,6 @@ def test_pipelined_nt_limit_is_a_value_error():
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_autotune_tries_the_sweep_options(tmp_path, monkeypatch):
     """The tuner times each (DTS, Nt) with every sweep option and hands the winner to a Simulation."""
     from diamondlab import Simulation
@@ -296,7 +261,6 @@ def test_gpu_autotune_tries_the_sweep_options(tmp_path, monkeypatch):
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_gpu_blow_up_is_found_and_named():
     """A source too strong for float32 overflows the GPU field: the run stops with the step, as on the CPU."""
     from diamondlab import Simulation
