@@ -290,10 +290,9 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     import numpy as np
 
     from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.measure import measure_backend
     from diamondlab.kernels.cuda import SUPPORTED_SIZES
     from diamondlab.numerics import WaveParameters
-
-    from diamondlab.engine.measure import measure_backend
 
     memcpy = measure_copy_bandwidth(kernel=False)
     bandwidth = max(measure_copy_bandwidth(), memcpy)

@@ -29,7 +29,11 @@ import numpy as np
 
 from diamondlab.media import Medium, check_sponge_width, check_velocity, sponge_profiles
 from diamondlab.sources import (
-    MIN_POINTS_PER_WAVELENGTH, Receiver, Source, check_resolution, trilinear_points,
+    MIN_POINTS_PER_WAVELENGTH,
+    Receiver,
+    Source,
+    check_resolution,
+    trilinear_points,
 )
 
 __all__ = ["DEFAULT_SPONGE", "Physics", "PointSet"]

@@ -94,6 +94,7 @@ def _in_kernel(kwargs: dict) -> dict:
 
 
 def main(argv=None) -> None:
+    """``python -m diamondlab.widgets.bench``: print the cost of watching a run (see :func:`measure`)."""
     parser = argparse.ArgumentParser(description="cost of watching a run live in the lab")
     parser.add_argument("--shape", type=int, nargs=3, default=(256, 256, 256))
     parser.add_argument("--order", type=int, default=2)

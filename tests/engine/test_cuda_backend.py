@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from diamondlab.engine.cuda_backend import CUDABackend
 from diamondlab.kernels.cuda import SUPPORTED_SIZES
 from diamondlab.numerics import WaveParameters
-
-
 
 #: (NO, DTS, Nt, odd shape): every built pair, each with interior and boundary torres.
 GPU_CASES = [

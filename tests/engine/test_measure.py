@@ -6,7 +6,12 @@ import pytest
 from diamondlab.engine import measure
 from diamondlab.engine.cpu_backend import CPUBackend
 from diamondlab.engine.measure import (
-    Measurement, compare_algorithms, measure_backend, measure_simulation, time_repeats, tuning_sweep,
+    Measurement,
+    compare_algorithms,
+    measure_backend,
+    measure_simulation,
+    time_repeats,
+    tuning_sweep,
 )
 from diamondlab.engine.perfmodel import device_numbers, predicted_rate
 from diamondlab.engine.simulation import Simulation

@@ -3,8 +3,14 @@ import itertools
 import numpy as np
 import pytest
 
-from diamondlab.geometry import DiamondTile, DiamondTorre, asynchrony, count_transfers, locality
-from diamondlab.geometry import stage_schedule
+from diamondlab.geometry import (
+    DiamondTile,
+    DiamondTorre,
+    asynchrony,
+    count_transfers,
+    locality,
+    stage_schedule,
+)
 
 
 @pytest.mark.parametrize(("order", "size", "nt"), list(itertools.product([2, 4], [1, 2, 3], [2, 4, 6, 12])))

@@ -191,10 +191,9 @@ def run_simulation() -> str:
     if not np.array_equal(out[0], out[2]):
         raise AssertionError("Simulation(backend='cuda'): pipelined backend_options changed the result")
     # sources, receivers, a layered model and the default sponge run on the (simulated) GPU
+    from diamondlab.kernels import cuda as kernels
     from diamondlab.media import layered_model
     from diamondlab.sources import Receiver, Source
-
-    from diamondlab.kernels import cuda as kernels
 
     selected, select = [], kernels.cuda_kernels
     kernels.cuda_kernels = lambda *a, **k: selected.append(k) or select(*a, **k)
