@@ -135,6 +135,11 @@ class Physics:
         check_resolution(self.sources, self.velocity_min, self.spacing)
 
     @property
+    def needs_backend(self) -> bool:
+        """Whether a backend must run more than the bare scheme: a velocity model, a sponge or points."""
+        return self.has_points or self.velocity_model is not None or self.sponge > 0
+
+    @property
     def has_points(self) -> bool:
         return len(self.source_points) > 0 or len(self.receiver_points) > 0
 

@@ -116,15 +116,10 @@ class RunPlan:
         nx, ny, nz = self.shape
         return nx * ny * nz
 
-    @property
-    def needs_physics(self) -> bool:
-        """Whether the backend must be given a medium or points (else the bare scheme runs)."""
-        return self.physics.has_points or self.physics.velocity_model is not None or self.physics.sponge > 0
-
     def make_backend(self) -> Backend:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant)."""
         backend = self.backend_class.from_plan(self)
-        if self.needs_physics:
+        if self.physics.needs_backend:
             ph = self.physics
             backend.set_physics(ph.medium(self.params.dt), ph.source_points.cells, ph.receiver_points.cells)
         return backend
@@ -183,8 +178,7 @@ class RunPlan:
     @classmethod
     def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options) -> RunPlan:
         backend_class = get_backend(name)
-        needs_physics = physics.has_points or physics.velocity_model is not None or physics.sponge > 0
-        if needs_physics and not backend_class.RUNS_PHYSICS:
+        if physics.needs_backend and not backend_class.RUNS_PHYSICS:
             raise ValueError(f"backend {name!r} does not run velocity models, sponges, sources or receivers "
                              "yet; use backend='cpu'")
         need = host_bytes(shape, params.order, name, velocity_model=physics.velocity_model is not None)

@@ -184,13 +184,6 @@ class Simulation:
             initial = self._check_layers(initial, plan.shape)
         self._first_step = int(step)
         self.plan = plan
-        self.physics = plan.physics
-        self.params = plan.params
-        self.algorithm = plan.algorithm
-        self.backend_name = plan.backend
-        self.size, self.nt = plan.size, plan.nt
-        self.backend_options = dict(plan.options)
-        self.shape = plan.shape
         self.backend = plan.make_backend()
         self._traces: list[np.ndarray] = []
         self.pulse_width = pulse_width if pulse_width is not None else max(2.0, min(self.shape) / 12)
@@ -201,15 +194,24 @@ class Simulation:
         self.last_run: RunStats | None = None
         self.reset(initial)
 
-    # ------------------------------------------------------------ state
+    # ------------------------------------------------------------ state (the plan's, decided once)
+    physics = property(lambda self: self.plan.physics, doc="Medium, sponge, sources and receivers.")
+    params = property(lambda self: self.plan.params, doc="The scheme's WaveParameters.")
+    algorithm = property(lambda self: self.plan.algorithm, doc='"diamondtorre" or "stepwise".')
+    backend_name = property(lambda self: self.plan.backend, doc="The backend that runs (after 'auto').")
+    size = property(lambda self: self.plan.size, doc="DTS, the diamond tile size.")
+    nt = property(lambda self: self.plan.nt, doc="Nt, the torre height.")
+    shape = property(lambda self: self.plan.shape, doc="Grid size (nx, ny, nz).")
+    cells = property(lambda self: self.plan.cells, doc="Cells of the grid.")
+
+    @property
+    def backend_options(self) -> dict:
+        """The backend's speed options in force (its defaults filled in)."""
+        return dict(self.plan.options)
+
     @property
     def order(self) -> int:
         return self.params.order
-
-    @property
-    def cells(self) -> int:
-        nx, ny, nz = self.shape
-        return nx * ny * nz
 
     @property
     def time(self) -> float:

@@ -19,7 +19,7 @@ def test_a_plan_checks_everything_without_allocating(monkeypatch):
     monkeypatch.setattr(CPUBackend, "_build", lambda *a: built.append(a))
     plan = RunPlan.build((40, 36, 20), 4, backend="cpu", velocity=layered_model((40, 36, 20)), sponge=5,
                          sources=[Source((20, 18, 10), frequency=40.0)], receivers=[(10, 10, 10)])
-    assert plan.shape == (40, 36, 20) and plan.backend == "cpu" and plan.needs_physics
+    assert plan.shape == (40, 36, 20) and plan.backend == "cpu" and plan.physics.needs_backend
     assert (plan.size, plan.nt) == (6, 48) and dict(plan.options) == {}
     assert plan.params.velocity == 2500.0 and plan.physics.sponge == 5
     assert not built
