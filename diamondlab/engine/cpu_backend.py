@@ -63,7 +63,7 @@ class CPUBackend(Backend):
     @classmethod
     def _check(cls, params: WaveParameters, shape, size: int, nt: int, options: dict) -> dict:
         """DTS, Nt and the domain (at least one tile), from the geometry; no speed options."""
-        StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), shape[0], shape[1])
+        StageSchedule.check(DiamondTorre(DiamondTile(params.order, size), nt), shape[0], shape[1])
         return {}
 
     def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:

@@ -132,7 +132,7 @@ class CUDABackend(Backend):
         from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
 
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
-        schedule = StageSchedule(DiamondTorre(DiamondTile(params.order, size), nt), *shape[:2])
+        StageSchedule.check(DiamondTorre(DiamondTile(params.order, size), nt), *shape[:2])
         pipelined, band, chunk = (options.get(k) for k in ("pipelined", "band", "chunk"))
         tuning = cls.tuning()
         preset = tuning.pipelined.get((params.order, size))
@@ -150,7 +150,6 @@ class CUDABackend(Backend):
             band, chunk = 0, 1
         if isinstance(band, bool) or not isinstance(band, (int, np.integer)) or band < 0:
             raise ValueError(f"band must be an int >= 0 (0: stage by stage); got {band!r}")
-        schedule.launch_order(band or None)
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or not 1 <= chunk <= nt:
             raise ValueError(f"chunk must be an int in 1..nt={nt} (tiers between two waits); got {chunk!r}")
         kernels.check_pair(params.order, size)

@@ -68,15 +68,13 @@ class Snapshots:
         self.frames: list[tuple[int, np.ndarray]] = []
         self.files: list[Path] = []
         self.last_step: int | None = None
-        if self.directory is not None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            if "vti" in formats:
-                try:
-                    import pyvista  # noqa: F401
-                except ImportError as err:
-                    raise RuntimeError(
-                        "VTK snapshots (.vti) need pyvista: pip install 'diamondlab[viz]', or use 'npz'"
-                    ) from err
+        if self.directory is not None and "vti" in formats:  # the folder is made at the first snapshot
+            try:
+                import pyvista  # noqa: F401
+            except ImportError as err:
+                raise RuntimeError(
+                    "VTK snapshots (.vti) need pyvista: pip install 'diamondlab[viz]', or use 'npz'"
+                ) from err
 
     def due(self, step: int) -> bool:
         return step % self.every == 0
@@ -91,6 +89,7 @@ class Snapshots:
         if self.directory is None:
             self.frames.append((step, field))
             return
+        self.directory.mkdir(parents=True, exist_ok=True)
         stem = self.directory / f"snapshot_{step:07d}"
         if "npz" in self.formats:
             record = {"field": field, "step": np.int64(step), "time": np.float64(time)}

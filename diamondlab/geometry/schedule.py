@@ -69,20 +69,37 @@ class StageSchedule:
     torre_yc: np.ndarray = field(init=False, repr=False, compare=False)
     torre_stage: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
-        if not isinstance(self.torre, DiamondTorre):
-            raise TypeError(f"torre must be a DiamondTorre; got {type(self.torre).__name__}")
-        r = self.torre.tile.radius
-        for name in ("nx", "ny"):
-            value = _positive_int(name, getattr(self, name))
+    @staticmethod
+    def check(torre: DiamondTorre, nx: int, ny: int) -> tuple[int, int]:
+        """Validate a schedule of ``torre`` over ``nx`` x ``ny`` without building it; return ``(nx, ny)``.
+
+        >>> from diamondlab.geometry import DiamondTile
+        >>> StageSchedule.check(DiamondTorre(DiamondTile(2, 4), 8), 6, 40)
+        Traceback (most recent call last):
+        ...
+        ValueError: grid too small for one tile: nx=6 but ... spans 2R=8 cells; use nx >= 8 or a smaller DTS
+        """
+        if not isinstance(torre, DiamondTorre):
+            raise TypeError(f"torre must be a DiamondTorre; got {type(torre).__name__}")
+        r = torre.tile.radius
+        sizes = []
+        for name, value in (("nx", nx), ("ny", ny)):
+            value = _positive_int(name, value)
             if value < 2 * r:
-                tile = self.torre.tile
+                tile = torre.tile
                 raise ValueError(
                     f"grid too small for one tile: {name}={value} but a diamond tile with "
                     f"NO={tile.order}, DTS={tile.size} spans 2R={2 * r} cells; use {name} >= {2 * r}"
                     " or a smaller DTS"
                 )
-            object.__setattr__(self, name, value)
+            sizes.append(value)
+        return sizes[0], sizes[1]
+
+    def __post_init__(self):
+        nx, ny = self.check(self.torre, self.nx, self.ny)
+        object.__setattr__(self, "nx", nx)
+        object.__setattr__(self, "ny", ny)
+        r = self.torre.tile.radius
         shs, nt = self.torre.tile.shs, self.torre.nt
         # stage m has tier-k cells x in [R m + ShS k - R + 1, R m + ShS k + R]
         m_max = (self.nx - 2 + r) // r
