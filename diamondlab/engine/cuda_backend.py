@@ -21,6 +21,8 @@ the GPU does.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from diamondlab.devices import cuda_tuning, current_gpu
@@ -30,10 +32,45 @@ from diamondlab.kernels.points import point_tables
 from diamondlab.media import Medium
 from diamondlab.numerics import WaveParameters, bare_weights
 
-__all__ = ["CUDABackend", "device_memory"]
+__all__ = ["CUDABackend", "device_memory", "whole_torre_waits_starve"]
+
+#: Whole-torre waits are the default only while the launch model keeps at least this share of the
+#: resident blocks busy with them (on small grids a stage has fewer torres than the GPU has slots).
+STARVED_LAUNCH = 0.75
 
 #: Device memory kept free beside the two fields (schedules, flags, the CUDA context's needs).
 MEMORY_MARGIN_BYTES = 256 * 2**20
+
+
+@functools.lru_cache(maxsize=64)
+def whole_torre_waits_starve(order: int, size: int, nt: int, shape, max_registers: int | None = None) -> bool:
+    """Whether whole-torre waits leave the GPU idle on ``shape`` where tier-level waits would not.
+
+    The launch model (:func:`~diamondlab.engine.launchmodel.sweep_efficiency`) replays one
+    sweep on the blocks the device holds (from the kernel's register cap and shared memory):
+    True when whole-torre waits keep less than :data:`STARVED_LAUNCH` of them busy and
+    tier-level waits (stage by stage, a wait every tier) keep a fifth more.  At 256^3, NO=8
+    DTS=1 whole-torre waits keep 25 % busy and ran at 40 G/s, tier-level waits 97 % and 155
+    G/s (H100, BENCHMARKS.md); on the 2 GiB grid both keep all busy.
+
+    >>> starve = whole_torre_waits_starve
+    >>> starve(8, 1, 16, (256, 256, 256)), starve(8, 1, 16, (128, 2048, 256))
+    (True, False)
+    """
+    from diamondlab.devices import H100
+    from diamondlab.engine.launchmodel import resident_blocks, sweep_efficiency
+    from diamondlab.kernels.cuda import sweep_block, sweep_register_cap, sweep_shared_bytes
+
+    nz = int(shape[2])
+    cap = sweep_register_cap(order, size, nz, max_registers) or 255
+    slots = resident_blocks(cap, sweep_block(nz), sweep_shared_bytes(order, size, nz) + 16,
+                            arch=current_gpu() or H100)
+    radius = order // 2 * size
+    if slots == 0 or int(shape[1]) // (2 * radius) >= STARVED_LAUNCH * slots:
+        return False  # a stage alone fills the slots: no replay needed (it costs seconds on big grids)
+    whole = sweep_efficiency(order, size, nt, shape, slots)
+    tiered = sweep_efficiency(order, size, nt, shape, slots, True, None, 1)
+    return whole < STARVED_LAUNCH and tiered > 1.2 * whole
 
 
 def device_memory() -> tuple[int, int]:
@@ -137,7 +174,10 @@ class CUDABackend(Backend):
         tuning = cls.tuning()
         preset = tuning.pipelined.get((params.order, size))
         if pipelined is None:
-            pipelined = preset is not None and nt < PIPELINE_FLAG_STRIDE
+            pipelined = nt < PIPELINE_FLAG_STRIDE and (
+                preset is not None or whole_torre_waits_starve(params.order, size, nt, shape,
+                                                               options.get("max_registers"))
+            )
         if pipelined:
             if nt >= PIPELINE_FLAG_STRIDE:
                 raise ValueError(f"a pipelined sweep needs nt < {PIPELINE_FLAG_STRIDE}; got nt={nt}")

@@ -221,9 +221,12 @@ def test_gpu_pipelined_sweep_equals_stepwise_and_cpu(case):
 
 
 def test_band_and_chunk_need_pipelined_and_valid_values():
-    for kw in ({"band": 4}, {"chunk": 2}, {"pipelined": False, "band": 3}):
+    for kw in ({"pipelined": False, "chunk": 2}, {"pipelined": False, "band": 3}):
         with pytest.raises(ValueError, match="band and chunk need pipelined=True"):
             CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, **kw)
+    # NO=2 DTS=1 on a grid whose stage fills the GPU: whole-torre waits by default, so a band alone is refused
+    with pytest.raises(ValueError, match="band and chunk need pipelined=True"):
+        CUDABackend(WaveParameters(order=2), (16, 2048, 16), 1, 4, band=4)
     with pytest.raises(ValueError, match=r"band must be an int >= 0 \(0: stage by stage\); got -1"):
         CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, pipelined=True, band=-1)
 
@@ -269,3 +272,23 @@ def test_gpu_blow_up_is_found_and_named():
     with pytest.raises(NonFiniteFieldError, match=r"the field is not finite at step \d+"):
         sim.run(200)
     assert sim.time_step < 200
+
+
+def test_tier_level_waits_are_the_default_where_whole_torre_waits_starve_the_gpu():
+    """NO=8 DTS=1 at 256^3: whole-torre waits kept 25 % of the H100 busy (40 G/s), tier-level waits 97 %."""
+    from diamondlab.engine.cuda_backend import whole_torre_waits_starve
+
+    assert whole_torre_waits_starve(8, 1, 16, (256, 256, 256))
+    assert whole_torre_waits_starve(4, 1, 32, (256, 256, 256))
+    assert not whole_torre_waits_starve(8, 1, 16, (512, 2048, 256))  # one stage fills the GPU
+    assert not whole_torre_waits_starve(2, 1, 32, (256, 256, 256))  # small tiles: many torres a stage
+
+
+@pytest.mark.gpu
+def test_gpu_default_waits_follow_the_grid():
+    from diamondlab import Simulation
+
+    small = Simulation((256, 256, 256), 8, backend="cuda")
+    big = Simulation((128, 2048, 256), 8, backend="cuda")  # 256 torres a stage for 132 blocks
+    assert small.backend.options == {"pipelined": True, "band": 0, "chunk": 1}
+    assert not big.backend.options["pipelined"]
