@@ -1,7 +1,11 @@
 # Peak host memory of a 1024x1024x512 constant-velocity run with a sponge (BENCHMARKS.md, issue 12).
-import resource, sys, time
+import resource
+import sys
+import time
+
 from diamondlab.engine.simulation import Simulation
 from diamondlab.sources import Source
+
 t0 = time.perf_counter()
 sim = Simulation((1024, 1024, 512), 2, backend="cpu", algorithm="stepwise", sponge=16,
                  sources=[Source((512, 512, 256), frequency=0.05, units="grid")])

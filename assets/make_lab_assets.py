@@ -1,8 +1,8 @@
 """Make the README's pictures of the interactive lab from the package itself.
 
-Run ``python assets/make_lab_assets.py`` (needs the ``lab`` extra: plotly's
-static export uses kaleido with Debian's ``chromium``; pyvista renders off
-screen).  It writes, into ``assets/``:
+Run ``python assets/make_lab_assets.py`` (needs the ``lab`` extra and the
+``dev`` dependency group, ``pip install --group dev``: plotly's static export
+uses kaleido with Debian's ``chromium``; pyvista renders off screen).  It writes, into ``assets/``:
 
 - ``lab_conoids.png``: influence and dependence conoids and their
   intersection, the DiamondTorre prism (:func:`diamondlab.viz.lrnla.conoid_figure`);

@@ -1,9 +1,11 @@
-"""Write the lab's notebooks ``notebooks/01_*.ipynb`` .. ``05_*.ipynb`` (thin: the logic is in the package).
+"""Write the notebooks ``notebooks/00_*.ipynb`` .. ``05_*.ipynb`` (thin: the logic is in the package).
 
-Run ``python assets/make_notebooks.py``.  Every notebook reads
-``DIAMONDLAB_SMALL=1`` (set by the test suite) to shrink its grids, and runs
-top to bottom on a CPU in well under a minute at its default sizes.
-Outputs are not stored.
+This file is their one source: edit a notebook here, then run
+``python assets/make_notebooks.py`` (``tests/test_assets.py`` fails while a
+committed notebook's cells differ from what this writes).  Every notebook
+reads ``DIAMONDLAB_SMALL=1`` (set by the test suite) to shrink its grids,
+and runs top to bottom on a CPU in well under a minute at its default
+sizes.  Outputs are not stored.
 """
 
 from __future__ import annotations
@@ -33,6 +35,60 @@ def md(text: str) -> str:
 
 
 NOTEBOOKS = {
+    "00_quickstart.ipynb": [
+        md("""
+# 00 · Quick start: DiamondTorre against stepwise time stepping
+
+This notebook runs the 3D acoustic wave equation with both algorithms of
+diamondlab on the same grid, checks that they agree bit for bit, and looks at
+the geometry that makes DiamondTorre fast.  It runs on a CPU in well under a
+minute; set the environment variable `DIAMONDLAB_SMALL=1` for a tiny grid
+(the test suite does).
+"""),
+        'import os\nimport numpy as np\nimport diamondlab as dl\n\n'
+        'SMALL = os.environ.get("DIAMONDLAB_SMALL") == "1"\nN = 32 if SMALL else 128\nORDER = 4\n'
+        'print(dl.__version__, "grid", (N, N, N), "NO =", ORDER)',
+        md("""
+## The geometry of one sweep
+
+A diamond tile of size DTS holds `2 R^2` columns (`R = ShS * DTS`, `ShS = NO/2`).
+A torre sweeps it through `Nt` steps, leaning `ShS` cells in x per step;
+stages of torres run from the right boundary to the left.
+"""),
+        'sched = dl.stage_schedule(order=ORDER, size=2, nt=8, nx=N, ny=N)\n'
+        'print(f"R = {sched.tile.radius}, {sched.tile.ncells} columns per tile, "\n'
+        '      f"{sched.nstages} stages, {sched.ntorres} torres, "\n'
+        '      f"{int(sched.boundary.sum())} of them cut by the boundary")\n'
+        'print("every (x, y, step) once:", len(sched.vertices()) == N * N * 8)\n'
+        'print("in-place replay problems:", sched.replay_in_place()[:3])',
+        md("""
+Locality (paper 000, section 5): cell updates per value moved to or from memory.
+Stepwise time stepping cannot exceed 1/3; a row of DiamondTorres approaches
+`DTS / (4 - 1/DTS)`.
+"""),
+        'from diamondlab.geometry import locality\n'
+        'for shape in ("naive", "stepwise_row", "stepwise_layer", "diamond_tile"):\n'
+        '    print(f"{shape:>15}: {locality(shape, ORDER, 2):.3f}")\n'
+        'for dts in (1, 2, 4, 8):\n'
+        '    print(f"      torre_row: DTS={dts}, Nt={4 * dts}: '
+        '{locality(\'torre_row\', ORDER, dts, 4 * dts):.3f}")',
+        md("## Run both algorithms on one grid"),
+        'results = {}\n'
+        'for algorithm in ("stepwise", "diamondtorre"):\n'
+        '    sim = dl.Simulation((N, N, N), ORDER, backend="cpu", algorithm=algorithm)\n'
+        '    sim.run(sim.nt)                      # compile (once per order) and warm up\n'
+        '    stats = sim.run(2 * sim.nt)\n'
+        '    results[algorithm] = sim\n'
+        '    print(f"{algorithm:>12}: {stats.gcells_per_second:.3f} G cell updates/s '
+        '(DTS={sim.size}, Nt={sim.nt})")\n'
+        'same = all(np.array_equal(a, b) for a, b in zip(results["stepwise"].fields, '
+        'results["diamondtorre"].fields, strict=True))\n'
+        'print("bit for bit equal:", same)',
+        md("The field is a NumPy array in (x, y, z) order: here its profile along x through the centre."),
+        'u = results["diamondtorre"].field\n'
+        'profile = u[:, N // 2, N // 2]\n'
+        'print(np.array2string(profile[::max(1, N // 16)], precision=3))',
+    ],
     "01_lrnla_concepts.ipynb": [
         md("""
 # 01 · LRnLA concepts: conoids, the DiamondTorre prism, locality
@@ -180,6 +236,30 @@ compute bound, and the gap to it is what the kernels leave on the table.
         "    print(f'{r.algorithm:>12} NO={r.order} DTS={r.size:2d} Nt={r.nt:3d}: '\n"
         "          f'{r.measured:6.3f} G/s measured, {r.model:6.3f} model')",
         "panel.apply_best()\nprint('controllers now:', controls.config())",
+        md("""
+## Letting the engine choose
+
+`Simulation(size="auto", nt="auto")` (`--dts auto --nt auto` on the command
+line) runs the same kind of measurement once per backend, device, order and
+grid, and caches the winner in the cache folder (`diamondlab cache info`
+says where), valid for this machine and software only. On the GPU it also
+tries the sweep's speed options, which never change the fields: whole-torre
+waits (a torre starts when the two torres it depends on have finished) or
+*pipelined* waits (it follows them a few tiers behind), with torres handed
+out stage by stage or in diagonal bands so that each reads what its
+neighbour wrote a moment earlier from L2. On an H100 the pipelined sweep in
+bands of 32 took NO=2 from 563 to 649 G cell updates/s on a 2 GiB grid, and
+from 359 to 626 on a 1 GiB grid (BENCHMARKS.md). The choice is also a
+controller of the Run tab ("GPU sweep") and can be set by hand with
+`backend_options`.
+"""),
+        "from diamondlab import Simulation\nfrom diamondlab.engine.autotune import autotune\n"
+        "from diamondlab.numerics import WaveParameters\n\n"
+        "shape = (N, N, N // 2)\n"
+        "best = autotune(WaveParameters(order=2), shape, 'cpu', repeats=1 if SMALL else 3, log=print)\n"
+        "print('chosen:', best)\n"
+        "sim = Simulation(shape, 2, backend='cpu', size='auto', nt='auto')  # from the cache now\n"
+        "print(sim)",
     ],
     "05_3d_snapshots.ipynb": [
         md("""

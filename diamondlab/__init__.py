@@ -5,11 +5,17 @@ layers; Numba is imported when a kernel is first built, and widgets,
 plotting and numba.cuda only when asked for.
 """
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
 from diamondlab import geometry, numerics
 from diamondlab.geometry import Conoid, DiamondTile, DiamondTorre, StageSchedule, stage_schedule
 from diamondlab.numerics import WaveParameters, courant_limit, gaussian_pulse, stencil_weights
 
-__version__ = "0.1.0"
+try:  # the one version: pyproject.toml's, as installed
+    __version__ = _version("diamondlab")
+except PackageNotFoundError:  # pragma: no cover - imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "Conoid",

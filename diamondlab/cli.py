@@ -1,9 +1,11 @@
-"""Command line: ``diamondlab run`` and ``diamondlab bench``.
+"""Command line: ``diamondlab run``, ``diamondlab bench`` and ``diamondlab cache``.
 
 ``run`` advances one problem with a progress bar and prints its throughput;
 ``--save FILE.npz`` writes, atomically, the initial and final layers and the
 parameters.  ``bench`` times DiamondTorre against stepwise time stepping on
 one grid in one process (medians of ``--repeats`` runs) and prints a table.
+``cache info`` says where the kernel and tuning cache is and what it holds,
+``cache clear`` empties it (:mod:`diamondlab.caches`).
 """
 
 from __future__ import annotations
@@ -291,6 +293,15 @@ def _parser() -> argparse.ArgumentParser:
     matrix.add_argument("--compile-only", action="store_true",
                         help="only build the kernels of each combination (fills the disk cache)")
     matrix.add_argument("--json", default=None, metavar="FILE", help="write every run (atomic)")
+
+    cache = sub.add_parser(
+        "cache", help="the kernel and tuning cache: where it is and what it holds, or clear it",
+        description="The cache folder ($DIAMONDLAB_CACHE, else the platform's user cache folder) holds the "
+        "generated kernels with their compiled code and the auto-tuner's choices.",
+    )  # fmt: skip
+    cache.add_argument(
+        "action", choices=["info", "clear"], help="info: folder, size and entries; clear: remove them"
+    )
     return parser
 
 
@@ -435,8 +446,8 @@ def _run(args) -> int:
     problem, record = _problem(args)
     writes_out = args.snapshot_every is not None or bool(problem["receivers"])
     formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
-    if args.snapshot_every is not None:
-        Snapshots(args.snapshot_every, None, formats)  # checks the formats, in memory: nothing made yet
+    # checks the cadence and the formats; the folder is made at the first snapshot
+    snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every, args.out, formats)
     _prepare_out(args, writes_out)
     if "auto" in (args.dts, args.nt):
         print("tuning DTS and Nt on this grid (each candidate is measured once; the choice is cached)...",
@@ -446,7 +457,6 @@ def _run(args) -> int:
         backend_options=dict(args.backend_option) or None, **problem,
     )  # fmt: skip
     print(sim)
-    snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every, args.out, formats)
     first = sim.fields if args.save else None
     first_step = sim.time_step
     interrupted = False
@@ -597,6 +607,27 @@ def _device_numbers(backend: str, skip: bool):
     return perfmodel.cuda_device_numbers() if backend == "cuda" else perfmodel.cpu_device_numbers()
 
 
+def _cache(args) -> int:
+    """``diamondlab cache info|clear``."""
+    from diamondlab import caches
+
+    def size(n: int) -> str:
+        return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB" if n >= 2**10 else f"{n} B"
+
+    info = caches.clear_cache() if args.action == "clear" else caches.cache_info()
+    entries = (
+        f"{info['kernel_modules']} kernel modules, {info['compiled']} compiled-code files, "
+        f"{info['tunings']} tunings"
+    )
+    if args.action == "clear":
+        print(f"removed {entries} ({size(info['bytes'])}) from {info['folder']}")
+        return 0
+    print(f"folder:  {info['folder']} ({info['source']})")
+    print(f"size:    {size(info['bytes'])}")
+    print(f"entries: {entries}")
+    return 0
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"diamondlab: warning: {message}", file=sys.stderr)
 
@@ -613,6 +644,8 @@ def main(argv=None) -> int:
         try:
             if args.command == "run":
                 return _run(args)
+            if args.command == "cache":
+                return _cache(args)
             return _bench(args)
         except NonFiniteFieldError as err:
             print(f"diamondlab: error: {err}", file=sys.stderr)

@@ -228,12 +228,17 @@ class Medium:
         Per-axis profiles of ``s = eta dt / 2`` (:func:`sponge_profiles`),
         the sponge being their maximum; None without a sponge.
     shape : (nx, ny, nz)
+        The grid's shape.
 
+    Notes
+    -----
     ``variant`` names the kernels that run it: ``"constant"`` (a number and
     no sponge: the bare scheme), ``"sponge"`` (a number and a sponge) or
     ``"model"`` (K per cell).  Arrays are materialised only when asked
     (:meth:`kappa_array`, :meth:`damping_array`, for run records).
 
+    Examples
+    --------
     >>> m = Medium(0.25, sponge_profiles((16, 16, 16), 4, 1.0, 1.0, 0.5), (16, 16, 16))
     >>> m.variant, m.kappa, m.damping_array().shape
     ('sponge', 0.25, (16, 16, 16))

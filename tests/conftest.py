@@ -1,4 +1,9 @@
-"""Shared test configuration: the one GPU probe, ``gpu``/``no_gpu`` markers, the ``target`` fixture.
+"""Shared test configuration: the cache folder, the one GPU probe, ``gpu``/``no_gpu`` markers, ``target``.
+
+The session's kernels and tunings go to ``$DIAMONDLAB_CACHE`` where it is
+set (CI sets it; set it to a folder of your own to keep compiled kernels
+between sessions), else to a temporary folder removed at the end: never
+to the user's cache folder.
 
 ``gpu`` tests are skipped where no real CUDA GPU is present and ``no_gpu``
 tests where one is.  The ``target`` fixture runs a test once per backend
@@ -10,10 +15,27 @@ Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, a session of its own:
 
 import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
+
+_OWN_CACHE = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+    if not os.environ.get("DIAMONDLAB_CACHE"):  # xdist workers inherit the controller's
+        folder = tempfile.mkdtemp(prefix="diamondlab-tests-")
+        config.stash[_OWN_CACHE] = os.environ["DIAMONDLAB_CACHE"] = folder
+
+
+def pytest_unconfigure(config):
+    folder = config.stash.get(_OWN_CACHE, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ["DIAMONDLAB_CACHE"]
 
 
 def simulated() -> bool:

@@ -5,8 +5,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("make_assets", ROOT / "assets" / "make_assets.py")
+def _module(name: str = "make_assets"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "assets" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -26,3 +26,20 @@ def test_committed_figures_are_current():
     m = _module()
     assert (ROOT / "assets" / "time_levels.svg").read_text() == m.time_levels_svg()
     assert (ROOT / "assets" / "stages.svg").read_text() == m.stages_svg()
+
+
+def _cells(nb) -> list[tuple[str, str]]:
+    return [(cell.cell_type, cell.source) for cell in nb.cells]
+
+
+def test_the_notebooks_are_what_their_generator_writes():
+    """assets/make_notebooks.py is the notebooks' one source: every committed cell is in it, and no other."""
+    import nbformat
+
+    m = _module("make_notebooks")
+    committed = {path.name: path for path in (ROOT / "notebooks").glob("*.ipynb")}
+    assert sorted(committed) == sorted(m.NOTEBOOKS), "a notebook without a source, or a source not written"
+    for name, cells in m.NOTEBOOKS.items():
+        written = _cells(m._nb(cells))
+        on_disk = _cells(nbformat.read(committed[name], as_version=4))
+        assert on_disk == written, f"notebooks/{name} differs from assets/make_notebooks.py: run it"

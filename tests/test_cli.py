@@ -258,3 +258,49 @@ def test_bench_matrix_is_the_gpu_kernel_benchmark(capsys, monkeypatch):
     (args, kwargs), = calls
     assert args[:3] == ((32, 24, 16), (2,), (16, 32)) and kwargs["sizes"][2] == (3, 4)
     assert kwargs["pipelined"] == [False, None] and kwargs["bands"] == [None, 16]
+
+
+def test_cache_info_and_clear(tmp_path, monkeypatch, capsys):
+    import re
+
+    from diamondlab.kernels.generated import load_generated
+
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    load_generated("X = 1\n", "diamondlab_test")
+    run = ["run", "--shape", "26x24x16", "--backend", "cpu", "--dts", "auto", "--nt", "auto", "--steps", "1"]
+    assert main([*run, "--no-progress"]) == 0
+    capsys.readouterr()
+
+    def info() -> tuple[int, int]:
+        assert main(["cache", "info"]) == 0
+        out = capsys.readouterr().out
+        assert f"folder:  {tmp_path / 'cache'} ($DIAMONDLAB_CACHE)" in out
+        found = re.search(r"entries: (\d+) kernel modules, \d+ compiled-code files, (\d+) tunings", out)
+        return int(found.group(1)), int(found.group(2))
+
+    modules, tunings = info()
+    assert modules >= 1 and tunings == 1
+    assert main(["cache", "clear"]) == 0
+    assert f"removed {modules} kernel modules" in capsys.readouterr().out
+    assert info() == (0, 0)
+
+
+def test_initial_reads_only_the_layers_it_continues_from(tmp_path, monkeypatch, capsys):
+    import zipfile
+
+    from diamondlab.engine import io
+
+    monkeypatch.setattr(io, "LAZY_BYTES", 1000)
+    first, second = tmp_path / "a.npz", tmp_path / "b.npz"
+    argv = ["run", "--shape", "20x18x8", "--steps", "3", "--backend", "cpu", "--dts", "2", "--nt", "3"]
+    assert main([*argv, "--save", str(first), "--no-progress"]) == 0
+    with zipfile.ZipFile(first) as archive:  # spoil the starting layers: --initial must not read them
+        info = archive.getinfo("initial_prev.npy")
+    data = bytearray(first.read_bytes())
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + info.compress_size // 2] ^= 0xFF
+    first.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="cannot read 'initial_prev'"):
+        load_run(first)["initial_prev"]
+    assert main(["run", "--initial", str(first), "--steps", "3", "--save", str(second), "--no-progress"]) == 0
+    assert load_run(second)["first_step"] == 3

@@ -10,28 +10,33 @@ pipelined waits and the launch order): one warm-up sweep (which also
 compiles), then the median of ``repeats`` timed sweeps, on the real grid
 (with the constant-velocity kernels; pass ``configure`` to time another
 medium).  The fastest :class:`Tuning` is stored in ``autotune.json`` in the
-kernel cache folder, keyed by backend, device, order and shape, and
-returned without measuring the next time.  ``Simulation(size="auto",
-nt="auto")`` (``--dts auto --nt auto`` on the command line) uses it.
+cache folder (:mod:`diamondlab.caches`) and returned without measuring the
+next time the same question is asked on the same machine and software: the
+key (:func:`tuning_key`) holds the backend, the order, the shape and a
+digest of the fingerprint (:func:`tuning_fingerprint`: the CPU's model,
+flags and cores, on the GPU its name and compute capability, the
+diamondlab, Numba and numba-cuda versions and the kernel generator's
+version), and the entry keeps the fingerprint, which must still match.  The
+file is updated under a file lock, so processes tuning at once keep every
+entry.  ``Simulation(size="auto", nt="auto")`` (``--dts auto --nt auto`` on
+the command line) uses it.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import platform
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
+from diamondlab import caches
 from diamondlab.engine.backends import get_backend
-from diamondlab.engine.io import write_atomically
 from diamondlab.engine.measure import measure_backend
-from diamondlab.kernels.generated import cache_dir
+from diamondlab.kernels import generated
 from diamondlab.numerics import WaveParameters
 
-__all__ = ["Tuning", "autotune", "tuning_key"]
+__all__ = ["Tuning", "autotune", "tuning_fingerprint", "tuning_key"]
 
 
 class Tuning(NamedTuple):
@@ -43,29 +48,55 @@ class Tuning(NamedTuple):
 
 
 def _cache_file():
-    return cache_dir().parent / "autotune.json"
+    return caches.cache_root() / caches.TUNINGS
 
 
-def _device_name(backend: str) -> str:
+def tuning_fingerprint(backend: str) -> dict:
+    """What a tuning on ``backend`` depends on besides NO and shape (:func:`diamondlab.caches.fingerprint`).
+
+    The CPU always (it runs the CPU kernels and launches the GPU's); on
+    ``"cuda"`` also the current device's name and compute capability.
+    """
+    gpu = capability = None
     if backend == "cuda":
         from numba import cuda
 
-        name = cuda.get_current_device().name
-        return name.decode() if isinstance(name, bytes) else str(name)
-    return f"{os.cpu_count()}-core {platform.machine()} {platform.processor()}".strip()
+        device = cuda.get_current_device()
+        gpu = getattr(device, "name", "CUDA simulator")
+        gpu = gpu.decode() if isinstance(gpu, bytes) else str(gpu)
+        capability = getattr(device, "compute_capability", None)
+    return caches.fingerprint(generated.GENERATOR_VERSION, gpu=gpu, compute_capability=capability)
 
 
 def tuning_key(backend: str, order: int, shape) -> str:
-    """Cache key: backend, device, NO and grid shape."""
+    """Cache key: backend, NO, grid shape and the digest of :func:`tuning_fingerprint`."""
     nx, ny, nz = shape
-    return f"{backend}|{_device_name(backend)}|NO={order}|{nx}x{ny}x{nz}"
+    return f"{backend}|NO={order}|{nx}x{ny}x{nz}|{caches.digest(tuning_fingerprint(backend))}"
 
 
-def _load() -> dict:
+def _lookup(backend: str, order: int, shape) -> Tuning | None:
+    """The stored tuning for this question on this machine and software, if there is one."""
+    entry = caches.read_json(_cache_file()).get(tuning_key(backend, order, shape))
+    if not isinstance(entry, dict) or entry.get("fingerprint") != tuning_fingerprint(backend):
+        return None
     try:
-        return json.loads(_cache_file().read_text())
-    except (OSError, ValueError):
-        return {}
+        size, nt = entry["best"]
+        return Tuning(int(size), int(nt), dict(entry.get("options", {})))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _store(backend: str, order: int, shape, best: Tuning, seconds_per_step: dict) -> None:
+    """Add (or replace) this question's entry, under the file's lock (other entries are kept)."""
+    entry = {
+        "best": [best.size, best.nt],
+        "options": best.options,
+        "seconds_per_step": seconds_per_step,
+        "fingerprint": tuning_fingerprint(backend),
+        "question": {"backend": backend, "order": order, "shape": [int(n) for n in shape]},
+    }
+    key = tuning_key(backend, order, shape)
+    caches.update_json(_cache_file(), lambda data: data.__setitem__(key, entry))
 
 
 def autotune(
@@ -81,11 +112,9 @@ def autotune(
 
     ``configure(backend_object)`` may set the medium and points before timing.
     """
-    key = tuning_key(backend, params.order, shape)
-    cache = _load()
-    if key in cache and not refresh:
-        size, nt = cache[key]["best"]
-        return Tuning(int(size), int(nt), dict(cache[key].get("options", {})))
+    cached = None if refresh else _lookup(backend, params.order, shape)
+    if cached is not None:
+        return cached
     cls = get_backend(backend)
     rng = np.random.default_rng(0)
     prev = rng.standard_normal(shape, dtype=np.float32) * np.float32(1e-3)
@@ -116,7 +145,5 @@ def autotune(
     if not measured:
         raise ValueError(f"no (DTS, Nt) candidate of backend {backend!r} fits the grid {tuple(shape)}")
     best = Tuning(*options[min(measured, key=measured.get)])
-    cache = _load()
-    cache[key] = {"best": [best.size, best.nt], "options": best.options, "seconds_per_step": measured}
-    write_atomically(_cache_file(), lambda fh: fh.write(json.dumps(cache, indent=1)), mode="w")
+    _store(backend, params.order, shape, best, measured)
     return best

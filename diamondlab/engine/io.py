@@ -11,7 +11,9 @@ dt, stencil weights and the float32 update coefficients); with a velocity
 model or a sponge also the per-cell ``kappa`` (K) and ``damp`` (s) arrays
 and the model, and with sources or receivers what every source cell adds at
 every step, the receiver cells with their weights, and the traces: enough
-to rerun the problem in another code.
+to rerun the problem in another code.  :func:`load_run` reads a record's
+parameters and small arrays at once and each large array only when it is
+used (:class:`RunRecord`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +31,9 @@ import numpy as np
 from diamondlab.numerics import stencil_weights
 
 __all__ = [
+    "LAZY_BYTES",
     "RECORD_KEYS",
+    "RunRecord",
     "atomic_path",
     "check_output_dir",
     "check_output_file",
@@ -187,26 +191,76 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
     return write_atomically(path, lambda fh: np.savez(fh, **record))
 
 
-def load_run(path) -> dict:
-    """Read a record written by :func:`save_run` as a dict of arrays and scalars.
+#: Arrays of a record from this size on (bytes, uncompressed) are read when first used, not at once.
+LAZY_BYTES = 1 << 20
+
+_READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
+class RunRecord(Mapping):
+    """A run record read by :func:`load_run`: a read-only mapping of its arrays and scalars.
+
+    The parameters and the small arrays are read at once; an array of
+    :data:`LAZY_BYTES` or more (a field, a velocity model, K per cell) is read
+    from the file when it is first asked for, then kept.  Continuing a run
+    thus reads the two layers it continues from, not the two it started from.
+    An array that cannot be read raises a ``ValueError`` that names it.
+    """
+
+    def __init__(self, path, values: dict, keys: list[str]):
+        self.path = Path(path)
+        self._values = values
+        self._keys = list(keys)
+
+    def __getitem__(self, key):
+        if key in self._values:
+            return self._values[key]
+        if key not in self._keys:
+            raise KeyError(key)
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                value = data[key]
+        except _READ_ERRORS as err:
+            raise ValueError(f"{self.path}: cannot read {key!r} of the run record ({err})") from None
+        self._values[key] = value
+        return value
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def loaded(self) -> list[str]:
+        """The keys read from the file so far."""
+        return [k for k in self._keys if k in self._values]
+
+
+def load_run(path) -> RunRecord:
+    """Read a record written by :func:`save_run`: a mapping of its arrays and scalars (:class:`RunRecord`).
 
     Anything that is not such a record (a missing, truncated or corrupt
-    file, another ``.npz``) raises a ``ValueError`` that says so.
+    file, another ``.npz``) raises a ``ValueError`` that says so; its large
+    arrays are read only when used.
     """
     try:
         data = np.load(path, allow_pickle=False)
         if not hasattr(data, "files"):
             raise ValueError(f"a single array of shape {np.shape(data)}, not an .npz record")
         with data:
-            out = {k: data[k] for k in data.files}
+            sizes = {info.filename.removesuffix(".npy"): info.file_size for info in data.zip.infolist()}
+            keys = list(data.files)
+            out = {k: data[k] for k in keys if sizes.get(k, 0) < LAZY_BYTES}
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+    except _READ_ERRORS as err:
         raise ValueError(f"{path}: not a run record written by --save / save_run ({err})") from None
-    if missing := [k for k in RECORD_KEYS if k not in out]:
+    if missing := [k for k in RECORD_KEYS if k not in keys]:
         raise ValueError(f"{path}: not a run record written by --save / save_run (missing {missing})")
-    out.setdefault("first_step", 0)
-    out.setdefault("sponge", 0)
+    for key, default in (("first_step", 0), ("sponge", 0)):
+        if key not in keys:
+            out[key] = default
+            keys.append(key)
     for key in ("order", "steps", "first_step", "size", "nt", "sponge"):
         if key not in out:
             continue
@@ -214,4 +268,4 @@ def load_run(path) -> dict:
     for key in ("courant", "spacing", "velocity", "dt"):
         out[key] = float(out[key])
     out["shape"] = tuple(int(n) for n in out["shape"])
-    return out
+    return RunRecord(path, out, keys)

@@ -13,9 +13,9 @@ for stencil order ``NO`` and tile size ``DTS`` (``R = ShS * DTS``):
     one time step ``B <- 2A - B + lap(A)``: z across the threads of a block
     (coalesced), y across the block's second dimension, each thread streaming
     over ``xchunk`` x planes with the x neighbours in a register queue.
-``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
-counter, ticket_base, epoch, coeffs)``
-    one whole sweep of height ``nt`` in ONE launch of one block per torre.
+``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, ...)``
+    (then ``counter, ticket_base, epoch, coeffs``): one whole sweep of height
+    ``nt`` in ONE launch of one block per torre.
     Blocks take tickets from ``counter`` in schedule order (stage by stage);
     a block waits (thread 0 spinning on ``done``) only until the two torres
     of the previous stage whose rows touch its own (``deps``) are finished,

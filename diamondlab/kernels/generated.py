@@ -1,4 +1,4 @@
-"""Generated kernel modules: written to the user's cache folder and imported from there.
+"""Generated kernel modules: written to the cache folder and imported from there.
 
 Contract
 --------
@@ -6,47 +6,49 @@ Kernels generated per (NO, DTS) are Python source text.  Numba caches
 compiled code next to a real source file only, so :func:`load_generated`
 writes the text (atomically, only when it changed) to
 ``cache_dir() / f"{prefix}_{sha1}.py"`` and imports it.  The folder is
-``$DIAMONDLAB_CACHE/kernels`` or ``$XDG_CACHE_HOME/diamondlab/kernels``
-(``~/.cache/diamondlab/kernels`` by default).
+``kernels/<tag>`` in :func:`diamondlab.caches.cache_root` (``$DIAMONDLAB_CACHE``
+or the platform's user cache folder), one ``<tag>`` per
+:data:`GENERATOR_VERSION` and installed diamondlab, Numba and numba-cuda
+versions, so that compiled code of another version is never loaded.  The
+source's digest in the file name covers the text itself; Numba's own index
+beside it covers the CPU it was compiled for.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["cache_dir", "load_generated"]
+from diamondlab.caches import KERNELS, cache_root, digest, fingerprint, write_atomically
+
+__all__ = ["GENERATOR_VERSION", "cache_dir", "load_generated"]
+
+#: Version of the kernel generators (:mod:`diamondlab.kernels.cpu`,
+#: :mod:`diamondlab.kernels.cuda_source`) and of the code their modules import
+#: (:func:`diamondlab.kernels.cuda.ldcg_intrinsic`).  Bump it when they change what
+#: a kernel computes or how fast it runs in a way the generated text does not
+#: show: it names the kernel folder and is part of every tuning's key
+#: (:mod:`diamondlab.engine.autotune`).
+GENERATOR_VERSION = 1
 
 
 def cache_dir() -> Path:
-    """Folder for generated kernel modules (``$DIAMONDLAB_CACHE`` or ``~/.cache/diamondlab``)."""
-    root = os.environ.get("DIAMONDLAB_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "diamondlab"
-    )
-    path = Path(root) / "kernels"
+    """Folder of the generated kernel modules: ``kernels/<tag>`` in the cache folder (made if missing)."""
+    tag = f"g{GENERATOR_VERSION}-{digest(fingerprint(generator=GENERATOR_VERSION, cpu=False))[:10]}"
+    path = cache_root() / KERNELS / tag
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def load_generated(source: str, prefix: str) -> ModuleType:
     """Import ``source`` as the module ``{prefix}_{sha1 of source}`` from the cache folder."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
-    name = f"{prefix}_{digest}"
+    name = f"{prefix}_{hashlib.sha1(source.encode()).hexdigest()[:12]}"
     path = cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        _write_atomically(path, source)
+    if not path.exists() or path.read_text() != source:  # the same name is the same text: no lock needed
+        write_atomically(path, source)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

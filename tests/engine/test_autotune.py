@@ -1,13 +1,18 @@
 import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
 
+from diamondlab import caches
 from diamondlab.engine import autotune as autotune_module
 from diamondlab.engine import plan as plan_module
-from diamondlab.engine.autotune import Tuning, autotune, tuning_key
+from diamondlab.engine.autotune import Tuning, autotune, tuning_fingerprint, tuning_key
 from diamondlab.engine.cpu_backend import CPUBackend
 from diamondlab.engine.simulation import Simulation
+from diamondlab.kernels import generated
 from diamondlab.numerics import WaveParameters
 
 
@@ -94,3 +99,97 @@ def test_backend_options_the_backend_does_not_take_are_a_value_error():
         Simulation((16, 16, 8), 2, backend="cpu", size=2, nt=4, backend_options={"pipelined": True})
     with pytest.raises(TypeError, match="backend_options must be a dict"):
         Simulation((16, 16, 8), 2, backend="cpu", size=2, nt=4, backend_options=[("band", 2)])
+
+
+SMALL = (26, 24, 16)
+
+
+def _measured_again() -> bool:
+    said = []
+    autotune(WaveParameters(order=2), SMALL, "cpu", repeats=1, log=said.append)
+    return bool(said)
+
+
+def _edit(record: dict, field: str) -> None:
+    if field == "cpu model":
+        record["cpu"]["model"] = "another CPU"
+    elif field == "numba version":
+        record["software"]["numba"] = "0.59.0"
+    else:
+        record["generator"] = str(generated.GENERATOR_VERSION - 1)
+
+
+@pytest.mark.parametrize("field", ["cpu model", "numba version", "generator version"])
+def test_a_tuning_recorded_for_another_cpu_numba_or_generator_is_not_used(tmp_path, monkeypatch, field):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    assert _measured_again() and not _measured_again()  # tuned once, then from the cache
+    path = tmp_path / caches.TUNINGS
+    data = json.loads(path.read_text())
+    (key,) = data
+    assert data[key]["fingerprint"] == tuning_fingerprint("cpu")
+    _edit(data[key]["fingerprint"], field)
+    path.write_text(json.dumps(data))
+    assert _measured_again()  # the record says it was made elsewhere: measured anew
+    assert json.loads(path.read_text())[key]["fingerprint"] == tuning_fingerprint("cpu")
+
+
+@pytest.mark.parametrize("field", ["cpu model", "numba version", "generator version"])
+def test_a_tuning_is_not_used_once_the_cpu_numba_or_generator_changes(tmp_path, monkeypatch, field):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    assert _measured_again() and not _measured_again()
+    before = tuning_key("cpu", 2, SMALL)
+    cpu, software = caches.cpu_description(), caches.software_versions()
+    if field == "cpu model":
+        monkeypatch.setattr(caches, "cpu_description", lambda: {**cpu, "model": "another CPU"})
+    elif field == "numba version":
+        monkeypatch.setattr(caches, "software_versions", lambda: {**software, "numba": "9.99.0"})
+    else:
+        monkeypatch.setattr(generated, "GENERATOR_VERSION", generated.GENERATOR_VERSION + 1)
+    assert tuning_key("cpu", 2, SMALL) != before
+    assert _measured_again() and not _measured_again()
+    assert len(json.loads((tmp_path / caches.TUNINGS).read_text())) == 2  # the other machine's is kept
+
+
+def test_the_key_names_backend_order_and_shape():
+    key = tuning_key("cpu", 4, (10, 20, 30))
+    assert key.startswith("cpu|NO=4|10x20x30|") and key != tuning_key("cpu", 4, (10, 20, 31))
+    assert key != tuning_key("cpu", 2, (10, 20, 30))
+
+
+# one process tuning: every read of the tunings waits (up to 2 s) until the other process reads too, so
+# that without the file lock both would read the file before either stored its tuning
+_TUNER = """
+import pathlib, sys, time
+from diamondlab import caches
+from diamondlab.engine.autotune import autotune
+from diamondlab.numerics import WaveParameters
+
+me, other, folder, shape = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4]
+read, calls = caches.read_json, [0]
+
+def meeting_read(path):
+    calls[0] += 1
+    (folder / f"{me}.{calls[0]}").touch()
+    deadline = time.monotonic() + 2.0
+    while not (folder / f"{other}.{calls[0]}").exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return read(path)
+
+caches.read_json = meeting_read
+print(tuple(autotune(WaveParameters(order=2), tuple(map(int, shape.split("x"))), "cpu", repeats=1))[:2])
+"""
+
+
+@pytest.mark.slow
+def test_two_processes_tuning_at_once_leave_both_entries(tmp_path):
+    env = {**os.environ, "DIAMONDLAB_CACHE": str(tmp_path)}
+    shapes = {"a": "26x24x16", "b": "26x24x17"}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _TUNER, me, other, str(tmp_path), shapes[me]], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for me, other in (("a", "b"), ("b", "a"))
+    ]  # fmt: skip
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    data = json.loads((tmp_path / caches.TUNINGS).read_text())
+    assert sorted(entry["question"]["shape"] for entry in data.values()) == [[26, 24, 16], [26, 24, 17]]

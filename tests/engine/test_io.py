@@ -79,3 +79,34 @@ def test_an_interrupted_write_leaves_no_temp_file(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         write_atomically(tmp_path / "run.npz", interrupted)
     assert list(tmp_path.iterdir()) == []
+
+
+def _spoil(path, key: str) -> None:
+    """Flip one byte inside the stored array ``key`` of an .npz (its CRC no longer matches)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(f"{key}.npy")
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_large_arrays_of_a_record_are_read_only_when_used(tmp_path, monkeypatch):
+    from diamondlab.engine import io
+
+    monkeypatch.setattr(io, "LAZY_BYTES", 1000)  # the test's 14x13x9 fields count as large
+    sim = Simulation((14, 13, 9), 2, backend="cpu", size=1, nt=2)
+    first = sim.fields
+    sim.run(2)
+    path = save_run(tmp_path / "run.npz", sim, first)
+    _spoil(path, "initial_prev")
+    rec = load_run(path)
+    fields = {"initial_prev", "initial_curr", "final_prev", "final_curr"}
+    assert fields <= set(rec) and not fields & set(rec.loaded())
+    assert rec["order"] == 2 and rec["shape"] == (14, 13, 9)  # the parameters are read at once
+    assert np.array_equal(rec["final_curr"], sim.field) and "final_curr" in rec.loaded()
+    with pytest.raises(ValueError, match=r"cannot read 'initial_prev' of the run record"):
+        rec["initial_prev"]
+    assert rec["final_prev"] is rec["final_prev"] and "initial_prev" not in rec.loaded()  # kept once read

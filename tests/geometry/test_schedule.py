@@ -2,6 +2,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from diamondlab.geometry import stage_schedule
 
@@ -160,3 +162,79 @@ def test_launch_order_defaults_to_stage_order_and_checks_band():
     assert (s.launch_order(10**6) == np.arange(s.ntorres)).all()  # one band: the stage order
     with pytest.raises(ValueError, match="band"):
         s.launch_order(0)
+
+
+# ---------------------------------------------------------------- properties (hypothesis)
+# Random small sweeps: NO 2-8, any DTS and Nt the geometry allows, any domain of at least one tile.
+
+
+@st.composite
+def sweeps(draw):
+    order = draw(st.sampled_from([2, 4, 6, 8]))
+    shs = order // 2
+    size = draw(st.integers(1, max(1, 8 // shs)))  # R = ShS DTS <= 8 keeps the domains small
+    r = shs * size
+    nt = draw(st.integers(1, 12))
+    nx = draw(st.integers(2 * r, 5 * r + 6))
+    ny = draw(st.integers(2 * r, 5 * r + 6))
+    return stage_schedule(order, size, nt, nx, ny)
+
+
+def _who(s):
+    """Stage, torre and visits of every (x, y, step), from the schedule's tiers alone."""
+    stage = np.full((s.nx, s.ny, s.nt), -1, dtype=np.int64)
+    torre = np.full_like(stage, -1)
+    visits = np.zeros_like(stage)
+    for st_, i, k, rows in s.iter_tiers():
+        for y, lo, hi in rows:
+            stage[lo : hi + 1, y, k] = st_
+            torre[lo : hi + 1, y, k] = i
+            visits[lo : hi + 1, y, k] += 1
+    return stage, torre, visits
+
+
+def _cross(s):
+    """Offsets of the cross stencil: the cell itself and ShS neighbours along each axis in x and y."""
+    return [(0, 0)] + [(sx * d, sy * d) for d in range(1, s.tile.shs + 1)
+                       for sx, sy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+
+
+def _before(stage, torre, a, b):
+    """Whether ``a`` is done before ``b`` starts in every run: an earlier stage, or a lower tier of its torre.
+
+    ``a`` and ``b`` index the same (x, y) shape; the torres of one stage run at once, in any order.
+    """
+    return (stage[a] < stage[b]) | ((torre[a] == torre[b]) & (a[2] < b[2]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(sweeps())
+def test_property_every_cell_is_updated_once_per_level_and_after_what_it_reads(s):
+    stage, torre, visits = _who(s)
+    assert (visits == 1).all()  # every (x, y, step) exactly once
+    nx, ny = s.nx, s.ny
+    x, y = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
+    for k in range(1, s.nt):
+        # step k at (x, y) reads level k + 1 of its cross, written by step k - 1 there; it overwrites
+        # level k at (x, y), which step k - 1 of the same cross read: both need step k - 1 of the cross first
+        for dx, dy in _cross(s):
+            xn, yn = x + dx, y + dy
+            inside = (xn >= 0) & (xn < nx) & (yn >= 0) & (yn < ny)
+            me = (x[inside], y[inside], np.full(inside.sum(), k))
+            them = (xn[inside], yn[inside], np.full(inside.sum(), k - 1))
+            assert _before(stage, torre, them, me).all(), (k, dx, dy)
+        if k >= 2:  # and level k at (x, y) itself, written by step k - 2 there
+            me = (x.ravel(), y.ravel(), np.full(x.size, k))
+            assert _before(stage, torre, (x.ravel(), y.ravel(), np.full(x.size, k - 2)), me).all()
+    assert s.replay_in_place() == []  # the schedule's own replay agrees
+    owner, _ = s.owner(x[..., None], y[..., None], np.arange(s.nt)[None, None, :])
+    assert (owner == torre).all()  # and so does its closed-form owner
+
+
+@settings(max_examples=30, deadline=None)
+@given(sweeps())
+def test_property_tier_waits_keep_the_in_place_update_correct(s):
+    assert s.pipeline_violations(0) == []
+    rounds = s.pipelined_rounds(0)
+    assert len(rounds) == s.nstages + s.nt - 1
+    assert sorted(e for r in rounds for e in r) == [(i, k) for i in range(s.ntorres) for k in range(s.nt)]

@@ -1,0 +1,67 @@
+"""The docs site: Sphinx builds it with warnings as errors, and every public name is in the API reference."""
+
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+import diamondlab
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = ["diamondlab"] + sorted(
+    m.name for m in pkgutil.walk_packages(diamondlab.__path__, "diamondlab.")
+    if not any(part.startswith("_") for part in m.name.split("."))
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def html(tmp_path_factory) -> Path:
+    """The site, built once: ``-W`` makes any warning an error (the build fails)."""
+    out = tmp_path_factory.mktemp("docs")
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+    run = subprocess.run([*command, str(ROOT / "docs"), str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0 and not run.stderr.strip(), run.stdout[-3000:] + run.stderr[-6000:]
+    return out
+
+
+def _inventory(html: Path) -> set[str]:
+    """The names of the documented objects (Sphinx's objects.inv, version 2)."""
+    header, _, _, _, body = (html / "objects.inv").read_bytes().split(b"\n", 4)
+    assert header.startswith(b"# Sphinx inventory version 2")
+    return {line.split(" ", 1)[0] for line in zlib.decompress(body).decode().splitlines()}
+
+
+def test_the_docs_build_without_a_warning_and_hold_every_part(html):
+    for page in ("index.html", "cli.html", "notebooks.html", "api/index.html", "BENCHMARKS.html"):
+        assert (html / page).is_file(), page
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks and sorted(p.stem for p in (html / "notebooks").glob("*.html")) == notebooks
+    cli = (html / "cli.html").read_text()
+    assert all(command in cli for command in ("--steps", "--matrix", "info", "clear"))
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_name_in_all_is_in_the_api_reference(html, name):
+    """Each name is documented on its module's page, or where it is defined and linked from the page."""
+    names = _inventory(html)
+    module = importlib.import_module(name)
+    page = (html / "api" / f"{name}.html").read_text()
+    missing = []
+    for n in module.__all__:
+        obj = getattr(module, n)
+        if f"{name}.{n}" in names:
+            continue
+        if inspect.ismodule(obj):
+            home = obj.__name__
+        elif inspect.isclass(obj) or inspect.isfunction(obj):
+            home = f"{obj.__module__}.{obj.__qualname__}"
+        else:
+            home = None
+        if home is None or home not in names or f"{name}.{n}" not in page:
+            missing.append(n)
+    assert not missing, f"{name}.__all__ names missing from the API reference: {missing}"
