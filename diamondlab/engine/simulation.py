@@ -83,6 +83,9 @@ FINITE_CHECK_SAMPLES = 256
 #: the sweeps since the last one took at least its own cost / this (always after a run's last sweep).
 FINITE_CHECK_BUDGET = 0.02
 
+#: Seconds between two progress-bar updates (each waits for the GPU; a callback is called every sweep).
+REPORT_SECONDS = 0.2
+
 
 class Simulation:
     """A 3D acoustic wave simulation run by DiamondTorre or stepwise time stepping.
@@ -374,7 +377,7 @@ class Simulation:
 
             bar = tqdm(total=int(steps), unit="step", desc=f"{self.algorithm} ({self.backend_name})")
         done, elapsed, interrupted = 0, 0.0, False
-        unchecked = 0.0  # sweep seconds since the planes were last checked
+        unchecked = 0.0  # seconds of sweeps since the planes were last checked
         self.last_run = self._stats(0, 0.0)
         try:
             if not self._compiled:
@@ -382,6 +385,9 @@ class Simulation:
                     bar.set_postfix_str("compiling kernels (once per order)")
                 self.backend.compile()
                 self._compiled = True
+            # the clock: wall time of the sweeps and their books, without the checks and snapshots; the
+            # GPU is waited for only where something is read or reported, so that sweeps queue back to back
+            mark = reported = time.perf_counter()
             while done < steps:
                 if self._stop.is_set() or (stop_event is not None and stop_event.is_set()):
                     interrupted = True
@@ -390,20 +396,36 @@ class Simulation:
                 if snapshots is not None:
                     height = min(height, snapshots.steps_to_next(self.time_step))
                 with deferred_interrupts():  # a stop waits for the sweep, its books and its snapshot
-                    seconds = self._advance(height)
-                    elapsed, unchecked, done = elapsed + seconds, unchecked + seconds, done + height
+                    self._advance(height)
+                    done += height
                     self._check_receivers(height)
-                    if done >= steps or unchecked * FINITE_CHECK_BUDGET >= self._plane_check_seconds:
+                    now = time.perf_counter()
+                    budget = (unchecked + now - mark) * FINITE_CHECK_BUDGET
+                    check = done >= steps or budget >= self._plane_check_seconds
+                    snap = snapshots is not None and snapshots.due(self.time_step)
+                    report = callback is not None or (bar is not None and now - reported >= REPORT_SECONDS)
+                    if check or snap or report:
+                        self.backend.synchronize()
+                    now = time.perf_counter()
+                    elapsed, unchecked, mark = elapsed + now - mark, unchecked + now - mark, now
+                    if check:
                         self._check_planes()
                         unchecked = 0.0
-                    if snapshots is not None and snapshots.due(self.time_step):
+                    if snap:
                         self._snapshot(snapshots)
-                stats = self._stats(done, elapsed)
-                if bar is not None:
-                    bar.update(height)
-                    bar.set_postfix_str(f"{stats.gcells_per_second:.3g} Gcells/s")
-                if callback is not None:
-                    callback(self, stats)
+                    mark = time.perf_counter()
+                if report:
+                    stats, reported = self._stats(done, elapsed), time.perf_counter()
+                    if bar is not None:
+                        bar.update(done - bar.n)
+                        bar.set_postfix_str(f"{stats.gcells_per_second:.3g} Gcells/s")
+                    if callback is not None:
+                        callback(self, stats)
+                    mark = time.perf_counter()
+            self.backend.synchronize()
+            elapsed += time.perf_counter() - mark
+            if bar is not None:
+                bar.update(done - bar.n)
             if unchecked:  # stopped before the last sweep: the level it stopped at is checked too
                 self._check_planes()
         except KeyboardInterrupt:
@@ -415,8 +437,8 @@ class Simulation:
             self.last_run = self._stats(done, elapsed, interrupted)
         return self.last_run
 
-    def _advance(self, height: int) -> float:
-        """Advance ``height`` steps (one sweep); book the clock and the traces; return the seconds."""
+    def _advance(self, height: int) -> None:
+        """Queue ``height`` steps (one sweep); book the clock and the traces (receivers wait for it)."""
         advance = self.backend.sweep if self.algorithm == "diamondtorre" else self.backend.step
         samples = None
         if self.physics.has_points:
@@ -429,14 +451,10 @@ class Simulation:
                     f"{self.time_step + row} (amplitude {self.sources[source].amplitude:g}): lower its "
                     "amplitude", self.time_step, f"source {source}",
                 )  # fmt: skip
-        t0 = time.perf_counter()
         values = advance(height) if samples is None else advance(height, samples)
-        self.backend.synchronize()
-        seconds = time.perf_counter() - t0
         self.time_step += height
         if self.physics.receivers:
             self._traces.append(self.physics.traces(values))
-        return seconds
 
     def _check_receivers(self, height: int) -> None:
         """Raise :class:`NonFiniteFieldError` if the last sweep's receiver traces are not finite."""
