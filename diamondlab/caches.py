@@ -10,7 +10,7 @@ beside them (:data:`KERNELS`, one folder per generator and software
 version, :func:`diamondlab.kernels.generated.cache_dir`) and the auto-
 tuner's choices (:data:`TUNINGS`, :mod:`diamondlab.engine.autotune`).
 
-Writes are atomic (:func:`write_atomically`: a temporary file in the same
+Writes are atomic (:func:`diamondlab.files.write_atomically`: a temporary file in the same
 folder, synced, then renamed over the old one), and a JSON file that
 several processes update is read, changed and written under a file lock
 (:func:`update_json`), so two processes storing entries at once keep both.
@@ -25,7 +25,7 @@ callers key their entries by it (:func:`digest`) and keep it in the entry.
 and ``diamondlab cache clear``; they touch only :data:`KERNELS` and
 :data:`TUNINGS`, whatever else the folder holds.
 
-This module is a bottom floor: it imports nothing of diamondlab (versions
+This module is a bottom floor: it imports only :mod:`diamondlab.files` (versions
 come from the installed packages' metadata, so Numba is not imported).
 """
 
@@ -39,12 +39,13 @@ import json
 import os
 import platform
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import filelock
 import platformdirs
+
+from diamondlab.files import write_atomically
 
 __all__ = [
     "KERNELS",
@@ -80,28 +81,6 @@ def cache_root(create: bool = True) -> Path:
     path = Path(root).expanduser()
     if create:
         path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def write_atomically(path, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` through a synced temporary file in its folder, renamed into place.
-
-    A reader sees the old file or the new one, never a part; an error leaves
-    the old file and no temporary one.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode() if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
     return path
 
 

@@ -2,9 +2,10 @@
 
 Contract
 --------
-:func:`write_atomically` writes through a temporary file in the target's
-folder and renames it into place, so a reader never sees a half-written
-file and an interrupted write leaves the old file (or none).
+:func:`write_atomically` and :func:`atomic_path` (from :mod:`diamondlab.files`)
+write through a temporary file in the target's folder and rename it into
+place, so a reader never sees a half-written file and an interrupted write
+leaves the old file (or none).
 :func:`save_run` stores the two initial layers, the two final layers and
 the parameters (order, Courant number, steps, shape, spacing, velocity,
 dt, stencil weights and the float32 update coefficients); with a velocity
@@ -18,16 +19,16 @@ used (:class:`RunRecord`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from diamondlab.files import atomic_path, write_atomically
 from diamondlab.numerics import stencil_weights
 
 __all__ = [
@@ -44,12 +45,6 @@ __all__ = [
 
 #: Arrays every run record holds (what ``--initial`` needs to continue it).
 RECORD_KEYS = ("final_prev", "final_curr", "order", "courant", "steps", "shape", "spacing", "velocity", "dt")
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _probe(folder: Path, what: str) -> None:
@@ -103,39 +98,18 @@ def check_output_dir(path, what: str) -> Path:
     return path
 
 
-@contextlib.contextmanager
-def atomic_path(path, suffix: str = ".tmp"):
-    """Yield a temporary path next to ``path``; rename it to ``path`` when the block ends without error.
+def _device_name(backend: str) -> str:
+    """The device a record was made on: the GPU's name from the driver, else the CPU's model."""
+    if backend == "cuda":
+        from diamondlab.devices import current_gpu
 
-    The file gets the permissions of any new file (``0o666`` less the umask).
-    An error or an interrupt in the block removes the temporary file and
-    leaves an older ``path`` as it was.  ``suffix`` ends the temporary name
-    (for writers that choose the format by the extension).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        os.close(fd)
-        yield Path(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        gpu = current_gpu()
+        if gpu is not None:
+            return gpu.name
+        return "CUDA simulator"
+    from diamondlab.caches import cpu_description
 
-
-def write_atomically(path, write: Callable[[object], None], mode: str = "wb") -> Path:
-    """Call ``write(fileobj)`` on a temporary file next to ``path``, then rename it to ``path``.
-
-    See :func:`atomic_path`; the data are on disk (fsync) before the rename.
-    """
-    with atomic_path(path) as tmp, open(tmp, mode) as fh:
-        write(fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return Path(path)
+    return cpu_description()["model"]
 
 
 def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int = 0) -> Path:
@@ -163,6 +137,7 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
         "update_coefficients": p.coefficients,
         "algorithm": np.str_(sim.algorithm),
         "backend": np.str_(sim.backend_name),
+        "device": np.str_(_device_name(sim.backend_name)),
         "size": np.int64(sim.size),
         "nt": np.int64(sim.nt),
         "layout": np.str_(

@@ -52,6 +52,9 @@ def test_physics_runs_record_their_medium_and_sources(tmp_path):
     assert rec["kappa"].shape == rec["damp"].shape == (14, 13, 9) and rec["damp"].max() > 0
     assert rec["source_cells"].shape == (2, 3) and rec["source_samples"].shape == (2, 6)
     assert np.array_equal(rec["traces"], sim.traces) and np.array_equal(rec["velocity_model"], velocity)
+    from diamondlab.caches import cpu_description
+
+    assert str(rec["device"]) == cpu_description()["model"]  # the machine it was made on
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077])
