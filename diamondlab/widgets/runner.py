@@ -32,8 +32,8 @@ import concurrent.futures
 import threading
 import time
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 __all__ = ["BackgroundRun", "SweepRecord"]
