@@ -71,6 +71,19 @@ def test_python_seismogram_example(monkeypatch, tmp_path):
     assert len(list(Path("out").glob("snapshot_*.vti"))) == 9
 
 
+def test_run_plan_example_checks_without_allocating(monkeypatch):
+    from diamondlab.engine.cpu_backend import CPUBackend
+
+    built = []
+    monkeypatch.setattr(CPUBackend, "_build", lambda *a: built.append(a))
+    (block,) = [b for b in _blocks("python") if "RunPlan.build" in b]
+    scope = {}
+    exec(block, scope)  # noqa: S102 - the README's own example
+    plan = scope["plan"]
+    assert (plan.backend, plan.size, plan.nt, dict(plan.options)) == ("cpu", 3, 48, {})
+    assert plan.physics.sponge == 16 and not built
+
+
 def test_cli_source_example_records_the_seismogram_it_describes(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
     (argv,) = [a for a in COMMANDS.values() if "--source" in a]
