@@ -269,6 +269,16 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--sponge", type=_count(0), default=0, help="absorbing layer width in cells (default 0)"
     )
+    bench.add_argument(
+        "--shapes", type=_shape, nargs="+", default=None, metavar="NXxNYxNZ",
+        help="a size sweep: one table per grid, e.g. --shapes 128 256 384 512x512x256 (instead of --shape)",
+    )  # fmt: skip
+    bench.add_argument(
+        "--medium", default=None, choices=["constant", "sources", "model"],
+        help="constant: no physics; sources: a source at the centre, a receiver and a 16-cell sponge; "
+        "model: the layered model and a 16-cell sponge (default: --velocity and --sponge)",
+    )  # fmt: skip
+    bench.add_argument("--json", default=None, metavar="FILE", help="write every row (atomic)")
     bench.add_argument("--no-model", action="store_true", help="skip the bandwidth probe and the model")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     matrix = bench.add_argument_group(
@@ -292,7 +302,6 @@ def _parser() -> argparse.ArgumentParser:
                         help="tiers between two waits of a pipelined sweep (0: the default)")
     matrix.add_argument("--compile-only", action="store_true",
                         help="only build the kernels of each combination (fills the disk cache)")
-    matrix.add_argument("--json", default=None, metavar="FILE", help="write every run (atomic)")
 
     cache = sub.add_parser(
         "cache", help="the kernel and tuning cache: where it is and what it holds, or clear it",
@@ -537,21 +546,52 @@ def _bench(args) -> int:
         if values is not None and len(values) > 1:
             raise ValueError(f"--{name} takes one value without --matrix; got {values}")
         setattr(args, name, values[0] if values else None)
-    velocity = _velocity(args.velocity, args.shape)
-    from diamondlab.engine.measure import compare_algorithms
+    rows = []
+    for shape in args.shapes or [args.shape]:
+        rows += _bench_shape(args, shape)
+    if args.json:
+        from diamondlab.engine.io import write_atomically
 
-    rows = compare_algorithms(
-        args.shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
-        progress=not args.no_progress, velocity=velocity, sponge=args.sponge,
-        backend_options=dict(args.backend_option) or None,
-    )  # fmt: skip
-    nx, ny, nz = args.shape
-    medium = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
+        write_atomically(args.json, lambda fh: json.dump({"rows": rows}, fh, indent=1), mode="w")
+    return 0
+
+
+def _bench_medium(args, shape) -> tuple[str, dict]:
+    """The physics of a bench run (``--medium``, else ``--velocity`` and ``--sponge``) and its description."""
+    if args.medium is None or args.medium == "constant":
+        velocity = _velocity(args.velocity if args.medium is None else "1.0", shape)
+        sponge = args.sponge if args.medium is None else 0
+        what = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
+        return f"{what}, sponge {sponge}", {"velocity": velocity, "sponge": sponge}
+    sponge = min(16, (min(shape) - 1) // 2)
+    if args.medium == "model":
+        return f"layered model, sponge {sponge}", {"velocity": _velocity("layered", shape), "sponge": sponge}
+    from diamondlab.sources import Receiver, Source
+
+    centre = tuple(n // 2 for n in shape)
+    source = Source(centre, frequency=1.0 / 20, units="grid")  # 8 points per shortest wavelength at c = 1
+    receiver = Receiver(tuple(max(sponge, n // 4) for n in shape), units="grid")
+    physics = {"velocity": 1.0, "sponge": sponge, "sources": [source], "receivers": [receiver]}
+    return f"a source, a receiver, sponge {sponge}", physics
+
+
+def _bench_shape(args, shape) -> list[dict]:
+    """Time and print one grid of ``diamondlab bench``; return its rows."""
+    from diamondlab.engine.measure import compare_algorithms
+    from diamondlab.engine.simulation import SourceTimingWarning
+
+    medium, physics = _bench_medium(args, shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SourceTimingWarning)  # a timed run is shorter than the wavelet
+        rows = compare_algorithms(
+            shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
+            progress=not args.no_progress, backend_options=dict(args.backend_option) or None, **physics,
+        )  # fmt: skip
+    nx, ny, nz = shape
+    for r in rows:
+        r.update(shape=[nx, ny, nz], medium=medium)
     device = _device_numbers(rows[0]["backend"], args.no_model)
-    print(
-        f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, {medium}, sponge {args.sponge}, "
-        f"medians of {args.repeats} runs"
-    )
+    print(f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, {medium}, medians of {args.repeats} runs")
     head = f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'stepwise':>9} {'ratio':>6} {'equal':>6}"
     # the roofline of DiamondTorre holds on the GPU; on the CPU the sweep is bound by the cores' rate in
     # cache, which depends on the grid's depth and the kernel variant (the memory roofline was 5-17x off)
@@ -596,7 +636,7 @@ def _bench(args) -> int:
             "sweeps are bound by the cores' rate in cache (which depends on the grid depth and the "
             "kernel variant), not by memory"
         )
-    return 0
+    return rows
 
 
 def _device_numbers(backend: str, skip: bool):

@@ -43,3 +43,12 @@ def test_the_notebooks_are_what_their_generator_writes():
         written = _cells(m._nb(cells))
         on_disk = _cells(nbformat.read(committed[name], as_version=4))
         assert on_disk == written, f"notebooks/{name} differs from assets/make_notebooks.py: run it"
+
+
+def test_the_size_sweep_plot_draws_the_bench_rows():
+    plot = _module("plot_size_sweep")
+    rows = [{"shape": s, "order": 8, "medium": "constant velocity, sponge 0", "backend": "cuda", "ratio": r}
+            for s, r in (([384, 384, 384], 1.10), ([256, 256, 256], 1.19))]
+    fig = plot.figure(rows)
+    (line,) = [t for t in fig.data if t.name.startswith("NO=8")]
+    assert list(line.x) == [256**3, 384**3] and list(line.y) == [1.19, 1.10]

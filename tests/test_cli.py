@@ -304,3 +304,15 @@ def test_initial_reads_only_the_layers_it_continues_from(tmp_path, monkeypatch, 
         load_run(first)["initial_prev"]
     assert main(["run", "--initial", str(first), "--steps", "3", "--save", str(second), "--no-progress"]) == 0
     assert load_run(second)["first_step"] == 3
+
+
+def test_bench_sweeps_sizes_and_media_into_one_json(tmp_path, capsys):
+    argv = ["bench", "--shapes", "24x20x16", "32", "--orders", "2", "--backend", "cpu", "--repeats", "1",
+            "--nt", "4", "--no-progress", "--no-model", "--json", str(tmp_path / "sweep.json")]
+    media = {"constant": "constant velocity", "sources": "a source, a receiver", "model": "layered model"}
+    for medium, described in media.items():
+        assert main([*argv, "--medium", medium]) == 0
+        assert capsys.readouterr().out.count(f"backend cpu, {described}") == 2  # one table per grid
+        rows = json.loads((tmp_path / "sweep.json").read_text())["rows"]
+        assert [r["shape"] for r in rows] == [[24, 20, 16], [32, 32, 32]]
+        assert all(r["bit_equal"] and r["ratio"] > 0 and r["medium"].startswith(described) for r in rows)
