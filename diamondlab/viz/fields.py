@@ -18,7 +18,11 @@ copy on the GPU).
 
 :func:`slices_figure` makes the three heatmaps once; :func:`update_slices`
 replaces their data in one ``batch_update`` when the figure is a
-``FigureWidget``.
+``FigureWidget``, with a fixed colour range when one is given.
+:func:`colour_range` chooses that range once per simulation, from what
+starts the wave (the initial pulse's maximum, the sources' amplitudes), so
+that a live view does not stretch the noise left behind by a wave that has
+gone to full colour.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ import numpy as np
 
 from diamondlab.engine.backends import planes_of
 
-__all__ = ["current_level", "field_slices", "robust_max", "slices_figure", "stride_for", "traces_figure",
-           "update_slices"]
+__all__ = ["colour_range", "current_level", "field_slices", "robust_max", "slices_figure", "source_amplitude",
+           "stride_for", "traces_figure", "update_slices"]
 
 PLANES = ("xy", "xz", "yz")
 AXES = {"xy": ("x", "y"), "xz": ("x", "z"), "yz": ("y", "z")}
@@ -100,6 +104,67 @@ def robust_max(arrays, percentile: float = 99.5) -> float:
     return max(float(np.percentile(values, percentile)), top / 100.0)
 
 
+def source_amplitude(sim) -> float:
+    """Largest free-space amplitude of the waves of ``sim``'s sources one wavelength from them.
+
+    A source adds ``dt^2 s(t) / h^3`` to its cell every step, a point force
+    ``s(t) delta(x)`` of the wave equation, whose wave is
+    ``s(t - r / c) / (4 pi c^2 r)``; at ``r = c / f`` (one wavelength of a named
+    wavelet of peak frequency ``f``; 8 cells for a sampled wavelet) that is
+    ``max |s| f / (4 pi c^3)``.  ``s`` is the source's own samples
+    (:meth:`Source.samples`) and ``c`` the largest velocity.  0 without sources.
+    """
+    sources = list(getattr(sim, "sources", None) or [])
+    if not sources:
+        return 0.0
+    c = float(sim.physics.velocity_max)
+    dt, h = float(sim.params.dt), float(sim.params.spacing)
+    out = 0.0
+    for src in sources:
+        if isinstance(src.wavelet, str):
+            # the named wavelets are negligible after a few periods past their delay
+            end = (src.delay if src.delay is not None else 1.5 / src.frequency) + 4.0 / src.frequency
+            reach = c / src.frequency
+        else:
+            end = len(src.wavelet) * dt
+            reach = 8.0 * h
+        peak = float(np.abs(src.samples(int(math.ceil(end / dt)) + 1, dt)).max(initial=0.0))
+        out = max(out, peak / (4.0 * math.pi * c * c * reach))
+    return out
+
+
+def colour_range(sim, reference: float | None = None) -> float:
+    """A fixed colour range (the ``|u|`` shown at full colour) for live slices of ``sim``.
+
+    Taken from what starts the waves, not from the field of the moment:
+
+    - the initial level's maximum on the planes through the grid centre (the
+      initial pulse's peak; call this at the first level), times the
+      ratio by which the exact free-space solution of a Gaussian pulse of
+      ``sim.pulse_width`` cells (:func:`~diamondlab.numerics.gaussian_pulse`)
+      has fallen after travelling ``reference`` cells (default: a quarter of
+      the smallest side, half-way to the nearest wall), so that the
+      spreading shell stays visible;
+    - :func:`source_amplitude` for the sources.
+
+    The larger of the two; 1.0 when both are 0 (a grid at rest).
+    """
+    from diamondlab.numerics import gaussian_pulse
+
+    shape = tuple(int(n) for n in sim.shape)
+    planes = field_slices(sim, index=tuple(n // 2 for n in shape), max_points=max(shape))
+    peak = max(float(np.abs(planes[p]).max()) for p in PLANES)
+    pulse = 0.0
+    if peak > 0:
+        width = float(getattr(sim, "pulse_width", max(2.0, min(shape) / 12)))
+        travel = min(shape) / 4.0 if reference is None else float(reference)
+        n = int(math.ceil(travel + 6.0 * width)) + 2
+        line = gaussian_pulse((n, 1, 1), center=(0.0, 0.0, 0.0), width=width, distance=travel)
+        pulse = peak * float(np.abs(line).max())
+    top = max(pulse, source_amplitude(sim))
+    return top if top > 0 else 1.0
+
+
 def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float = 1.0):
     """Three heatmaps (xy, xz, yz) for a grid of ``shape``; a ``FigureWidget`` when ``widget``."""
     import plotly.graph_objects as go
@@ -112,19 +177,25 @@ def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float
         a, b = AXES[plane]
         fig.add_heatmap(
             z=zeros[plane].T, x=zeros[a], y=zeros[b], zmin=-zmax, zmax=zmax, colorscale="RdBu_r",
-            showscale=col == 3, colorbar=dict(title="u", len=0.9), name=plane,
+            showscale=col == 3, colorbar=dict(title="u", len=0.9, thickness=14, exponentformat="power"),
+            name=plane,
             hovertemplate=f"{a}=%{{x}} {b}=%{{y}} u=%{{z:.3g}}<extra>{plane}</extra>", row=1, col=col,
         )
         fig.update_xaxes(title_text=a, row=1, col=col, constrain="domain")
         fig.update_yaxes(title_text=b, row=1, col=col, scaleanchor=f"x{col if col > 1 else ''}")
-    fig.update_layout(height=330, margin=dict(l=40, r=10, t=50, b=40), title="u at n = 0")
+    # room on the right for the colour bar's labels (small ranges: -0.00477 and the like)
+    fig.update_layout(height=330, margin=dict(l=40, r=90, t=50, b=40), title="u at n = 0")
     return go.FigureWidget(fig) if widget else fig
 
 
 def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
-                  symmetric: bool = True) -> None:
-    """Put new planes into a figure of :func:`slices_figure` (one message for a ``FigureWidget``)."""
-    vmax = robust_max([slices[p] for p in PLANES])
+                  symmetric: bool = True, vmax: float | None = None) -> None:
+    """Put new planes into a figure of :func:`slices_figure` (one message for a ``FigureWidget``).
+
+    The colour range is ``±vmax`` when given (a fixed range, e.g. :func:`colour_range`),
+    else ``±`` :func:`robust_max` of these planes.
+    """
+    vmax = robust_max([slices[p] for p in PLANES]) if vmax is None else float(vmax)
     context = fig.batch_update() if hasattr(fig, "batch_update") else _null()
     with context:
         if "index" in slices and len(fig.layout.annotations) >= 3:

@@ -34,12 +34,16 @@ from diamondlab.geometry import Conoid, DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.geometry.locality import count_transfers
 
 __all__ = [
+    "CONOID_COLOURS",
     "STAGE_COLORSCALE",
     "box_mesh",
     "conoid_figure",
+    "hull_mesh",
+    "vertices_of_runs",
     "locality_figure",
     "lrnla_summary",
     "runs_from_vertices",
+    "tier_outlines",
     "time_levels_figure",
 ]
 
@@ -99,36 +103,139 @@ def mesh_trace(runs, color: str, name: str, opacity: float = 1.0, tscale: float 
     )
 
 
-def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.0) -> go.Figure:
+def vertices_of_runs(runs) -> np.ndarray:
+    """The ``(x, y, t)`` vertices of runs ``(x_lo, x_hi, y, t)`` (the inverse of :func:`runs_from_vertices`).
+
+    >>> vertices_of_runs([[0, 1, 0, 0], [3, 3, 0, 0]]).tolist()
+    [[0, 0, 0], [1, 0, 0], [3, 0, 0]]
+    """
+    runs = np.asarray(runs, dtype=np.int64).reshape(-1, 4)
+    if len(runs) == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    lengths = runs[:, 1] - runs[:, 0] + 1
+    starts = np.repeat(runs[:, 0] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    x = starts + np.arange(int(lengths.sum()))
+    return np.stack([x, np.repeat(runs[:, 2], lengths), np.repeat(runs[:, 3], lengths)], axis=1)
+
+
+def hull_mesh(vertices, tscale: float = 1.0) -> dict[str, np.ndarray]:
+    """The outer surface of the boxes of ``(x, y, t)`` vertices, as ``Mesh3d`` keyword arrays.
+
+    Only the faces between a vertex of the set and one outside it are kept
+    (merged into strips along x, or along y for the faces normal to x), so a
+    translucent hull shows what lies inside it: :func:`box_mesh` draws every
+    box whole and its inner faces, stacked, hide the inside.
+    """
+    v = np.asarray(vertices, dtype=np.int64).reshape(-1, 3)
+    if len(v) == 0:
+        e = np.zeros(0)
+        return dict(x=e, y=e, z=e, i=e.astype(int), j=e.astype(int), k=e.astype(int))
+    lo = v.min(axis=0) - 1
+    occ = np.zeros(tuple(v.max(axis=0) - lo + 2), dtype=bool)
+    occ[tuple((v - lo).T)] = True
+    corners = []
+    for axis in range(3):
+        merge = 1 if axis == 0 else 0  # strips run along x, or along y for the x faces
+        other = 3 - axis - merge
+        for sign in (-1, 1):
+            exposed = occ & ~np.roll(occ, -sign, axis=axis)  # the padding: the roll wraps onto empty cells
+            e = np.moveaxis(exposed, (axis, other, merge), (0, 1, 2))
+            edge = np.diff(np.pad(e, ((0, 0), (0, 0), (1, 1))).astype(np.int8), axis=2)
+            a, b, start = np.nonzero(edge == 1)
+            end = np.nonzero(edge == -1)[2] - 1  # same (a, b) order: runs never overlap
+            n = len(a)
+            plane = a + (sign > 0)  # the face's position along ``axis`` in box edges
+            quad = np.zeros((n, 4, 3))
+            quad[:, :, axis] = plane[:, None]
+            quad[:, :, merge] = np.stack([start, end + 1, end + 1, start], axis=1)
+            quad[:, :, other] = np.stack([b, b, b + 1, b + 1], axis=1)
+            corners.append(quad)
+    pts = np.concatenate(corners).reshape(-1, 3) + lo  # box edges: vertex x spans [x, x + 1) here
+    pts[:, :2] -= 0.5  # a vertex's box is [x - 1/2, x + 1/2] x [y - 1/2, y + 1/2] x [t, t + 1]
+    pts[:, 2] *= tscale
+    nq = len(pts) // 4
+    base = 4 * np.arange(nq)
+    tri = np.concatenate([np.stack([base, base + 1, base + 2], axis=1),
+                          np.stack([base, base + 2, base + 3], axis=1)])
+    return dict(x=pts[:, 0], y=pts[:, 1], z=pts[:, 2], i=tri[:, 0], j=tri[:, 1], k=tri[:, 2])
+
+
+def tier_outlines(runs, tscale: float = 1.0) -> dict[str, list]:
+    """Lines around every tier of a torre: the outline of its tile at the bottom and top of each step.
+
+    ``runs`` are ``(x_lo, x_hi, y, t)`` with one run per row and step (a
+    diamond tier); returns ``Scatter3d`` keyword lists (x, y, z), loops
+    separated by ``None``.
+    """
+    runs = np.asarray(runs, dtype=np.int64).reshape(-1, 4)
+    xs, ys, zs = [], [], []
+    for t in np.unique(runs[:, 3]).tolist():
+        tier = runs[runs[:, 3] == t]
+        ox, oy = _outline(np.stack([tier[:, 2], tier[:, 0], tier[:, 1]], axis=1))
+        for z in (t * tscale, (t + 1) * tscale):
+            xs += [*ox, None]
+            ys += [*oy, None]
+            zs += [z] * len(ox) + [None]
+    return dict(x=xs, y=ys, z=zs)
+
+
+#: colours of the conoid figure and of the sweep picture (paper 000, figures 5 and 6)
+CONOID_COLOURS = {"influence": "#f39c12", "dependence": "#c0392b", "torre": "#2e86c1", "outline": "#0b2545",
+                  "reads": "#27ae60"}
+
+
+def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.0,
+                  show_reads: bool = True) -> go.Figure:
     """Influence conoid of a bottom tile, dependence conoid of the top tile, and their intersection.
 
     The intersection is computed with :meth:`Conoid.contains` on the
     influence conoid's vertices and is exactly the
     :class:`~diamondlab.geometry.DiamondTorre` (the figure's title says so,
-    with the vertex counts).
+    with the vertex counts).  The conoids are translucent hulls
+    (:func:`hull_mesh`), the torre solid and outlined tier by tier; the
+    torres of the sweep it reads from (:func:`~diamondlab.viz.stages.reads_around`,
+    counted on a stage schedule) are drawn in green, hidden in the legend
+    unless ``show_reads``.
+
+    Traces, in order: influence conoid, dependence conoid, DiamondTorre,
+    its outline, the torres it reads from.
 
     Parameters
     ----------
     order, size, nt : int
         NO, DTS and Nt of the torre.
+    show_reads : bool
+        Show the torres it reads from (else one click on the legend shows them).
     """
+    from diamondlab.viz.stages import reads_around
+
     torre = DiamondTorre(DiamondTile(order, size), nt)
     influence, dependence = torre.bottom_conoid(), torre.top_conoid()
     vin = influence.vertices()
     both = vin[dependence.contains(vin[:, 0], vin[:, 1], vin[:, 2])]
     same = {tuple(r) for r in both.tolist()} == {tuple(r) for r in torre.vertices().tolist()}
+    runs = runs_from_vertices(both)
+    reads = reads_around(order, size, nt)
+    hull = dict(flatshading=True, showlegend=True, hoverinfo="name", lighting=dict(ambient=0.7, diffuse=0.5))
     fig = go.Figure([
-        mesh_trace(runs_from_vertices(vin), "#f39c12", "influence conoid of the bottom tile", 0.18, tscale),
-        mesh_trace(runs_from_vertices(dependence.vertices()), "#c0392b", "dependence conoid of the top tile",
-                   0.18, tscale),
-        mesh_trace(runs_from_vertices(both), "#2e86c1", "intersection = DiamondTorre", 1.0, tscale),
+        go.Mesh3d(**hull_mesh(vin, tscale), color=CONOID_COLOURS["influence"], opacity=0.16,
+                  name="influence conoid of the bottom tile", **hull),
+        go.Mesh3d(**hull_mesh(dependence.vertices(), tscale), color=CONOID_COLOURS["dependence"],
+                  opacity=0.16, name="dependence conoid of the top tile", **hull),
+        mesh_trace(runs, CONOID_COLOURS["torre"], "intersection = DiamondTorre", 1.0, tscale),
+        go.Scatter3d(**tier_outlines(runs, tscale), mode="lines", name="its tiers",
+                     line=dict(color=CONOID_COLOURS["outline"], width=4), hoverinfo="skip"),
+        go.Mesh3d(**hull_mesh(vertices_of_runs(reads.runs), tscale), color=CONOID_COLOURS["reads"],
+                  opacity=0.35, name=f"the {reads.count} torres it reads from",
+                  visible=True if show_reads else "legendonly", **hull),
     ])
     r = torre.tile.radius
     fig.update_layout(
         title=(f"NO={order}, DTS={size}, Nt={nt}: R={r}, tile {torre.tile.ncells} columns; intersection "
                f"{len(both)} vertices {'=' if same else '≠'} torre Nt·2R² = {torre.nvertices}"),
-        scene=dict(_SCENE, aspectratio=dict(x=1, y=1, z=max(0.4, nt * tscale / (4 * r + 2 * nt)))),
-        legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=520,
+        scene=dict(_SCENE, aspectratio=dict(x=1, y=1, z=max(0.4, nt * tscale / (4 * r + 2 * nt))),
+                   camera=dict(eye=dict(x=-1.5, y=-1.5, z=0.8))),  # the torre in front of what it reads
+        legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=520, width=820,
     )
     return fig
 
@@ -146,16 +253,20 @@ def stage_colours(nstages: int) -> list[str]:
     return sample_colorscale(STAGE_COLORSCALE, np.linspace(0, 1, max(nstages, 2)).tolist())[:nstages]
 
 
-def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None) -> go.Figure:
+def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None,
+                       width: int = 500) -> go.Figure:
     """Steps completed by every column after ``stages_done`` stages (paper 000, figure 9).
 
-    Default: the middle of the sweep.  The bottom tiles of the next stage are outlined.
+    Default: the middle of the sweep.  The bottom tiles of the next stage are
+    outlined.  The figure is ``width`` pixels wide, title (two short lines)
+    and colour bar inside it, so that it is never cut beside another figure.
     """
     s = schedule
     done = s.nstages // 2 if stages_done is None else int(np.clip(stages_done, 0, s.nstages))
     levels = s.time_levels(done)
     fig = go.Figure(go.Heatmap(
-        z=levels.T, zmin=0, zmax=s.nt, colorscale=STAGE_COLORSCALE, colorbar=dict(title="steps done"),
+        z=levels.T, zmin=0, zmax=s.nt, colorscale=STAGE_COLORSCALE,
+        colorbar=dict(title=dict(text="steps<br>done"), thickness=16, len=0.9),
         hovertemplate="x=%{x} y=%{y}: %{z} steps<extra></extra>",
     ))
     if done < s.nstages:
@@ -166,11 +277,12 @@ def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None) 
                 fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(color="white", width=2),
                                 hoverinfo="skip", showlegend=False)
     fig.update_layout(
-        title=f"Steps done after {done} of {s.nstages} stages (NO={s.tile.order}, DTS={s.tile.size}, "
-              f"Nt={s.nt}); next stage outlined",
+        title=dict(text=f"Steps done after {done} of {s.nstages} stages<br><sup>NO={s.tile.order}, "
+                        f"DTS={s.tile.size}, Nt={s.nt}; the next stage outlined</sup>",
+                   x=0.02, xanchor="left"),
         xaxis=dict(title="x", range=[-0.5, s.nx - 0.5], constrain="domain"),
-        yaxis=dict(title="y", range=[-0.5, s.ny - 0.5], scaleanchor="x"),
-        margin=dict(l=40, r=10, t=40, b=40), height=420,
+        yaxis=dict(title="y", range=[-0.5, s.ny - 0.5], scaleanchor="x", constrain="domain"),
+        margin=dict(l=50, r=20, t=70, b=40), height=460, width=width,
     )
     return fig
 
@@ -209,9 +321,12 @@ def lrnla_summary(order: int, size: int, nt: int, shape=(64, 64, 64)) -> dict[st
     )
 
 
-def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64)) -> go.Figure:
+def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64), width: int = 900) -> go.Figure:
     """Locality of the paper's shapes (closed formulas) with the current (NO, DTS, Nt) highlighted,
-    and the asynchrony of a tile, a stage and a wavefront of stages on ``shape``."""
+    and the asynchrony of a tile, a stage and a wavefront of stages on ``shape``.
+
+    ``width`` pixels wide, the titles on short lines, so that nothing is cut on the right.
+    """
     from plotly.subplots import make_subplots
 
     names = ["naive", "stepwise_row", "stepwise_layer", "diamond_tile", "diamond_torre", "torre_row"]
@@ -222,7 +337,7 @@ def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64)) -> go.Fi
     info = lrnla_summary(order, size, nt, shape)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.22,
                         subplot_titles=("locality (updates per value moved)",
-                                        "asynchrony (concurrent updates)"))
+                                        "asynchrony<br>(concurrent updates)"))
     fig.add_bar(y=labels, x=values, orientation="h", marker_color=colours, showlegend=False,
                 text=[f"{v:.3g}" for v in values], textposition="auto", row=1, col=1)
     alabels = ["stepwise z row", "one tile tier", "a stage", "wavefront of stages"]
@@ -232,9 +347,9 @@ def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64)) -> go.Fi
     fig.update_xaxes(type="log", row=1, col=2)
     fig.update_layout(
         title=(f"NO={order}, DTS={size}, Nt={nt} on {tuple(shape)}: {info['bytes_per_update']:.2f} bytes "
-               f"per update for a stage (stepwise ≥ 12); exact count on one torre: "
-               f"{info['locality_torre_exact']:.3f}"),
-        margin=dict(l=10, r=10, t=60, b=30), height=340,
+               f"per update for a stage (stepwise ≥ 12)<br><sup>locality counted exactly on one torre: "
+               f"{info['locality_torre_exact']:.3f}</sup>"),
+        margin=dict(l=10, r=30, t=100, b=30), height=380, width=width,
     )
     return fig
 

@@ -18,10 +18,17 @@ panel and the README assets use); :func:`jupyter_backend` picks the Jupyter
 backend for interactive display: ``"client"`` (trame, rendering in the
 browser, no GPU needed on the server) when trame's VTK packages are
 installed, else ``"static"`` (a PNG rendered here).
+
+VTK prints its warnings and errors (an EGL device it could not use, a
+volume mapper falling back to another) straight to the process's error
+stream, which a notebook shows under the cell in red; :func:`quiet_vtk`
+keeps them out of it while :func:`render_png` renders, and hands them to a
+list for whoever wants to read them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes.util
 import importlib.util
 import io
@@ -29,8 +36,8 @@ import os
 
 import numpy as np
 
-__all__ = ["configure_offscreen", "jupyter_backend", "offscreen_available", "render_png", "show_snapshot",
-           "snapshot_plotter"]
+__all__ = ["configure_offscreen", "jupyter_backend", "offscreen_available", "quiet_vtk", "render_png",
+           "show_snapshot", "snapshot_plotter"]
 
 
 def configure_offscreen() -> str:
@@ -57,6 +64,27 @@ configure_offscreen()
 import pyvista as pv  # noqa: E402 - after choosing the render window
 
 pv.OFF_SCREEN = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+@contextlib.contextmanager
+def quiet_vtk(messages: list | None = None):
+    """Keep VTK's warnings and errors off the output while inside; append them to ``messages``.
+
+    VTK's output window (``vtkWarningMacro``, ``vtkErrorMacro``) is swapped
+    for one that keeps the text (:class:`pyvista.VtkErrorCatcher`, not sent
+    to logging, whose last-resort handler would print it again), and VTK's
+    logger is silenced (:func:`pyvista.vtk_verbosity`, pyvista >= 0.45).
+    """
+    verbosity = getattr(pv, "vtk_verbosity", None)
+    with contextlib.ExitStack() as stack:
+        if verbosity is not None:
+            stack.enter_context(verbosity("off"))
+        catcher = stack.enter_context(pv.VtkErrorCatcher(send_to_logging=False))
+        try:
+            yield catcher
+        finally:
+            if messages is not None:
+                messages.extend(str(e).strip() for e in getattr(catcher, "events", None) or [])
 
 
 def jupyter_backend() -> str:
@@ -114,17 +142,23 @@ def snapshot_plotter(field: np.ndarray, mode: str = "both", level: float = 0.3, 
 
 
 def render_png(field: np.ndarray, mode: str = "both", level: float = 0.3, max_points: int = 128,
-               window_size=(720, 540), title: str | None = None, vmax: float | None = None) -> bytes:
-    """Render ``field`` off screen and return the PNG bytes (arguments of :func:`snapshot_plotter`)."""
+               window_size=(720, 540), title: str | None = None, vmax: float | None = None,
+               messages: list | None = None) -> bytes:
+    """Render ``field`` off screen and return the PNG bytes (arguments of :func:`snapshot_plotter`).
+
+    What VTK reports meanwhile is kept off the output (:func:`quiet_vtk`) and
+    appended to ``messages`` when given.
+    """
     from PIL import Image
 
     if not offscreen_available():
         raise RuntimeError("no way to render off screen here: install libegl1 (EGL, Mesa) or libosmesa6")
-    p = snapshot_plotter(field, mode, level, max_points, window_size, title, off_screen=True, vmax=vmax)
-    try:
-        img = p.screenshot(return_img=True)
-    finally:
-        p.close()
+    with quiet_vtk(messages):
+        p = snapshot_plotter(field, mode, level, max_points, window_size, title, off_screen=True, vmax=vmax)
+        try:
+            img = p.screenshot(return_img=True)
+        finally:
+            p.close()
     buf = io.BytesIO()
     Image.fromarray(img).save(buf, format="PNG")
     return buf.getvalue()

@@ -15,20 +15,40 @@ asynchronous).
 
 :meth:`SweepPicture.figure` draws the sweep after ``stage`` stages: done
 stages coloured by stage, the current stage in red, and one *focus* torre
-of it in purple with the torres it reads from in green and those that read
-from it in yellow (the colours of paper 000, figure 6).  The stage explorer
+of it in purple, outlined tier by tier, with the torres it reads from in
+green and those that read from it in yellow (the colours of paper 000,
+figure 6).  The torres it reads from lie among the done stages: with
+``show_reads`` they are drawn apart from them and the done and current
+stages turn translucent, so that the green torres show.  The stage explorer
 widget updates one figure through :meth:`SweepPicture.traces`.
+
+:func:`torre_reads` counts the torres that one torre reads from with the
+schedule's :meth:`~diamondlab.geometry.StageSchedule.owner` (no ownership
+array), and :func:`reads_around` places them around a torre anchored at
+``(0, 0)``, the frame of :class:`~diamondlab.geometry.DiamondTorre` and of
+the conoid figure.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.geometry import StageSchedule
-from diamondlab.viz.lrnla import _SCENE, STAGE_COLORSCALE, box_mesh, rows_to_runs
+from diamondlab.geometry import StageSchedule, stage_schedule
+from diamondlab.viz.lrnla import (
+    _SCENE,
+    STAGE_COLORSCALE,
+    box_mesh,
+    rows_to_runs,
+    tier_outlines,
+    torre_runs,
+    vertices_of_runs,
+)
 
-__all__ = ["SweepPicture", "stage_row_figure", "torre_dependencies", "vertex_owner"]
+__all__ = ["Neighbourhood", "SweepPicture", "reads_around", "stage_row_figure", "torre_dependencies",
+           "torre_reads", "vertex_owner"]
 
 #: paper 000, figure 6: dependencies green, the torre purple, dependents yellow, independent red
 COLOURS = {"reads": "#27ae60", "focus": "#8e44ad", "feeds": "#f1c40f", "stage": "#e74c3c"}
@@ -54,13 +74,8 @@ def torre_dependencies(schedule: StageSchedule) -> list[np.ndarray]:
     """
     owner = vertex_owner(schedule)
     nx, ny, nt = owner.shape
-    shs = schedule.tile.shs
-    # (dx, dy, dt) of the values a vertex reads
-    offsets = [(0, 0, 1), (0, 0, 2)]
-    for d in range(1, shs + 1):
-        offsets += [(d, 0, 1), (-d, 0, 1), (0, d, 1), (0, -d, 1)]
     pairs = []
-    for dx, dy, dt in offsets:
+    for dx, dy, dt in _read_offsets(schedule.tile.shs):
         if dt >= nt:
             continue
         # reader at (x, y, t) reads source at (x + dx, y + dy, t - dt)
@@ -77,6 +92,77 @@ def torre_dependencies(schedule: StageSchedule) -> list[np.ndarray]:
     for reader in np.unique(pairs[:, 0]):
         out[reader] = pairs[pairs[:, 0] == reader, 1]
     return out
+
+
+def _read_offsets(shs: int) -> list[tuple[int, int, int]]:
+    """``(dx, dy, dt)`` of the values a vertex reads: its cross at ``t - 1``, itself at ``t - 2``."""
+    offsets = [(0, 0, 1), (0, 0, 2)]
+    for d in range(1, shs + 1):
+        offsets += [(d, 0, 1), (-d, 0, 1), (0, d, 1), (0, -d, 1)]
+    return offsets
+
+
+def torre_reads(schedule: StageSchedule, torre: int) -> np.ndarray:
+    """The sorted torres (of the same sweep) whose computed values torre ``torre`` reads.
+
+    The same count as :func:`torre_dependencies` for one torre, asking the
+    schedule who owns each vertex read instead of building the ownership of
+    the whole sweep.
+
+    >>> from diamondlab.geometry import stage_schedule
+    >>> s = stage_schedule(order=2, size=1, nt=2, nx=6, ny=4)
+    >>> all(np.array_equal(torre_reads(s, i), d) for i, d in enumerate(torre_dependencies(s)))
+    True
+    """
+    x, y, k = vertices_of_runs(torre_runs(schedule, int(torre))).T
+    owners = []
+    for dx, dy, dt in _read_offsets(schedule.tile.shs):
+        xs, ys, ks = x + dx, y + dy, k - dt
+        inside = (xs >= 0) & (xs < schedule.nx) & (ys >= 0) & (ys < schedule.ny) & (ks >= 0)
+        if inside.any():
+            owners.append(schedule.owner(xs[inside], ys[inside], ks[inside])[0])
+    found = np.unique(np.concatenate(owners)) if owners else np.zeros(0, dtype=np.int64)
+    return found[found != torre].astype(np.int64)
+
+
+class Neighbourhood(NamedTuple):
+    """A torre of a sweep and the torres it reads from, in the frame of ``DiamondTorre(...).vertices()``."""
+
+    schedule: StageSchedule
+    torre: int
+    reads: np.ndarray  # the torres it reads from (indices in ``schedule``)
+    runs: np.ndarray  # their boxes ``(x_lo, x_hi, y, t)``, shifted so that the torre is anchored at (0, 0)
+    shift: tuple[int, int]  # the torre's anchor in ``schedule``
+
+    @property
+    def count(self) -> int:
+        """How many torres it reads from."""
+        return len(self.reads)
+
+
+def reads_around(order: int, size: int, nt: int) -> Neighbourhood:
+    """A torre with every torre it reads from inside the domain, none cut by the boundary.
+
+    The torre is the one of the schedule anchored at ``(2R, 2R)``; the domain
+    grows until no torre it reads from loses cells to the boundary.
+    """
+    from diamondlab.geometry import DiamondTile, DiamondTorre
+
+    tile = DiamondTile(order, size)
+    r, shs = tile.radius, tile.shs
+    full = DiamondTorre(tile, nt).nvertices
+    nx, ny = 6 * r + shs * nt + 2, 5 * r + 2
+    for _ in range(6):
+        s = stage_schedule(order, size, nt, nx, ny)
+        torre = int(np.flatnonzero((s.torre_x0 == 2 * r) & (s.torre_yc == 2 * r))[0])
+        reads = torre_reads(s, torre)
+        parts = [torre_runs(s, int(j)) for j in reads]
+        if all(int((p[:, 1] - p[:, 0] + 1).sum()) == full for p in parts):
+            break
+        nx, ny = 2 * nx, 2 * ny
+    runs = np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
+    runs = runs - np.array([2 * r, 2 * r, 2 * r, 0])
+    return Neighbourhood(s, torre, reads, runs, (2 * r, 2 * r))
 
 
 class SweepPicture:
@@ -127,16 +213,21 @@ class SweepPicture:
         runs = np.concatenate(runs) if runs else np.zeros((0, 4))
         return box_mesh(runs, self.tscale) | kw
 
-    def traces(self, stage: int, focus: int | None = None) -> list[dict]:
-        """Trace data (Mesh3d keyword dicts) for the picture after ``stage`` stages, in a fixed order.
+    def traces(self, stage: int, focus: int | None = None, show_reads: bool = True) -> list[dict]:
+        """Trace data for the picture after ``stage`` stages, in a fixed order.
 
-        Order: done stages (intensity = stage), the current stage, the focus
-        torre, the torres it reads from, the torres that read from it.
+        Order: done stages (``Mesh3d`` keywords, intensity = stage), the
+        current stage, the focus torre, the torres it reads from, the
+        torres that read from it, and the focus torre's outline
+        (``Scatter3d`` keywords).  With ``show_reads`` the torres it reads
+        from are left out of the done stages (drawn once, in green), else
+        they stay there and their own trace is empty.
         """
         s = self.schedule
         stage = int(np.clip(stage, 0, s.nstages - 1))
         focus = self.focus_of(stage) if focus is None else int(focus)
-        done = np.flatnonzero(s.torre_stage < stage)
+        reads = self.reads[focus] if show_reads else np.zeros(0, dtype=np.int64)
+        done = np.setdiff1d(np.flatnonzero(s.torre_stage < stage), reads)
         current = [i for i in s.stage_torres(stage) if i != focus]
         done_mesh = self._mesh(done)
         done_mesh["intensity"] = np.repeat(s.torre_stage[done].astype(float),
@@ -145,9 +236,16 @@ class SweepPicture:
             done_mesh,
             self._mesh(current),
             self._mesh([focus]),
-            self._mesh(self.reads[focus]),
+            self._mesh(reads),
             self._mesh(self.feeds[focus]),
+            tier_outlines(self.runs[focus], self.tscale),
         ]
+
+    @staticmethod
+    def opacities(show_reads: bool = True) -> list[float]:
+        """Opacity of the five meshes of :meth:`traces`: the done and current stages are translucent
+        while the torres the focus reads from are shown, so that those show through."""
+        return [0.22, 0.55, 1.0, 1.0, 0.4] if show_reads else [1.0, 1.0, 1.0, 0.55, 0.4]
 
     def caption(self, stage: int, focus: int | None = None) -> str:
         """One line about the picture (stage, torres, dependencies)."""
@@ -159,20 +257,30 @@ class SweepPicture:
                 f"torre {focus} reads from {len(self.reads[focus])} torres of stages {rs or '-'} and "
                 f"feeds {len(self.feeds[focus])}")
 
-    def figure(self, stage: int | None = None, focus: int | None = None) -> go.Figure:
-        """The picture after ``stage`` stages (default: the middle of the sweep)."""
+    def title(self, stage: int, focus: int | None = None) -> str:
+        """:meth:`caption` on two lines (a figure's title, kept inside a narrow figure)."""
+        first, second = self.caption(stage, focus).split("; ", 1)
+        return f"{first};<br><sup>{second}</sup>"
+
+    def figure(self, stage: int | None = None, focus: int | None = None,
+               show_reads: bool = True) -> go.Figure:
+        """The picture after ``stage`` stages (default: the middle of the sweep); see :meth:`traces`."""
         s = self.schedule
         stage = s.nstages // 2 if stage is None else stage
-        t = self.traces(stage, focus)
+        t = self.traces(stage, focus, show_reads)
+        op = self.opacities(show_reads)
         common = dict(flatshading=True, lighting=dict(ambient=0.55, diffuse=0.7), hoverinfo="name")
         data = [
             go.Mesh3d(**t[0], colorscale=STAGE_COLORSCALE, cmin=0, cmax=max(s.nstages - 1, 1),
-                      name="done stages (colour = stage)", showscale=True,
+                      name="done stages (colour = stage)", showscale=True, opacity=op[0],
                       colorbar=dict(title="stage", len=0.6), **common),
-            go.Mesh3d(**t[1], color=COLOURS["stage"], name="current stage (independent)", **common),
-            go.Mesh3d(**t[2], color=COLOURS["focus"], name="focus torre", **common),
-            go.Mesh3d(**t[3], color=COLOURS["reads"], name="it reads from", opacity=0.55, **common),
-            go.Mesh3d(**t[4], color=COLOURS["feeds"], name="reads from it", opacity=0.35, **common),
+            go.Mesh3d(**t[1], color=COLOURS["stage"], name="current stage (independent)", opacity=op[1],
+                      **common),
+            go.Mesh3d(**t[2], color=COLOURS["focus"], name="focus torre", opacity=op[2], **common),
+            go.Mesh3d(**t[3], color=COLOURS["reads"], name="it reads from", opacity=op[3], **common),
+            go.Mesh3d(**t[4], color=COLOURS["feeds"], name="reads from it", opacity=op[4], **common),
+            go.Scatter3d(**t[5], mode="lines", line=dict(color="#2c0a3a", width=4),
+                         name="focus torre's tiers", hoverinfo="skip"),
         ]
         for trace in data:
             trace.showlegend = True
@@ -181,12 +289,12 @@ class SweepPicture:
         fig.add_scatter3d(**_domain_box(s.nx, s.ny, zmax), mode="lines", line=dict(color="#555", width=2),
                           name="domain", hoverinfo="skip")
         fig.update_layout(
-            title=self.caption(stage, focus),
+            title=self.title(stage, focus),
             scene=dict(_SCENE, aspectratio=dict(x=1, y=s.ny / s.nx, z=max(0.45, min(1.0, zmax / s.nx))),
                        camera=dict(eye=dict(x=-1.5, y=-1.6, z=1.1)),
                        xaxis=dict(range=[-0.5 - 2 * s.tile.radius, s.nx + 2 * s.tile.radius]),
                        yaxis=dict(range=[-0.5, s.ny - 0.5]), zaxis=dict(range=[0, zmax])),
-            legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=540,
+            legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=60, b=0), height=540,
         )
         return fig
 

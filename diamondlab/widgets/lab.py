@@ -15,16 +15,28 @@ exactly as a user does.  Run and Step rebuild the simulation when the
 controllers changed since the last one (a configuration that cannot run
 is refused with a message); while a run is in progress the structural
 controllers are disabled.  Every error becomes a message in the widget.
+Unless ``steps`` is given, the Run controller starts at the live view's
+watchable run (:attr:`LiveView.pace`: a wave crosses the box, paced to take
+seconds), and follows the grid while nobody changes it.
+
+:meth:`Lab.close` stops the worker thread, closes every widget of the lab
+and lets its simulation go.  Building a Lab closes the Labs built before by
+the same notebook cell (outside a notebook, or where the front end does not
+say which cell runs, every Lab built before), so re-running the cell that
+builds the lab does not keep the old lab, its figures and its fields alive:
+ipywidgets keeps every widget until it is closed, and the widgets' callbacks
+lead back to the lab.  ``Lab(replace=False)`` keeps the others.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import weakref
+from dataclasses import replace as _replace
 
 import ipywidgets as widgets
 
 from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, check_config
-from diamondlab.widgets.live import LiveView
+from diamondlab.widgets.live import LiveView, close_widgets
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer
 from diamondlab.widgets.runner import BackgroundRun
 from diamondlab.widgets.snapshot import SnapshotPanel
@@ -33,6 +45,18 @@ from diamondlab.widgets.tuning import TuningPanel
 __all__ = ["Lab"]
 
 TABS = ("Run", "Shapes", "Stages", "Tuning", "Snapshot")
+
+
+def _cell_id() -> str | None:
+    """The id of the notebook cell that is running (JupyterLab and VS Code send it), else None."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent("shell") if kernel is not None else None
+        return (parent or {}).get("metadata", {}).get("cellId")
+    except Exception:  # noqa: BLE001 - no kernel, or one that does not say: no cell
+        return None
 
 
 class Lab:
@@ -48,9 +72,24 @@ class Lab:
         engine runs the configuration, else the CPU), ``algorithm``, ``courant``, ``steps``; ``sources`` as
         ``(x, y, z, wavelet, frequency, amplitude)`` and ``receivers`` as
         ``(x, y, z)`` in grid cells, ``sponge``, ``initial``).
+    paced : bool
+        Pace runs for watching (the live view's "paced for watching" checkbox; see
+        :func:`~diamondlab.widgets.live.watch_pace`).
+    replace : bool
+        Close the Labs built before by the same cell (see the module contract).
     """
 
-    def __init__(self, panels=TABS, max_points: int = 96, **config):
+    #: the Labs not closed yet (weakly: a Lab nobody holds may go)
+    _live: weakref.WeakSet = weakref.WeakSet()
+
+    def __init__(self, panels=TABS, max_points: int = 96, paced: bool = True, replace: bool = True,
+                 **config):
+        self.closed = False
+        self._cell = _cell_id()
+        if replace:
+            for old in list(Lab._live):
+                if old._cell == self._cell:
+                    old.close()
         config = {"shape": (64, 64, 64), "backend": "auto", **config}
         if "size" not in config or "nt" not in config:
             from diamondlab.widgets.controls import default_tiling
@@ -61,9 +100,9 @@ class Lab:
         self.controls = Controls(cfg)
         self.measured: dict = {}
         message = check_config(cfg)
-        if message and cfg.backend != "cpu" and not check_config(replace(cfg, backend="cpu")):
+        if message and cfg.backend != "cpu" and not check_config(_replace(cfg, backend="cpu")):
             # e.g. a configuration the GPU engine does not build (NO, DTS, nz): the CPU engine runs it
-            cfg, note = replace(cfg, backend="cpu"), f"running on the CPU: {message}"
+            cfg, note = _replace(cfg, backend="cpu"), f"running on the CPU: {message}"
             self.controls.set(backend="cpu")
             self.controls.show_message(note, "info")
         elif message:
@@ -73,14 +112,18 @@ class Lab:
         except Exception as err:  # noqa: BLE001 - a backend that fails: fall back to the CPU, say why
             if cfg.backend == "cpu":
                 raise
-            cfg = replace(cfg, backend="cpu")
+            cfg = _replace(cfg, backend="cpu")
             self.controls.set(backend="cpu")
             sim = build_simulation(cfg)
             self.controls.show_message(f"backend {config.get('backend')!r} failed ({type(err).__name__}: "
                                        f"{err}); running on the CPU", "info")
         self.runner = BackgroundRun(sim)
         self._config = cfg
-        self.live = LiveView(self.runner, max_points=max_points, measured=self.measured)
+        self.live = LiveView(self.runner, max_points=max_points, measured=self.measured, paced=paced)
+        self._auto_steps = None
+        if "steps" not in config:  # a run a lecturer can watch: the wave crosses the box
+            self._auto_steps = self.live.pace.steps
+            self.controls.set(steps=self._auto_steps)
         self.runner.on_state(self._on_state)
         c = self.controls
         c.run_button.on_click(lambda _: self.run())
@@ -94,12 +137,10 @@ class Lab:
             titles.append("Run")
         if "Shapes" in panels:
             self.shapes = ShapesPanel(cfg)
-            c.on_change(self.shapes.update)
             children.append(self.shapes.widget)
             titles.append("Shapes")
         if "Stages" in panels:
             self.explorer = StageExplorer(cfg)
-            c.on_change(self.explorer.update)
             children.append(self.explorer.widget)
             titles.append("Stages")
         if "Tuning" in panels:
@@ -110,10 +151,12 @@ class Lab:
             self.snapshot = SnapshotPanel(lambda: self.runner.sim, busy=lambda: self.runner.running)
             children.append(self.snapshot.widget)
             titles.append("Snapshot")
+        c.on_change(self._changed)  # through the lab: a closed lab's panels are let go
         self.tabs = widgets.Tab(children=children, titles=titles)
         self.widget = widgets.VBox([widgets.HTML("<h3 style='margin:4px 0'>diamondlab · the interactive "
                                                  "lab</h3>"), self.tabs])
         self.widget.add_class("diamondlab-lab")
+        Lab._live.add(self)
 
     def _ipython_display_(self):
         from IPython.display import display
@@ -141,19 +184,23 @@ class Lab:
                 return False
             self.runner.replace(sim)
             self.live.attach(self.runner)
+            if self._auto_steps is not None and self.controls.steps.value == self._auto_steps:
+                self._auto_steps = self.live.pace.steps  # nobody chose a run length: follow the grid
+                self.controls.steps.value = self._auto_steps
+                cfg = _replace(cfg, steps=self._auto_steps)
         self._config = cfg
         return True
 
     def run(self, steps: int | None = None) -> bool:
         """Press Run: advance ``steps`` (default: the controller; 0 = until paused) in the background."""
-        if self.runner.running or not self._prepare():
+        if self.closed or self.runner.running or not self._prepare():
             return False
         steps = self.controls.steps.value if steps is None else steps
         return self.runner.run(steps or None)
 
     def step(self) -> bool:
         """Press Step: one sweep (Nt steps) in the background."""
-        if self.runner.running or not self._prepare():
+        if self.closed or self.runner.running or not self._prepare():
             return False
         return self.runner.step()
 
@@ -169,6 +216,30 @@ class Lab:
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the run in progress ends; True if it has."""
         return self.runner.wait(timeout)
+
+    def close(self) -> None:
+        """Stop the run and the worker thread, close every widget and let the simulation go (idempotent).
+
+        A closed lab refuses to run; build a new one.
+        """
+        if self.closed:
+            return
+        self.closed = True
+        Lab._live.discard(self)
+        if self.tuning is not None:
+            self.tuning.stop_button.click()  # a tuning sweep in the worker stops after its measurement
+        self.runner.close()
+        self.live.close()
+        panels = [p for p in (self.shapes, self.explorer, self.tuning, self.snapshot) if p is not None]
+        close_widgets(self.widget, self.controls.widget, *(p.widget for p in panels))
+        # what a closed lab still holds is small: the figures' data and the fields go with the panels
+        self.shapes = self.explorer = self.tuning = self.snapshot = None
+        self.measured.clear()
+
+    def _changed(self, config, message: str) -> None:
+        for panel in (self.shapes, self.explorer):
+            if panel is not None:
+                panel.update(config, message)
 
     def _on_state(self, state: str, message: str) -> None:
         running = state in ("running", "compiling")

@@ -19,27 +19,46 @@ so the field is at one time level):
   has been seen);
 - a small history plot of the current and average rate.
 
-Refreshing costs time that the run does not get, so a refresh happens after
-a sweep only when the time since the last one is at least
-``last_cost / budget`` (and ``min_interval``): with the default budget of 3
-percent the worker spends about 3 percent of its time refreshing whatever
-the grid; sending the messages (the kernel's I/O thread) costs about as much
-again on a 2-core machine (BENCHMARKS.md, "Lab readout overhead").  A run's
-last sweep is always shown; :meth:`LiveView.refresh` forces a refresh.
+The slices keep one colour range per simulation, ``±``
+:func:`~diamondlab.viz.fields.colour_range` taken when the simulation is
+attached (the initial pulse, the sources' amplitudes): a wave that fades or
+leaves the grid fades in the picture instead of its residue being
+stretched to full colour.  Their title gives the step ``n``, the simulated
+time ``t = n dt`` and that range.
+
+A run can be *paced for watching* (the "paced for watching" checkbox,
+ticked in the lab unless ``Lab(paced=False)``, off in a view alone): a
+frame is shown every ``steps_per_frame`` steps (whole sweeps, where the
+engine stops) and the worker waits between frames, so that a wave crosses
+the longest side of the box in about ``crossing_seconds``
+(:func:`watch_pace`, from the grid, the Courant number and ``Nt`` of the
+simulation); :attr:`LiveView.pace` also gives the length of the lab's
+default run.  The throughput readout stays true (kernel time), but the
+waits slow the run: untick the checkbox to measure at full speed.  Then a
+refresh happens after a sweep only when the time since the last one is at
+least ``last_cost / budget`` (and ``min_interval``): with the default budget
+of 3 percent the worker spends about 3 percent of its time refreshing
+whatever the grid; sending the messages (the kernel's I/O thread) costs
+about as much again on a 2-core machine (BENCHMARKS.md, "Lab readout
+overhead").  A run's last sweep is always shown; :meth:`LiveView.refresh`
+forces a refresh.  :meth:`LiveView.close` stops listening and closes the
+view's widgets.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.viz.fields import field_slices, slices_figure, traces_figure, update_slices
+from diamondlab.viz.fields import colour_range, field_slices, slices_figure, traces_figure, update_slices
 
-__all__ = ["LiveView", "format_rate"]
+__all__ = ["LiveView", "Pace", "close_widgets", "format_rate", "watch_pace"]
 
 HISTORY = 400
 
@@ -49,6 +68,139 @@ def format_rate(value: float | None) -> str:
     if value is None or not np.isfinite(value):
         return "–"
     return f"{value:.3g}"
+
+
+def close_widgets(*roots) -> int:
+    """Close ``roots``, their children (recursively) and their layout and style widgets; return how many.
+
+    Closing a widget takes it out of ipywidgets' registry of live widgets,
+    which otherwise keeps it, and everything its callbacks reach, for the
+    life of the kernel.  A closed box also drops its children (someone may
+    still hold the box), and an anywidget (a plotly ``FigureWidget``) is
+    released from the hot-reload hook that anywidget keeps for every
+    instance (:func:`_release_anywidget`).  Anything that is not an
+    ipywidgets widget is skipped.
+    """
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        w = stack.pop()
+        if not isinstance(w, widgets.Widget) or id(w) in seen:
+            continue
+        seen.add(id(w))
+        stack.extend(getattr(w, "children", ()) or ())
+        for name in ("layout", "style"):
+            part = w._trait_values.get(name) if hasattr(w, "_trait_values") else None
+            if isinstance(part, widgets.Widget):
+                stack.append(part)
+        w.close()
+        if getattr(w, "children", None):
+            w.children = ()  # a closed box that someone still holds lets its children go
+        _release_anywidget(w)
+    return len(seen)
+
+
+def _release_anywidget(w) -> None:
+    """Disconnect ``w`` from its class's ``_esm``/``_css`` file-change signal.
+
+    ``AnyWidget.__init__`` connects, for every instance whose class keeps
+    its front-end code in a watched file (plotly's ``FigureWidget`` does), a
+    lambda over the instance to that file's ``changed`` signal, and never
+    disconnects it: every figure ever built stays alive with its data
+    (anywidget issue 929, open).  The signal (psygnal) lists its slots only
+    in a private attribute; where that is missing this does nothing.
+    """
+    # add_traits gives the instance a subclass of its own whose _esm is a trait: look further up
+    signals = {id(s): s for klass in type(w).__mro__ for key in ("_esm", "_css")
+               if (s := getattr(klass.__dict__.get(key), "changed", None)) is not None}
+    for signal in signals.values():
+        for slot in list(getattr(signal, "_slots", ()) or ()):
+            fn = slot.dereference() if hasattr(slot, "dereference") else None
+            for cell in getattr(fn, "__closure__", None) or ():
+                try:
+                    mine = cell.cell_contents is w
+                except ValueError:  # an empty cell
+                    mine = False
+                if mine:
+                    signal.disconnect(fn)
+                    break
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How a watched run advances (see :func:`watch_pace`).
+
+    Attributes
+    ----------
+    steps_per_frame : int
+        Steps between two frames: whole sweeps (``Nt`` steps each).
+    frame_interval : float
+        Seconds between two frames.
+    crossing_steps : float
+        Steps a wave takes to cross the longest side of the box.
+    crossing_frames : float
+        Frames it takes.
+    frames : int
+        Frames of the default run.
+    """
+
+    steps_per_frame: int
+    frame_interval: float
+    crossing_steps: float
+    crossing_frames: float
+    frames: int
+
+    @property
+    def fps(self) -> float:
+        """Frames per second."""
+        return 1.0 / self.frame_interval
+
+    @property
+    def crossing_seconds(self) -> float:
+        """Seconds a wave takes to cross the box when the machine keeps up with the pace."""
+        return self.crossing_frames * self.frame_interval
+
+    @property
+    def steps(self) -> int:
+        """Steps of the default run: ``frames * steps_per_frame``."""
+        return self.frames * self.steps_per_frame
+
+
+def watch_pace(sim, crossing_seconds: float = 8.0, max_fps: float = 12.0, crossings: float = 1.0,
+               min_fps: float = 2.0) -> Pace:
+    """The pace at which a run of ``sim`` can be watched: a wave crosses the box in ``crossing_seconds``.
+
+    The fastest wave moves ``sim.params.courant`` cells per step (the Courant
+    number ``c_max dt / h``), so it crosses the longest side of the grid in
+    ``max(shape) / courant`` steps.  A frame is shown after every sweep
+    (``sim.nt`` steps, where the engine can stop), or after several when one
+    sweep per frame would need more than ``max_fps`` frames a second; the
+    frames are spaced so that the crossing takes ``crossing_seconds``, but
+    never more than ``1 / min_fps`` apart (a small grid with a tall ``Nt``
+    has few frames per crossing: it crosses sooner rather than stutter).
+    The default run lasts ``crossings`` crossings, plus the time until the
+    latest source's wavelet peaks.
+
+    >>> import diamondlab as dl
+    >>> p = watch_pace(dl.Simulation((128, 128, 128), backend="cpu", size=2, nt=8, courant=0.25))
+    >>> p.crossing_steps, p.steps_per_frame, p.crossing_frames, round(p.crossing_seconds, 6), p.frames
+    (512.0, 8, 64.0, 8.0, 64)
+    """
+    courant = float(sim.params.courant)
+    nt = int(sim.nt)
+    crossing = max(int(n) for n in sim.shape) / courant
+    sweeps = max(1, math.ceil(crossing / nt / (crossing_seconds * max_fps)))
+    per_frame = sweeps * nt
+    frames_per_crossing = crossing / per_frame
+    interval = min(crossing_seconds / frames_per_crossing, 1.0 / min_fps)
+    peak = 0
+    dt = float(sim.params.dt)
+    for src in getattr(sim, "sources", None) or []:  # a source's wave starts when its wavelet does
+        samples = np.abs(src.samples(int(4 * crossing) + 1, dt))
+        if samples.any():
+            peak = max(peak, int(np.argmax(samples)))
+    frames = math.ceil((crossings * crossing + peak) / per_frame)
+    return Pace(per_frame, interval, crossing, frames_per_crossing, frames)
 
 
 class LiveView:
@@ -69,11 +221,27 @@ class LiveView:
     measured : dict, optional
         Shared record of measured average rates keyed by configuration
         (the lab passes one so that stepwise runs are remembered).
+    paced : bool
+        Pace runs for watching (see the module contract; the "paced" checkbox).  Off by
+        default, so that a view alone watches at full speed (``widgets.bench`` measures
+        what that costs); the lab turns it on.
+    crossing_seconds, max_fps, min_fps : float
+        Of :func:`watch_pace`.
     """
 
     def __init__(self, run, max_points: int = 96, budget: float = 0.03, min_interval: float = 0.1,
-                 model=None, measured: dict | None = None):
+                 model=None, measured: dict | None = None, paced: bool = False,
+                 crossing_seconds: float = 8.0, max_fps: float = 12.0, min_fps: float = 2.0):
         self.max_points = max_points
+        self.crossing_seconds = crossing_seconds
+        self.max_fps, self.min_fps = max_fps, min_fps
+        self.paced = widgets.Checkbox(value=paced, description="paced for watching", indent=False,
+                                      tooltip="a wave crosses the box in a few seconds; untick to measure "
+                                              "at full speed")
+        self.pace: Pace | None = None
+        self.vmax = 1.0
+        self._next_frame = 0.0
+        self._frame_step = 0
         self.budget = budget
         self.min_interval = min_interval
         self.model = model or _default_model
@@ -96,7 +264,7 @@ class LiveView:
         self.run = None
         self.attach(run)
         self.widget = widgets.VBox(
-            [self.readout, widgets.HBox(self.position),
+            [self.readout, widgets.HBox([*self.position, self.paced]),
              widgets.HBox([self.slices], layout=widgets.Layout(width="100%")),
              widgets.HBox([self.traces, self.history], layout=widgets.Layout(width="100%"))],
             layout=widgets.Layout(width="100%"),
@@ -133,8 +301,18 @@ class LiveView:
                 self.traces.layout.title.text = self._trace_title(sim)
         self._probe_t.clear()
         self._probe_u.clear()
+        self.pace = watch_pace(sim, self.crossing_seconds, self.max_fps, min_fps=self.min_fps)
+        self.vmax = colour_range(sim)
         self._place_slices(sim)
         self.refresh()
+
+    def close(self) -> None:
+        """Stop listening to the run and close the view's widgets and figures (idempotent)."""
+        if self.run is not None:
+            self.run.off(self._on_start, self._on_sweep, self._on_state)
+            self.run = None
+        close_widgets(self.widget, self.slices, self.traces, self.history, self.readout, self.paced,
+                      *self.position)
 
     def _place_slices(self, sim) -> None:
         """Slices through the first source where there is one, else through the centre."""
@@ -177,8 +355,21 @@ class LiveView:
     # ------------------------------------------------------------ refresh
     def _on_start(self, sim) -> None:
         self.models(sim, compute=True)  # in the worker: the model may run a kernel to measure this machine
+        self._frame_step = sim.time_step
+        self._next_frame = time.perf_counter() + (self.pace.frame_interval if self.pace else 0.0)
 
     def _on_sweep(self, sim, record) -> None:
+        if self.run is None:  # closed while the run went on
+            return
+        if self.paced.value and self.pace is not None:
+            if sim.time_step - self._frame_step < self.pace.steps_per_frame:
+                return
+            # wait for the frame's time, then show it: frame k appears k intervals after the start
+            self.run.pace(self._next_frame - time.perf_counter())
+            self.refresh(sim, record)
+            self._frame_step = sim.time_step
+            self._next_frame = max(self._next_frame, time.perf_counter()) + self.pace.frame_interval
+            return
         now = time.perf_counter()
         if now - self._last < max(self.min_interval, self._last_cost / self.budget):
             return
@@ -190,6 +381,8 @@ class LiveView:
 
     def refresh(self, sim=None, record=None) -> None:
         """Redraw everything from the current state (call between sweeps)."""
+        if self.run is None:  # closed
+            return
         with self._lock:
             t0 = time.perf_counter()
             sim = self.run.sim if sim is None else sim
@@ -197,8 +390,9 @@ class LiveView:
                 record = self.run.history[-1]
             slices = field_slices(sim, index=self.index(), max_points=self.max_points)
             peak = max(float(np.abs(slices[p]).max()) for p in ("xy", "xz", "yz"))
-            title = f"u at n = {sim.time_step} (t = {sim.time:.4g}); max |u| on the slices = {peak:.3g}"
-            update_slices(self.slices, slices, title)
+            title = (f"u at n = {sim.time_step} (t = {sim.time:.4g}); colour ±{self.vmax:.3g} (fixed), "
+                     f"max |u| on the slices {peak:.3g}")
+            update_slices(self.slices, slices, title, vmax=self.vmax)
             self._update_traces(sim, slices["value"])
             self.readout.value = self._readout_html(sim, record)
             self._update_history()
@@ -274,7 +468,8 @@ class LiveView:
         return (
             "<div class='dl-readout' style='font-family:sans-serif'>"
             f"<b>{sim.algorithm}</b> on <b>{sim.backend_name}</b>, grid {sim.shape}, NO={sim.order}, "
-            f"DTS={sim.size}, Nt={sim.nt} &middot; step <b>{sim.time_step}</b> &middot; {state}{frac}"
+            f"DTS={sim.size}, Nt={sim.nt} &middot; step <b>{sim.time_step}</b>, t = {sim.time:.4g} "
+            f"&middot; {state}{frac}"
             "<table style='text-align:center;min-width:520px'><tr>" + cells + "</tr></table>"
             "<small>G cell updates per second</small></div>"
         )

@@ -6,14 +6,17 @@ Contract
 :class:`~diamondlab.widgets.controls.RunConfig`, the conoid figure and the
 locality/asynchrony figure of :mod:`diamondlab.viz.lrnla`, and redraws
 both in place (``FigureWidget``, one ``batch_update`` each) when
-:meth:`ShapesPanel.update` is called with a new configuration.
+:meth:`ShapesPanel.update` is called with a new configuration; a checkbox
+shows or hides the torres the torre reads from.
 
 :class:`StageExplorer` steps or plays (an ``ipywidgets.Play`` linked to a
 slider) through the stages of one sweep of a teaching-size domain with
 the current (NO, DTS, Nt): the 3D picture of
 :class:`~diamondlab.viz.stages.SweepPicture` (done stages coloured by
-stage, the current stage, one torre's dependencies) and, beside it, the
-map of time levels after the same number of stages (paper 000, figure 9).
+stage, the current stage, one torre outlined and its dependencies, which a
+checkbox shows through translucent stages) and, beside it, the map of time
+levels after the same number of stages (paper 000, figure 9); the two
+figures have fixed widths and wrap on a narrow screen instead of being cut.
 The domain is the run's grid when it is small enough to draw, else the
 largest multiple of the tile that is (``SweepPicture.MAX_VERTICES``).
 """
@@ -29,6 +32,8 @@ from diamondlab.viz.stages import SweepPicture
 
 __all__ = ["ShapesPanel", "StageExplorer", "explorer_domain", "shapes_app"]
 
+READS_LABEL = "show the torres it reads from"
+
 
 def _replace_figure(target: go.FigureWidget, source: go.Figure) -> None:
     """Make ``target`` show ``source`` (same trace count: in place; else traces replaced)."""
@@ -43,33 +48,50 @@ def _replace_figure(target: go.FigureWidget, source: go.Figure) -> None:
 
 
 class ShapesPanel:
-    """Conoids, the DiamondTorre prism, locality and asynchrony for the current configuration."""
+    """Conoids, the DiamondTorre prism, locality and asynchrony for the current configuration.
+
+    The "show the torres it reads from" checkbox shows or hides them in the
+    conoid figure.  The note above the figures says what they show, or why
+    they were not redrawn for a configuration that cannot run (until a valid
+    one comes).
+    """
 
     MAX_NT = 32
 
     def __init__(self, config):
         self.note = widgets.HTML()
-        self.conoids = go.FigureWidget(conoid_figure(config.order, config.size, min(config.nt, self.MAX_NT)))
-        self.locality = go.FigureWidget(locality_figure(config.order, config.size, config.nt, config.shape))
-        self.widget = widgets.VBox([self.note, self.conoids, self.locality])
+        self.show_reads = widgets.Checkbox(value=True, description=READS_LABEL, indent=False)
+        self.conoids = go.FigureWidget()  # drawn by update()
+        self.locality = go.FigureWidget()
+        self.show_reads.observe(self._toggle_reads, names="value")
+        self.widget = widgets.VBox([self.note, self.show_reads, self.conoids, self.locality])
         self.widget.add_class("diamondlab-shapes")
         self.key = None
+        self._text = ""
         self.update(config)
 
     def update(self, config, message: str = "") -> None:
         """Redraw for ``config`` (skipped when its NO, DTS, Nt and grid did not change or it cannot run)."""
-        key = (config.order, config.size, config.nt, tuple(config.shape))
-        if message or key == self.key:
-            if message:
-                self.note.value = f"<i>not redrawn: {message}</i>"
+        if message:
+            self.note.value = f"<i>not redrawn: {message}</i>"
             return
-        nt = min(config.nt, self.MAX_NT)
-        clipped = f" (drawn with Nt={nt})" if nt < config.nt else ""
-        _replace_figure(self.conoids, conoid_figure(config.order, config.size, nt))
-        _replace_figure(self.locality, locality_figure(config.order, config.size, config.nt, config.shape))
-        self.note.value = (f"<b>NO={config.order}, DTS={config.size}, Nt={config.nt}</b>{clipped}: the "
-                           "torre is the intersection of the two conoids; rotate with the mouse.")
-        self.key = key
+        key = (config.order, config.size, config.nt, tuple(config.shape))
+        if key != self.key:
+            nt = min(config.nt, self.MAX_NT)
+            clipped = f" (drawn with Nt={nt})" if nt < config.nt else ""
+            _replace_figure(self.conoids, conoid_figure(config.order, config.size, nt,
+                                                        show_reads=self.show_reads.value))
+            _replace_figure(self.locality,
+                            locality_figure(config.order, config.size, config.nt, config.shape))
+            self._text = (f"<b>NO={config.order}, DTS={config.size}, Nt={config.nt}</b>{clipped}: the torre "
+                          "(blue, outlined tier by tier) is the intersection of the two conoids; green: the "
+                          "torres of the sweep it reads from. Rotate with the mouse.")
+            self.key = key
+        self.note.value = self._text  # a valid choice: no message of an earlier one stays
+
+    def _toggle_reads(self, change) -> None:
+        if len(self.conoids.data) >= 5:
+            self.conoids.data[4].visible = True if change["new"] else "legendonly"
 
 
 def explorer_domain(order: int, size: int, nt: int, shape, max_vertices: int | None = None):
@@ -86,21 +108,31 @@ def explorer_domain(order: int, size: int, nt: int, shape, max_vertices: int | N
 
 
 class StageExplorer:
-    """Step or play through the stages of a sweep; see the module contract."""
+    """Step or play through the stages of a sweep; see the module contract.
+
+    The "show the torres it reads from" checkbox draws them apart (green,
+    solid) and the done and current stages translucent, or leaves them among
+    the done stages (:meth:`SweepPicture.traces`).
+    """
 
     def __init__(self, config, interval_ms: int = 600):
         self.caption = widgets.HTML()
         self.stage = widgets.IntSlider(value=0, min=0, max=1, description="stages done",
                                        continuous_update=True, layout=widgets.Layout(width="420px"))
         self.play = widgets.Play(value=0, min=0, max=1, step=1, interval=interval_ms, description="play")
+        self.show_reads = widgets.Checkbox(value=True, description=READS_LABEL, indent=False)
         widgets.link((self.play, "value"), (self.stage, "value"))
         self.picture = None
         self.view3d = go.FigureWidget()
         self.levels = go.FigureWidget()
+        self._quiet = False
         self.stage.observe(self._on_stage, names="value")
+        self.show_reads.observe(self._on_stage, names="value")
         self.widget = widgets.VBox([
-            widgets.HBox([self.play, self.stage]), self.caption,
-            widgets.HBox([self.view3d, self.levels], layout=widgets.Layout(width="100%")),
+            widgets.HBox([self.play, self.stage, self.show_reads]), self.caption,
+            # fixed widths, wrapped on a narrow screen: plotly widgets do not share a row by themselves
+            widgets.HBox([self.view3d, self.levels],
+                         layout=widgets.Layout(width="100%", flex_flow="row wrap")),
         ])
         self.widget.add_class("diamondlab-stages")
         self.key = None
@@ -113,6 +145,8 @@ class StageExplorer:
         nx, ny = explorer_domain(config.order, config.size, config.nt, config.shape)
         key = (config.order, config.size, config.nt, nx, ny)
         if key == self.key:
+            if self.picture is not None:  # a valid choice again: no message of an earlier one stays
+                self._caption(int(self.stage.value))
             return
         try:
             schedule = stage_schedule(config.order, config.size, config.nt, nx, ny)
@@ -123,33 +157,43 @@ class StageExplorer:
         self.picture, self.key = picture, key
         self._boundary = int(schedule.boundary.sum())
         middle = schedule.nstages // 2
-        _replace_figure(self.view3d, picture.figure(middle))
-        _replace_figure(self.levels, time_levels_figure(schedule, middle))
-        self.view3d.layout.width = None
-        with self.stage.hold_trait_notifications():
-            self.play.max = self.stage.max = schedule.nstages - 1
-            self.stage.value = middle
-        self._draw(middle)
+        self._quiet = True
+        try:
+            with self.stage.hold_trait_notifications():
+                self.play.max = self.stage.max = schedule.nstages - 1
+                self.stage.value = middle
+        finally:
+            self._quiet = False
+        _replace_figure(self.view3d, picture.figure(middle, show_reads=self.show_reads.value))
+        self.view3d.layout.width = 600
+        self._draw(middle, view=False)
 
     def _on_stage(self, change) -> None:
-        if self.picture is not None:
-            self._draw(int(change["new"]))
+        if self.picture is not None and not self._quiet:
+            self._draw(int(self.stage.value))
 
-    def _draw(self, stage: int) -> None:
+    def _draw(self, stage: int, view: bool = True) -> None:
         p = self.picture
-        traces = p.traces(stage)
-        with self.view3d.batch_update():
-            for trace, data in zip(self.view3d.data[:5], traces, strict=True):
-                trace.update(data)
-            self.view3d.layout.title.text = p.caption(stage)
+        if view:  # else the 3D view was just drawn whole
+            show = bool(self.show_reads.value)
+            traces, opacity = p.traces(stage, show_reads=show), p.opacities(show)
+            with self.view3d.batch_update():
+                for n, (trace, data) in enumerate(zip(self.view3d.data[:6], traces, strict=True)):
+                    trace.update(data)
+                    if n < len(opacity):
+                        trace.opacity = opacity[n]
+                self.view3d.layout.title.text = p.title(stage)
         _replace_figure(self.levels, time_levels_figure(p.schedule, stage))
-        s = p.schedule
+        self._caption(stage)
+
+    def _caption(self, stage: int) -> None:
+        p, s = self.picture, self.picture.schedule
         self.caption.value = (
             f"<b>{p.caption(stage)}</b><br>domain {s.nx}×{s.ny} (each column a z line), NO={s.tile.order}, "
             f"DTS={s.tile.size}, Nt={s.nt}: {s.nstages} stages, {s.ntorres} torres, "
             f"{self._boundary} cut by the boundary. Colours: done stages by stage; red the "
-            "current stage (its torres are independent); purple one torre, green the torres it reads "
-            "from, yellow those that read from it."
+            "current stage (its torres are independent); purple one torre, outlined tier by tier, green the "
+            "torres it reads from, yellow those that read from it."
         )
 
 

@@ -11,8 +11,10 @@ run and returns at once (the notebook stays responsive),
 :meth:`~BackgroundRun.pause` asks the run to stop after the sweep in
 progress, :meth:`~BackgroundRun.reset` pauses, waits and puts the
 simulation back at ``n = 0``; :meth:`~BackgroundRun.submit` runs any other
-job in the worker.  Because :meth:`Simulation.run` only stops between
-sweeps, a paused or finished run always sits at one consistent time level.
+job in the worker; :meth:`~BackgroundRun.close` stops the run, ends the
+worker thread and lets the simulation go (a closed run refuses new work).
+Because :meth:`Simulation.run` only stops between sweeps, a paused or
+finished run always sits at one consistent time level.
 
 At the start of a run the worker calls the :meth:`~BackgroundRun.on_start`
 listeners; after every sweep it appends a :class:`SweepRecord` to
@@ -23,7 +25,10 @@ listeners (in the worker thread, between sweeps); state changes
 listener that raises does not stop the run: its error is kept in
 :attr:`~BackgroundRun.listener_error`.  An error of the run itself
 becomes state ``"error"`` with the message in :attr:`~BackgroundRun.message`;
-nothing here raises into the notebook.  No widget library is imported.
+nothing here raises into the notebook.  A listener may slow the run down
+between sweeps with :meth:`~BackgroundRun.pace` (the live view paces a run
+so that a wave can be watched); a pause ends such a wait at once.  No widget
+library is imported.
 """
 
 from __future__ import annotations
@@ -97,6 +102,7 @@ class BackgroundRun:
         self._state_listeners: list[Callable] = []
         self._totals = [0, 0.0, 0.0]  # cell updates, kernel seconds, wall seconds (since reset)
         self._first: tuple | None = None  # the first sweep's (updates, seconds, wall), kept apart
+        self.closed = False
 
     # ------------------------------------------------------------ listeners
     def on_start(self, listener: Callable) -> None:
@@ -110,6 +116,11 @@ class BackgroundRun:
     def on_state(self, listener: Callable) -> None:
         """Call ``listener(state, message)`` whenever the state changes."""
         self._state_listeners.append(listener)
+
+    def off(self, *listeners: Callable) -> None:
+        """Stop calling ``listeners`` (whichever of start, sweep and state listeners they are)."""
+        for where in (self._start_listeners, self._sweep_listeners, self._state_listeners):
+            where[:] = [f for f in where if f not in listeners]
 
     def _set_state(self, state: str, message: str = "") -> None:
         self.state, self.message = state, message
@@ -126,17 +137,17 @@ class BackgroundRun:
         return self._future is not None and not self._future.done()
 
     def submit(self, fn: Callable, *args) -> Future | None:
-        """Run ``fn(*args)`` in the worker thread; None if a job is already in progress."""
+        """Run ``fn(*args)`` in the worker thread; None if a job is in progress or the run is closed."""
         with self._lock:
-            if self.running:
+            if self.running or self.closed:
                 return None
             self._future = self._executor.submit(fn, *args)
             return self._future
 
     def run(self, steps: int | None = None) -> bool:
-        """Start advancing ``steps`` steps (``None`` or 0: until paused); False if already running."""
+        """Start advancing ``steps`` steps (``None`` or 0: until paused); False if running or closed."""
         with self._lock:
-            if self.running:
+            if self.running or self.closed:
                 return False
             self._stop.clear()
             self._future = self._executor.submit(self._work, steps)
@@ -144,13 +155,19 @@ class BackgroundRun:
 
     def step(self) -> bool:
         """Advance one sweep (``Nt`` steps) in the background; False if already running."""
-        return self.run(self.sim.nt)
+        return False if self.closed else self.run(self.sim.nt)
 
     def pause(self, wait: bool = False, timeout: float | None = None) -> None:
         """Stop after the sweep in progress (the fields stay at one time level)."""
         self._stop.set()
         if wait:
             self.wait(timeout)
+
+    def pace(self, seconds: float) -> bool:
+        """Wait ``seconds`` in the worker between sweeps; False (at once) when a pause is asked."""
+        if seconds > 0:
+            return not self._stop.wait(seconds)
+        return not self._stop.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the worker to finish; True if it has."""
@@ -164,6 +181,8 @@ class BackgroundRun:
 
     def reset(self, timeout: float | None = 60.0) -> None:
         """Pause, wait, and put the simulation back at its initial layers (``n = 0``)."""
+        if self.closed:
+            return
         self.pause(wait=True, timeout=timeout)
         self.sim.reset()
         self.history.clear()
@@ -179,6 +198,26 @@ class BackgroundRun:
         self._totals = [0, 0.0, 0.0]
         self._first = None
         self._set_state("idle", "")
+
+    def close(self, timeout: float | None = 60.0) -> None:
+        """Stop the run, end the worker thread and drop the simulation and the listeners (idempotent).
+
+        The run stops after the sweep in progress; if that takes longer than
+        ``timeout`` the thread ends after it, without waiting here.
+        """
+        if self.closed:
+            return
+        with self._lock:
+            self.closed = True
+        self._stop.set()
+        finished = self.wait(timeout)
+        self._executor.shutdown(wait=finished, cancel_futures=True)
+        self._future = None
+        for where in (self._start_listeners, self._sweep_listeners, self._state_listeners):
+            where.clear()
+        self.sim = None
+        self.history.clear()
+        self.state, self.message = "closed", ""
 
     # --------------------------------------------------------------- worker
     def _work(self, steps: int | None) -> None:

@@ -7,7 +7,9 @@ pressed (only while the run is paused or done, so the copy is at one time
 level), renders it off screen with :func:`diamondlab.viz.snapshots.render_png`
 (volume rendering, isosurfaces or both; isosurface level as a fraction of
 the largest amplitude) and shows the PNG in an ``ipywidgets.Image``: this
-works in any JupyterLab, with or without a GPU or a display.  For a view
+works in any JupyterLab, with or without a GPU or a display.  What VTK
+prints while rendering (warnings about the render window it picked) stays
+out of the notebook: it is kept in :attr:`SnapshotPanel.vtk_messages`.  For a view
 you can rotate, ``diamondlab.viz.snapshots.show_snapshot(panel.field)``
 picks trame's client-side rendering where it is installed.  The last
 snapshot is kept in :attr:`SnapshotPanel.field` (a NumPy array).
@@ -35,6 +37,7 @@ class SnapshotPanel:
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
         self.field = None
         self.title = ""
+        self.vtk_messages: list[str] = []
         self.take.on_click(lambda _: self.snapshot())
         self.mode.observe(lambda _: self.render(), names="value")
         self.level.observe(lambda _: self.render(), names="value")
@@ -59,7 +62,9 @@ class SnapshotPanel:
         try:
             from diamondlab.viz.snapshots import render_png
 
-            self.image.value = render_png(self.field, self.mode.value, self.level.value, title=self.title)
+            self.vtk_messages = []
+            self.image.value = render_png(self.field, self.mode.value, self.level.value, title=self.title,
+                                          messages=self.vtk_messages)
             self.message.value = f"{self.title}: {self.mode.value}, rendered off screen"
             return True
         except Exception as err:  # noqa: BLE001 - shown in the panel

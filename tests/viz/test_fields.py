@@ -54,3 +54,44 @@ def test_update_slices_in_place():
     assert list(moved["y"]) == list(range(1, 20, 3)) and list(fig.data[0].y) == list(moved["y"])
     assert list(fig.data[0].x) == list(moved["x"]) and list(fig.data[2].y) == list(moved["z"])
     assert np.shape(fig.data[0].z) == (len(fig.data[0].y), len(fig.data[0].x))
+
+
+def test_fixed_colour_range_from_the_source_amplitude():
+    from diamondlab.sources import Receiver, Source
+    from diamondlab.viz.fields import colour_range, source_amplitude
+
+    f = 0.06  # one wavelength: 1 / f = 16.7 cells at c = h = 1
+    src = Source((24, 24, 24), "ricker", frequency=f, amplitude=3.0, units="grid")
+    at = Receiver((24 + 1 / f, 24, 24), units="grid")
+    sim = dl.Simulation((48, 48, 48), 2, backend="cpu", size=2, nt=8, courant=0.4, sources=[src],
+                        receivers=[at], sponge=6)
+    expected = source_amplitude(sim)
+    assert colour_range(sim) == expected  # at rest: the sources alone
+    sim.run(int(2.5 / f / sim.params.dt))  # the wavelet's peak has passed the receiver
+    measured = float(np.abs(sim.traces).max())
+    assert measured == pytest.approx(expected, rel=0.15)  # the wave one wavelength out, at full colour
+    twice = dl.Simulation((48, 48, 48), 2, backend="cpu", size=2, nt=8, courant=0.4,
+                          sources=[Source((24, 24, 24), "ricker", frequency=f, amplitude=6.0, units="grid")])
+    assert source_amplitude(twice) == pytest.approx(2 * expected)
+
+
+def test_fixed_colour_range_from_the_initial_pulse():
+    from diamondlab.viz.fields import colour_range
+
+    sim = dl.Simulation((48, 48, 48), 2, backend="cpu", size=2, nt=4, courant=0.25)
+    vmax = colour_range(sim)  # the pulse when it is half-way to the nearest wall (12 cells out)
+    assert vmax < 0.5 * float(np.abs(sim.field).max())
+    sim.run(int(round(12 / sim.params.courant)))
+    assert float(np.abs(sim.field).max()) == pytest.approx(vmax, rel=0.1)
+    quiet = dl.Simulation((24, 20, 16), 2, backend="cpu", size=1, nt=4, initial="zero")
+    assert colour_range(quiet) == 1.0
+
+
+def test_update_slices_with_a_fixed_range():
+    fig = slices_figure((24, 20, 16), max_points=8)
+    u = np.zeros((24, 20, 16), dtype=np.float32)
+    u[12, 10, 8] = 2.0
+    update_slices(fig, field_slices(u, max_points=8), vmax=0.5)
+    assert fig.data[0].zmax == 0.5 and fig.data[2].zmin == -0.5
+    update_slices(fig, field_slices(u * 1e-3, max_points=8), vmax=0.5)  # the wave gone: the range stays
+    assert fig.data[1].zmax == 0.5

@@ -1,11 +1,13 @@
 """The LRnLA figures are drawn from the geometry layer and show what the geometry says."""
 
+import re
+
 import numpy as np
 import pytest
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule, locality, stage_schedule
 from diamondlab.viz import lrnla
-from diamondlab.viz.stages import SweepPicture, torre_dependencies, vertex_owner
+from diamondlab.viz.stages import SweepPicture, reads_around, torre_dependencies, torre_reads, vertex_owner
 
 
 def _box_volume(mesh_runs):
@@ -47,15 +49,31 @@ def test_sweep_picture_draws_every_done_vertex():
     s = stage_schedule(order=2, size=2, nt=4, nx=20, ny=12)
     p = SweepPicture(s)
     stage = s.nstages // 2
-    traces = p.traces(stage)
     done = np.flatnonzero(s.torre_stage < stage)
-    nboxes = sum(len(p.runs[i]) for i in done)
-    assert len(traces[0]["x"]) == 8 * nboxes
-    assert len(traces[0]["intensity"]) == 8 * nboxes
     volume = sum(_box_volume(p.runs[i]) for i in done)
     assert volume == int(s.time_levels(stage).sum())
+    traces = p.traces(stage, show_reads=False)  # the torres it reads from among the done stages
+    nboxes = sum(len(p.runs[i]) for i in done)
+    assert len(traces[0]["x"]) == 8 * nboxes and len(traces[0]["intensity"]) == 8 * nboxes
+    assert len(traces[3]["x"]) == 0
+    focus = p.focus_of(stage)
+    reads = p.reads[focus]
+    assert len(reads) == 3 and (s.torre_stage[reads] < stage).all()
+    traces = p.traces(stage)  # drawn apart, once: done stages and green torres together are the done ones
+    shown = [i for i in done if i not in reads]
+    assert len(traces[0]["x"]) == 8 * sum(len(p.runs[i]) for i in shown)
+    assert len(traces[3]["x"]) == 8 * sum(len(p.runs[i]) for i in reads)
+    assert np.array_equal(traces[2]["x"], lrnla.box_mesh(p.runs[focus])["x"])
     fig = p.figure(stage)
-    assert len(fig.data) == 6 and "independent torres" in fig.layout.title.text
+    assert len(fig.data) == 7 and "independent torres" in fig.layout.title.text
+    assert [t.name for t in fig.data[:6]] == ["done stages (colour = stage)", "current stage (independent)",
+                                             "focus torre", "it reads from", "reads from it",
+                                             "focus torre's tiers"]
+    assert fig.data[0].opacity < 1 and fig.data[1].opacity < 1 and fig.data[3].opacity == 1  # see them
+    assert p.figure(stage, show_reads=False).data[0].opacity == 1
+    # the outline goes round every tier of the focus torre, at its bottom and top
+    z = {v for v in fig.data[5].z if v is not None}
+    assert z == set(range(s.nt + 1))
     with pytest.raises(ValueError, match="smaller grid"):
         SweepPicture(stage_schedule(2, 1, 64, 64, 64))
 
@@ -75,3 +93,71 @@ def test_locality_summary_matches_exact_counts():
     assert info["stages"] == StageSchedule(DiamondTorre(DiamondTile(2, 2), 8), 32, 32).nstages
     fig = lrnla.locality_figure(2, 2, 8, (32, 32, 16))
     assert len(fig.data) == 2 and max(fig.data[0].x) == pytest.approx(locality("torre_row", 2, 2, 8))
+
+
+def test_conoid_figure_shows_the_torre_and_what_it_reads():
+    order, size, nt = 2, 2, 6
+    fig = lrnla.conoid_figure(order, size, nt)
+    torre = DiamondTorre(DiamondTile(order, size), nt)
+    cones = fig.data[:2]
+    assert all(c.opacity < 0.5 for c in cones) and fig.data[2].opacity == 1  # the torre inside shows
+    assert [c.name for c in cones] == ["influence conoid of the bottom tile",
+                                       "dependence conoid of the top tile"]
+    # the cones are hulls of the geometry's conoids: only outer faces, nothing stacked in front of the torre
+    assert np.array_equal(fig.data[0].x, lrnla.hull_mesh(torre.bottom_conoid().vertices())["x"])
+    assert np.array_equal(fig.data[1].z, lrnla.hull_mesh(torre.top_conoid().vertices())["z"])
+    outline = fig.data[3]
+    assert outline.type == "scatter3d" and {v for v in outline.z if v is not None} == set(range(nt + 1))
+    xs = {v for v in outline.x if v is not None}
+    assert min(xs) == torre.vertices()[:, 0].min() - 0.5 and max(xs) == torre.vertices()[:, 0].max() + 0.5
+    reads = fig.data[4]
+    assert reads.visible is True and reads.opacity < 1 and reads.name == "the 3 torres it reads from"
+    nb = reads_around(order, size, nt)
+    assert np.array_equal(reads.x, lrnla.hull_mesh(lrnla.vertices_of_runs(nb.runs))["x"])
+    assert lrnla.conoid_figure(order, size, nt, show_reads=False).data[4].visible == "legendonly"
+
+
+@pytest.mark.parametrize(("order", "size", "nt"), [(2, 1, 3), (4, 2, 5), (8, 1, 4)])
+def test_reads_around_a_torre_come_from_the_schedule(order, size, nt):
+    nb = reads_around(order, size, nt)
+    s, i = nb.schedule, nb.torre
+    torre = DiamondTorre(DiamondTile(order, size), nt)
+    x0, yc = nb.shift
+    mine = lrnla.torre_runs(s, i) - np.array([x0, x0, yc, 0])
+    drawn = {tuple(v) for v in lrnla.vertices_of_runs(mine).tolist()}
+    assert drawn == {tuple(v) for v in torre.vertices().tolist()}
+    assert np.array_equal(nb.reads, torre_dependencies(s)[i])  # counted the same way as the whole sweep
+    assert len(lrnla.vertices_of_runs(nb.runs)) == nb.count * torre.nvertices  # none cut by the boundary
+    assert (s.torre_stage[nb.reads] < s.torre_stage[i]).all()
+
+
+def test_torre_reads_is_torre_dependencies_one_by_one():
+    s = stage_schedule(order=4, size=1, nt=5, nx=14, ny=10)
+    deps = torre_dependencies(s)
+    assert all(np.array_equal(torre_reads(s, i), d) for i, d in enumerate(deps))
+
+
+def test_hull_mesh_keeps_only_the_outer_faces():
+    rng = np.random.default_rng(5)
+    v = np.unique(rng.integers(0, 5, size=(60, 3)), axis=0)
+    mesh = lrnla.hull_mesh(v, tscale=1.0)
+    inside = {tuple(p) for p in v.tolist()}
+    exposed = sum((x + dx, y + dy, t + dt) not in inside for x, y, t in inside
+                  for dx, dy, dt in ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)))
+    pts = np.stack([mesh["x"], mesh["y"], mesh["z"]], axis=1)
+    tri = np.stack([mesh["i"], mesh["j"], mesh["k"]], axis=1)
+    a, b, c = pts[tri[:, 0]], pts[tri[:, 1]], pts[tri[:, 2]]
+    area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    assert area.sum() == pytest.approx(exposed)  # one unit square per face between inside and outside
+    one = lrnla.hull_mesh([[2, 3, 4]], tscale=2.0)
+    assert len(one["i"]) == 12
+    assert (min(one["x"]), max(one["x"]), min(one["z"]), max(one["z"])) == (1.5, 2.5, 8, 10)
+
+
+def test_time_levels_figure_fits_its_width():
+    s = stage_schedule(order=2, size=2, nt=8, nx=48, ny=64)
+    fig = lrnla.time_levels_figure(s, s.nstages // 2)
+    width = fig.layout.width
+    assert width and fig.layout.margin.r >= 20
+    lines = [re.sub(r"<[^>]+>", "", line) for line in fig.layout.title.text.split("<br>")]
+    assert len(lines) == 2 and all(len(line) * 9 < width - fig.layout.margin.l for line in lines)

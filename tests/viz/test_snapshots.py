@@ -31,3 +31,48 @@ def test_bad_input_is_refused():
         snapshots.snapshot_plotter(np.zeros((4, 4, 4)), mode="slices")
     with pytest.raises(ValueError, match="3D array"):
         snapshots.to_grid(np.zeros((4, 4)))
+
+
+
+def _complain():
+    import vtk
+
+    lut = vtk.vtkLookupTable()
+    lut.SetRange(1, 0)  # VTK: "Bad table range"
+    lut.Build()
+    vtk.vtkOutputWindow.GetInstance().DisplayWarningText("a render window warning\n")
+
+
+def test_vtk_messages_stay_off_the_output(capfd):
+    _complain()
+    shown = capfd.readouterr()
+    assert "Bad table range" in shown.err + shown.out  # what a notebook shows under the cell
+    messages = []
+    with snapshots.quiet_vtk(messages):
+        _complain()
+    shown = capfd.readouterr()
+    assert "Bad table range" not in shown.err + shown.out and "warning" not in shown.err + shown.out
+    assert any("Bad table range" in m for m in messages) and "a render window warning" in messages
+
+
+@needs_gl
+def test_snapshot_panel_renders_without_vtk_output(capfd, monkeypatch):
+    from diamondlab.widgets.snapshot import SnapshotPanel
+
+    plotter = snapshots.snapshot_plotter
+
+    def complaining_plotter(*args, **kw):  # as VTK does on some machines while it sets up a render window
+        _complain()
+        return plotter(*args, **kw)
+
+    monkeypatch.setattr(snapshots, "snapshot_plotter", complaining_plotter)
+
+    class Sim:
+        field = gaussian_pulse((16, 16, 16), width=3.0)
+        time_step, shape = 0, (16, 16, 16)
+
+    panel = SnapshotPanel(lambda: Sim)
+    assert panel.snapshot() and panel.image.value[:4] == b"\x89PNG"
+    shown = capfd.readouterr()
+    assert "Bad table range" not in shown.err + shown.out and "warning" not in shown.err + shown.out
+    assert "a render window warning" in panel.vtk_messages and "VTK" not in panel.message.value

@@ -1,11 +1,18 @@
 """Drive the lab from Python as a user would: set controllers, press buttons, watch the figures."""
 
+import gc
+import os
 import re
+import threading
+import weakref
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from diamondlab.widgets import Lab
+from diamondlab.widgets.controls import RunConfig, check_config
+from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer
 
 RATE = re.compile(r"<b>([0-9.e+-]+)</b><br><small>current")
 
@@ -17,7 +24,19 @@ def _current_rate(html):
 
 @pytest.fixture(scope="module")
 def lab():
-    return Lab(shape=(40, 36, 24), order=2, size=2, nt=4, panels=("Run", "Shapes", "Stages", "Snapshot"))
+    lab = Lab(shape=(40, 36, 24), order=2, size=2, nt=4, panels=("Run", "Shapes", "Stages", "Snapshot"))
+    yield lab
+    lab.close()
+
+
+@pytest.fixture
+def cell(monkeypatch):
+    """Labs built in a notebook cell of their own: they close each other, not the module's lab."""
+    from diamondlab.widgets import lab as lab_module
+
+    name = f"cell-{os.urandom(4).hex()}"
+    monkeypatch.setattr(lab_module, "_cell_id", lambda: name)
+    return name
 
 
 def test_run_updates_figures_and_readout(lab):
@@ -137,3 +156,122 @@ def test_gpu_tile_follows_the_z_column():
     cpu.set(size=2)
     cpu.nz.value = 600
     assert cpu.config().size == 2
+
+
+# ------------------------------------------------- the Shapes and Stages tabs alone
+def test_shapes_panel_shows_the_torres_it_reads_from_and_forgets_old_messages():
+    cfg = RunConfig(order=2, size=2, nt=6, shape=(32, 32, 16))
+    panel = ShapesPanel(cfg)
+    reads = panel.conoids.data[4]
+    assert reads.name == "the 3 torres it reads from" and reads.visible is True
+    assert panel.conoids.data[0].opacity < 1 and panel.conoids.data[1].opacity < 1
+    panel.show_reads.value = False
+    assert panel.conoids.data[4].visible == "legendonly"
+    bad = replace(cfg, size=40)
+    panel.update(bad, check_config(bad))
+    assert "not redrawn" in panel.note.value
+    panel.update(cfg)  # a valid choice that needs no redrawing
+    assert "not redrawn" not in panel.note.value and "NO=2, DTS=2, Nt=6" in panel.note.value
+    panel.update(replace(cfg, size=1))  # redrawn: the checkbox still decides
+    assert panel.conoids.data[4].visible == "legendonly" and "DTS=1" in panel.note.value
+
+
+def test_stage_explorer_toggles_the_torres_it_reads_from():
+    cfg = RunConfig(order=2, size=2, nt=4, shape=(28, 20, 16))
+    ex = StageExplorer(cfg)
+    ex.stage.value = ex.stage.max // 2
+    shown = len(ex.view3d.data[3].x)
+    assert shown > 0 and ex.view3d.data[0].opacity < 1  # green torres in front of translucent stages
+    done = len(ex.view3d.data[0].x)
+    ex.show_reads.value = False
+    assert len(ex.view3d.data[3].x) == 0 and len(ex.view3d.data[0].x) == done + shown
+    assert ex.view3d.data[0].opacity == 1
+    # the two figures keep their widths and wrap rather than being cut on the right
+    row = ex.widget.children[-1]
+    assert row.layout.flex_flow == "row wrap" and ex.view3d.layout.width and ex.levels.layout.width
+    bad = replace(cfg, nt=0)
+    ex.update(replace(cfg, order=2, size=40), "grid too small")  # refused: nothing changes
+    assert ex.key == (2, 2, 4, 28, 20)
+    ex.update(bad)
+    assert "cannot draw" in ex.caption.value
+    ex.update(cfg)  # the sweep drawn is this one already: only the caption was stale
+    assert "reads from" in ex.caption.value and "cannot draw" not in ex.caption.value
+
+def _live_widgets() -> int:
+    from ipywidgets.widgets.widget import _instances  # a widget stays in this registry until closed
+
+    return len(_instances)
+
+
+def test_close_lets_the_simulation_go(cell):
+    widgets_before, threads_before = _live_widgets(), set(threading.enumerate())
+    lab = Lab(shape=(24, 20, 16), order=2, size=1, nt=4, backend="cpu", paced=False)
+    assert lab.run(8) and lab.wait(60) and lab.sim.time_step == 8
+    sim = weakref.ref(lab.sim)
+    figure = weakref.ref(lab.explorer.view3d)  # a plotly FigureWidget: anywidget keeps those unless released
+    (worker,) = [t for t in threading.enumerate()
+                 if t not in threads_before and t.name.startswith("diamondlab-run")]
+    assert _live_widgets() > widgets_before
+    lab.close()
+    gc.collect()
+    assert sim() is None and figure() is None  # though ``lab`` is still held (e.g. by Out[] in a notebook)
+    assert _live_widgets() == widgets_before and not worker.is_alive()
+    lab.close()  # idempotent
+    assert lab.closed and lab.run() is False and lab.step() is False and lab.sim is None
+    lab.reset()  # no error: nothing to reset
+
+
+def test_a_new_lab_closes_the_one_its_cell_built(cell, monkeypatch):
+    first = Lab(shape=(24, 20, 16), order=2, size=1, nt=4, backend="cpu", panels=("Run",))
+    old_lab, old_sim = weakref.ref(first), weakref.ref(first.sim)
+    del first  # the cell's variable now names the new lab
+    second = Lab(shape=(24, 20, 16), order=2, size=1, nt=4, backend="cpu", panels=("Run",))
+    gc.collect()
+    assert old_lab() is None and old_sim() is None and not second.closed
+    from diamondlab.widgets import lab as lab_module
+
+    monkeypatch.setattr(lab_module, "_cell_id", lambda: cell + "-other")
+    other = Lab(shape=(24, 20, 16), order=2, size=1, nt=4, backend="cpu", panels=("Run",))
+    kept = Lab(shape=(24, 20, 16), order=2, size=1, nt=4, backend="cpu", panels=("Run",), replace=False)
+    assert not second.closed and not other.closed  # another cell's lab stays; replace=False keeps them
+    assert second.run(4) and second.wait(60) and second.sim.time_step == 4
+    for lab in (second, other, kept):
+        lab.close()
+
+
+def test_default_run_is_watchable():
+    lab = Lab(shape=(48, 40, 32), order=2, size=2, nt=4, backend="cpu", courant=0.4, panels=("Run",),
+              replace=False)
+    pace = lab.live.pace
+    assert lab.live.paced.value  # the lab is paced for watching unless asked not to be
+    assert lab.controls.steps.value == pace.steps > 0  # the Run button's run is the watchable one
+    assert pace.steps * lab.sim.params.courant >= max(lab.sim.shape)  # a wave crosses the box
+    lab.controls.set(shape=(64, 40, 32))  # nobody chose a run length: it follows the grid
+    assert lab.step() and lab.wait(60)
+    assert lab.controls.steps.value == lab.live.pace.steps > pace.steps
+    lab.controls.set(steps=12)  # a length chosen by hand stays
+    lab.controls.set(shape=(48, 40, 32))
+    assert lab.step() and lab.wait(60) and lab.controls.steps.value == 12
+    lab.close()
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.slow
+def test_rebuilding_the_lab_does_not_grow_memory(cell):
+    """Re-running the cell that builds the lab, 30 times: resident memory stays where it was."""
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("reads the resident set size from /proc")
+    rss = []
+    for i in range(30):
+        lab = Lab(shape=(48, 48, 48), order=2, size=2, nt=4, backend="cpu", paced=False)
+        assert lab.run(8) and lab.wait(60) and lab.sim.time_step == 8
+        if i in (2, 29):
+            gc.collect()
+            rss.append(_rss_mib())
+    lab.close()
+    # without Lab.close (before issue 17): about 4 MiB more per lab, +110 MiB here
+    assert rss[1] <= 1.10 * rss[0], f"resident memory grew from {rss[0]:.0f} to {rss[1]:.0f} MiB"

@@ -49,3 +49,40 @@ def test_step_reset_and_errors_become_state():
     run.replace(None)
     run.run(4)
     assert run.wait(60) and run.state == "error" and "AttributeError" in run.message
+
+
+def test_pace_waits_between_sweeps_and_a_pause_ends_the_wait():
+    run = BackgroundRun(_sim())
+    waits = []
+    run.on_sweep(lambda sim, rec: waits.append(run.pace(0.2)))
+    t0 = time.perf_counter()
+    assert run.run(12) and run.wait(60)
+    assert time.perf_counter() - t0 >= 3 * 0.2 * 0.9 and waits == [True, True, True]
+    waits.clear()
+    run.run(None)  # until paused: the pause interrupts the wait
+    while not waits and run.running:
+        time.sleep(0.01)
+    t0 = time.perf_counter()
+    run.on_sweep(lambda sim, rec: run.pace(30.0))
+    run.pause(wait=True, timeout=60)
+    assert time.perf_counter() - t0 < 10 and run.state == "paused"
+
+
+def test_close_ends_the_worker_and_drops_the_simulation():
+    import gc
+    import threading
+    import weakref
+
+    before = set(threading.enumerate())
+    run = BackgroundRun(_sim())
+    run.on_state(lambda state, message: None)
+    assert run.run(None)  # running until paused: close stops it
+    (worker,) = [t for t in threading.enumerate() if t not in before and t.name.startswith("diamondlab-run")]
+    sim = weakref.ref(run.sim)
+    run.close()
+    gc.collect()
+    assert sim() is None and run.sim is None and run.state == "closed" and not run.running
+    assert not worker.is_alive()
+    assert run.run(4) is False and run.step() is False and run.submit(print) is None
+    run.reset()
+    run.close()  # idempotent

@@ -1,0 +1,84 @@
+"""The live view a lecturer can show: paced so that a wave can be watched, on a fixed colour scale."""
+
+import re
+import time
+
+import pytest
+
+import diamondlab as dl
+from diamondlab.viz.fields import field_slices, robust_max
+from diamondlab.widgets.live import LiveView, watch_pace
+from diamondlab.widgets.points import make_points
+from diamondlab.widgets.runner import BackgroundRun
+
+
+def _no_model(sim):
+    return 1.0, 1.0, "test"
+
+
+@pytest.mark.parametrize(("nt", "frames"), [(8, 64), (32, 16)])  # the CPU's and the GPU's tiling at 128^3
+def test_default_run_crosses_the_box_in_seconds(nt, frames):
+    sim = dl.Simulation((128, 128, 128), 2, backend="cpu", size=2, nt=nt, courant=0.25)
+    pace = watch_pace(sim)
+    cells_per_step = sim.params.courant  # c dt / h
+    assert pace.steps_per_frame % sim.nt == 0  # frames between sweeps, where the engine stops
+    frames_to_cross = max(sim.shape) / cells_per_step / pace.steps_per_frame
+    assert frames_to_cross == pytest.approx(pace.crossing_frames) and frames_to_cross >= frames
+    assert frames_to_cross * pace.frame_interval >= 4.0  # seconds at the default frame rate
+    assert pace.fps <= 12.0
+    assert pace.frames >= frames_to_cross and pace.steps * cells_per_step >= max(sim.shape)  # it crosses
+
+
+def test_pace_waits_for_the_sources_and_keeps_a_small_grid_moving():
+    srcs, _ = make_points([(16, 16, 16, "ricker", 0.06, 1.0)])
+    sim = dl.Simulation((32, 32, 32), 2, backend="cpu", size=2, nt=16, courant=0.25, sources=srcs)
+    pace = watch_pace(sim)
+    peak = 1.5 / 0.06 / sim.params.dt  # the ricker wavelet peaks at its delay
+    assert pace.steps >= max(sim.shape) / sim.params.courant + peak - pace.steps_per_frame
+    assert pace.frame_interval == pytest.approx(0.5)  # 8 frames per crossing: at least 2 frames a second
+
+
+def test_a_paced_run_takes_the_time_it_should():
+    sim = dl.Simulation((24, 24, 24), 2, backend="cpu", size=1, nt=2, courant=0.4)
+    run = BackgroundRun(sim)
+    live = LiveView(run, model=_no_model, paced=True, crossing_seconds=1.5)
+    pace = live.pace
+    assert pace.steps_per_frame == 4 and pace.frame_interval == pytest.approx(0.1)  # 15 frames a crossing
+    assert run.step() and run.wait(60)  # compiled, off the clock
+    before = live.refreshes
+    t0 = time.perf_counter()
+    assert run.run(10 * pace.steps_per_frame) and run.wait(60)
+    paced = time.perf_counter() - t0
+    assert paced >= 9 * pace.frame_interval  # frame k shows k intervals after the start
+    assert live.refreshes - before >= 10  # every frame is shown
+    live.paced.value = False  # full speed, for a measurement
+    t0 = time.perf_counter()
+    assert run.run(10 * pace.steps_per_frame) and run.wait(60)
+    assert time.perf_counter() - t0 < paced / 2
+    live.close()
+    run.close()
+
+
+def test_colour_range_is_fixed_and_the_title_gives_step_and_time():
+    sim = dl.Simulation((32, 32, 32), 2, backend="cpu", size=2, nt=4, courant=0.4)
+    run = BackgroundRun(sim)
+    live = LiveView(run, model=_no_model, paced=False)
+    frames = []
+
+    def seen(sim, record):  # every sweep a frame, as a paced run shows them
+        live.refresh(sim, record)
+        frames.append((sim.time_step, live.slices.data[0].zmax, live.slices.data[0].zmin,
+                       live.slices.layout.title.text))
+
+    run.on_sweep(seen)
+    first = robust_max([field_slices(sim, max_points=32)[p] for p in ("xy", "xz", "yz")])
+    assert run.run(40) and run.wait(60), run.message
+    last = robust_max([field_slices(sim, max_points=32)[p] for p in ("xy", "xz", "yz")])
+    assert last < first / 3  # what an automatic range would have followed
+    assert len(frames) == 10 and all(zmax == live.vmax and zmin == -live.vmax for _, zmax, zmin, _ in frames)
+    assert 0 < live.vmax < first  # the pulse's peak saturates; the spreading shell stays in colour
+    for step, _, _, title in frames:
+        assert re.search(rf"n = {step}\b", title) and f"t = {step * sim.params.dt:.4g}" in title
+    assert f"t = {sim.time:.4g}" in live.readout.value
+    live.close()
+    run.close()
