@@ -146,6 +146,9 @@ class CUDATuning:
     measured_on: str
     #: (DTS, Nt) per NO measured best at 512 x 2048 x 256
     tiling: dict = field(default_factory=dict)
+    #: (DTS, Nt) per NO where a damped medium (sponge or velocity model) measured faster than
+    #: :attr:`tiling` (the medium variant of the NO=2 DTS=4 sweep spills under its register cap)
+    damped_tiling: dict = field(default_factory=dict)
     #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre waits
     pipelined: dict = field(default_factory=dict)
     #: register cap of the generic sweep per (NO, DTS) (128: two 256-thread blocks a multiprocessor)
@@ -163,6 +166,7 @@ class CUDATuning:
 HOPPER_TUNING = CUDATuning(
     measured_on=H100.name,
     tiling={2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)},
+    damped_tiling={2: (3, 32)},
     pipelined={(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)},
     max_registers={(2, 3): 128, (2, 4): 128, (4, 2): 128},
     specialised_max_registers={(2, 3): 80, (2, 4): 128, (4, 2): 128},

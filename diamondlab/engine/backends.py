@@ -22,13 +22,17 @@ offers::
     current_view()           # u^n for reading between steps: a view where possible
     planes(index, strides)   # (xy, xz, yz) of u^n through index, sampled from index % strides
     set_physics(medium, sources, receivers)   # a media.Medium and integer (x, y, z) cells
-    step(nsteps[, src_samples]) -> receiver values   # stepwise time stepping
-    sweep(height[, src_samples]) -> receiver values  # one DiamondTorre sweep, 1 <= height <= nt
+    step(nsteps[, src_samples])   # queue stepwise time stepping
+    sweep(height[, src_samples])  # queue one DiamondTorre sweep, 1 <= height <= nt
+    take_traces()            # receiver values recorded since the last call (waits for the work)
     synchronize()            # wait until queued work is done (timing)
     options                  # the speed options in force (a dict; may be empty)
 
 where ``src_samples`` is ``(npoints, steps)`` float32 (what each source point
-adds at each step) and the receiver values are ``(steps, nreceivers)``.
+adds at each step) and the receiver values are ``(steps, nreceivers)``, one row per step in the
+order the steps were queued.  Steps and sweeps may return before the work
+is done (the GPU): nothing waits for it but ``take_traces``, ``fields``,
+``planes`` and ``synchronize``.
 Both engines run DiamondTorre bit for bit equal to their stepwise kernel
 with all of it switched on.  The simulation object
 (:mod:`diamondlab.engine.simulation`) keeps the clock.
@@ -72,8 +76,9 @@ class Backend(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
-        """Default (DTS, Nt) for stencil order ``order`` (on ``shape`` where it matters)."""
+    def default_tiling(cls, order: int, shape=None, damped: bool = False) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order`` (on ``shape`` where it matters; ``damped``:
+        with a sponge or a velocity model, where the backend's best tile may differ)."""
 
     @classmethod
     def fit_size(cls, order: int, size: int, shape) -> int:
@@ -160,6 +165,9 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def sweep(self, height: int, src_samples=None): ...
+
+    @abc.abstractmethod
+    def take_traces(self): ...
 
     @abc.abstractmethod
     def synchronize(self) -> None: ...

@@ -41,8 +41,8 @@ class CPUBackend(Backend):
     TILING = {2: (12, 48), 4: (6, 48), 6: (4, 48), 8: (3, 48)}
 
     @classmethod
-    def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
-        """Default (DTS, Nt) for stencil order ``order`` (any ``shape``)."""
+    def default_tiling(cls, order: int, shape=None, damped: bool = False) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order`` (any ``shape``, any medium)."""
         return cls.TILING[order]
 
     @classmethod
@@ -79,6 +79,7 @@ class CPUBackend(Backend):
         self._medium: tuple | None = None  # (variant, K, AX, AY, AZ, RX, RY, RZ)
         self._weights = bare_weights(params.order)
         self._points = point_tables(self.shape, self.halo)
+        self._taken: list[np.ndarray] = []
         self._schedules: dict[int, StageSchedule] = {}
 
     @property
@@ -139,6 +140,7 @@ class CPUBackend(Backend):
         :func:`~diamondlab.media.damping_factors`.
         """
         self._points = point_tables(self.shape, self.halo, sources, receivers)
+        self._taken = []
         if medium is None or medium.variant == "constant":  # the scheme's own coefficients
             self._medium = None
             return
@@ -165,7 +167,7 @@ class CPUBackend(Backend):
         probe.sweep(1)
         probe.step(1)
 
-    def _run(self, schedule: StageSchedule | None, height: int, src_samples) -> np.ndarray:
+    def _run(self, schedule: StageSchedule | None, height: int, src_samples) -> None:
         t = self._points
         tables = t.kernel_args(height, src_samples)
         rec = tables[-1]
@@ -185,15 +187,21 @@ class CPUBackend(Backend):
             )  # fmt: skip
         if height % 2:
             self._prev, self._curr = self._curr, self._prev
-        return rec[:, : t.nreceivers]
+        if t.nreceivers:
+            self._taken.append(rec[:, : t.nreceivers])
 
-    def step(self, nsteps: int, src_samples: np.ndarray | None = None) -> np.ndarray:
-        """``nsteps`` stepwise steps; return the receiver points' values ``(nsteps, nreceivers)``."""
-        return self._run(None, nsteps, src_samples)
+    def step(self, nsteps: int, src_samples: np.ndarray | None = None) -> None:
+        """``nsteps`` stepwise steps (receiver values: :meth:`take_traces`)."""
+        self._run(None, nsteps, src_samples)
 
-    def sweep(self, height: int, src_samples: np.ndarray | None = None) -> np.ndarray:
-        """One DiamondTorre sweep; return the receiver points' values ``(height, nreceivers)``."""
-        return self._run(self.schedule(height), height, src_samples)
+    def sweep(self, height: int, src_samples: np.ndarray | None = None) -> None:
+        """One DiamondTorre sweep (receiver values: :meth:`take_traces`)."""
+        self._run(self.schedule(height), height, src_samples)
+
+    def take_traces(self) -> np.ndarray:
+        """The receiver values ``(steps, nreceivers)`` recorded since the last call."""
+        rows, self._taken = self._taken, []
+        return np.concatenate(rows) if rows else np.zeros((0, self._points.nreceivers), dtype=np.float32)
 
     def synchronize(self) -> None:
         return None

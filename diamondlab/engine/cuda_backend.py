@@ -32,7 +32,7 @@ from diamondlab.kernels.points import point_tables
 from diamondlab.media import Medium
 from diamondlab.numerics import WaveParameters, bare_weights
 
-__all__ = ["CUDABackend", "device_memory", "whole_torre_waits_starve"]
+__all__ = ["CUDABackend", "PointQueue", "device_memory", "whole_torre_waits_starve"]
 
 #: Whole-torre waits are the default only while the launch model keeps at least this share of the
 #: resident blocks busy with them (on small grids a stage has fewer torres than the GPU has slots).
@@ -73,6 +73,86 @@ def whole_torre_waits_starve(order: int, size: int, nt: int, shape, max_register
     return whole < STARVED_LAUNCH and tiered > 1.2 * whole
 
 
+class PointQueue:
+    """Source samples and receiver values of queued sweeps, moved without stopping the GPU.
+
+    Samples go up through a ring of :data:`RING` pinned host buffers, each
+    copied asynchronously on the stream the kernels run on (a buffer is
+    refilled only once its previous copy has run, so at most that many sweeps
+    queue ahead of the host).  Receiver values fill consecutive rows of one
+    device buffer and come back only when :meth:`take` is called or the
+    buffer is full: one copy for many sweeps instead of a wait per sweep.
+    """
+
+    RING = 8
+    #: Device bytes for receiver rows before they are copied back (at least one sweep's rows).
+    RECEIVER_BYTES = 16 * 2**20
+
+    def __init__(self, cuda, nsources: int, nreceivers: int, width: int):
+        self._cuda = cuda
+        self._stream = cuda.default_stream()
+        self._nsources, self._nreceivers = nsources, nreceivers
+        self._events = [cuda.event() for _ in range(self.RING)]
+        self._used = [False] * self.RING
+        self._next = 0
+        self._samples(width)
+        # without receivers the kernels write no row: one buffer serves every sweep
+        rows = max(width, min(16384, self.RECEIVER_BYTES // (4 * nreceivers))) if nreceivers else width
+        self._rec = cuda.device_array((rows, max(nreceivers, 1)), dtype=np.float32)
+        self._fill = 0
+        self._taken: list[np.ndarray] = []
+
+    def _samples(self, width: int) -> None:
+        """(Re)allocate the sample ring for sweeps of up to ``width`` steps."""
+        cuda = self._cuda
+        if any(self._used):
+            cuda.synchronize()
+        self._width = width
+        self._pinned = cuda.pinned_array((self.RING, self._nsources, width), dtype=np.float32)
+        ring = cuda.device_array((self.RING, self._nsources, width), dtype=np.float32)
+        self._device = [ring[j] for j in range(self.RING)]
+        self._used = [False] * self.RING
+
+    def probe(self, height: int) -> tuple:
+        """Buffers of the right types for compiling (nothing is copied or reserved)."""
+        return self._device[0], self._rec[:height]
+
+    def queue(self, height: int, samples: np.ndarray | None) -> tuple:
+        """Copy ``(nsources, height)`` samples (None: zeros) up; return them and ``height`` receiver rows."""
+        if height > self._width:
+            self._samples(height)
+        if self._fill + height > len(self._rec):
+            self._flush()
+            if height > len(self._rec):
+                self._rec = self._cuda.device_array((height, max(self._nreceivers, 1)), dtype=np.float32)
+        j, self._next = self._next, (self._next + 1) % self.RING
+        if self._used[j]:
+            self._events[j].synchronize()  # the copy queued RING calls ago has run: its buffer is free
+        host = self._pinned[j]
+        if samples is None:
+            host[:, :height] = 0.0
+        else:
+            host[:, :height] = samples
+        self._device[j].copy_to_device(host, stream=self._stream)
+        self._events[j].record(self._stream)
+        self._used[j] = True
+        rec = self._rec[self._fill : self._fill + height]
+        if self._nreceivers:
+            self._fill += height
+        return self._device[j], rec
+
+    def _flush(self) -> None:
+        if self._fill:
+            self._taken.append(self._rec[: self._fill].copy_to_host())
+            self._fill = 0
+
+    def take(self) -> np.ndarray:
+        """Every receiver row queued since the last call, ``(steps, nreceivers)`` (waits for the GPU)."""
+        self._flush()
+        rows, self._taken = self._taken, []
+        return np.concatenate(rows) if rows else np.zeros((0, self._nreceivers), dtype=np.float32)
+
+
 def device_memory() -> tuple[int, int]:
     """``(free, total)`` bytes of the current CUDA device."""
     from numba import cuda
@@ -93,9 +173,12 @@ class CUDABackend(Backend):
         return cuda_tuning(current_gpu())
 
     @classmethod
-    def default_tiling(cls, order: int, shape=None) -> tuple[int, int]:
-        """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz."""
-        size, nt = cls.tuning().tiling[order]
+    def default_tiling(cls, order: int, shape=None, damped: bool = False) -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz;
+        ``damped``: the tuning's tile for a sponge or a velocity model where it has one."""
+        tuning = cls.tuning()
+        table = tuning.damped_tiling if damped and order in tuning.damped_tiling else tuning.tiling
+        size, nt = table[order]
         return (size if shape is None else cls.fit_size(order, size, shape)), nt
 
     @classmethod
@@ -240,6 +323,7 @@ class CUDABackend(Backend):
         self._medium: tuple | None = None
         self._points = None
         self._point_arrays: tuple | None = None
+        self._point_io: PointQueue | None = None
         self._events: dict[int, tuple] = {}
         ncells = int(np.prod(shape, dtype=np.int64))
         self._prev = self._zeros(ncells)
@@ -310,7 +394,7 @@ class CUDABackend(Backend):
         t = point_tables(self.shape, 0, sources, receivers)
         self._events = {}
         if len(t.pt_z) == 0:
-            self._points = self._point_arrays = None
+            self._points = self._point_arrays = self._point_io = None
         else:
             _, ny, nz = self.shape
             index = (t.columns[:, 0] * ny + t.columns[:, 1]) * nz + t.pt_z
@@ -318,6 +402,7 @@ class CUDABackend(Backend):
             self._point_arrays = tuple(
                 cuda.to_device(np.ascontiguousarray(a, dtype=np.int64)) for a in (index, t.pt_kind, t.pt_slot)
             )
+            self._point_io = PointQueue(cuda, max(t.nsources, 1), t.nreceivers, self.nt)
         self._kernels = None  # selected on first use: one variant per run
 
     @property
@@ -345,16 +430,13 @@ class CUDABackend(Backend):
             )
 
     def _point_buffers(self, height: int, src_samples):
-        """Device source samples and a zeroed receiver buffer for ``height`` steps."""
+        """Queue ``height`` steps' source samples and reserve their receiver rows (device arrays)."""
         t = self._points
-        samples = t.source_samples(height) if src_samples is None else src_samples
-        if samples.shape != (max(t.nsources, 1), height):
+        if src_samples is not None and src_samples.shape != (max(t.nsources, 1), height):
             raise ValueError(
-                f"src_samples must have shape {(max(t.nsources, 1), height)}; got {samples.shape}"
+                f"src_samples must have shape {(max(t.nsources, 1), height)}; got {src_samples.shape}"
             )
-        cuda = self._cuda
-        return (cuda.to_device(np.ascontiguousarray(samples, dtype=np.float32)),
-                cuda.to_device(t.receiver_buffer(height)))
+        return self._point_io.queue(height, src_samples)
 
     def _sweep_events(self, height: int) -> tuple:
         cached = self._events.get(height)
@@ -372,17 +454,18 @@ class CUDABackend(Backend):
             cached = self._events[height] = (self._cuda.to_device(ev_ptr), self._cuda.to_device(events))
         return cached
 
-    def _receiver_values(self, rec, height: int) -> np.ndarray:
+    def take_traces(self) -> np.ndarray:
+        """The receiver values ``(steps, nreceivers)`` recorded since the last call (waits for the GPU)."""
         if self._points is None:
-            return np.zeros((height, 0), dtype=np.float32)
-        return rec.copy_to_host()[:, : self._points.nreceivers]
+            return np.zeros((0, 0), dtype=np.float32)
+        return self._point_io.take()[:, : self._points.nreceivers]
 
     # ---------------------------------------------------------------- stepping
     def _medium_args(self) -> tuple:
         return (self._bare, self._medium) if self._medium is not None else (self._coeffs, ())
 
-    def step(self, nsteps: int, src_samples: np.ndarray | None = None) -> np.ndarray:
-        """``nsteps`` stepwise steps; return the receiver points' values ``(nsteps, nreceivers)``."""
+    def step(self, nsteps: int, src_samples: np.ndarray | None = None) -> None:
+        """Queue ``nsteps`` stepwise steps (receiver values: :meth:`take_traces`)."""
         nsteps = int(nsteps)
         api = self._kernels_api
         coeffs, medium = self._medium_args()
@@ -394,7 +477,6 @@ class CUDABackend(Backend):
             if rec is not None:
                 api.launch_points(self.kernels, self._prev, k, self._point_arrays, samples, rec)
             self._prev, self._curr = self._curr, self._prev
-        return self._receiver_values(rec, nsteps)
 
     def _schedule(self, height: int) -> tuple:
         cached = self._schedules.get(height)
@@ -416,17 +498,16 @@ class CUDABackend(Backend):
                 self._done = cuda.to_device(np.zeros(s.ntorres, dtype=np.int64))
         return cached
 
-    def _sweep_extra(self, height: int, src_samples=None) -> tuple[tuple, object]:
-        """The variant's trailing sweep arguments and the receiver buffer (or None)."""
-        extra, rec = (), None
+    def _sweep_extra(self, height: int, points: tuple = ()) -> tuple:
+        """The variant's trailing sweep arguments; ``points``: the ``(samples, rec)`` device buffers."""
+        extra = ()
         if self._medium is not None:
             extra += self._medium
         if self._points is not None:
-            samples, rec = self._point_buffers(height, src_samples)
-            extra += (*self._sweep_events(height), samples, rec)
+            extra += (*self._sweep_events(height), *points)
         if self.pipelined:
             extra += (np.int64(self.chunk),)
-        return extra, rec
+        return extra
 
     def compile(self) -> None:
         """Compile (or load from the disk cache) this backend's kernels for this grid; launches nothing."""
@@ -434,11 +515,10 @@ class CUDABackend(Backend):
         coeffs, medium = self._medium_args()
         api.launch_stepwise(self.kernels, self._curr, self._prev, self.shape, coeffs,
                             compile_only=True, medium=medium)
-        extra, rec = self._sweep_extra(self.nt)
-        if rec is not None:
-            samples = extra[-3 if self.pipelined else -2]  # (..., samples, rec[, chunk])
-            api.launch_points(self.kernels, self._prev, 0, self._point_arrays, samples, rec,
-                              compile_only=True)
+        points = () if self._points is None else self._point_io.probe(self.nt)
+        extra = self._sweep_extra(self.nt, points)
+        if points:
+            api.launch_points(self.kernels, self._prev, 0, self._point_arrays, *points, compile_only=True)
         _, arrays, *_ = self._schedule(self.nt)
         kernel = api.launch_sweep(
             self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
@@ -447,12 +527,13 @@ class CUDABackend(Backend):
         )
         self.last_sweep_kernel = kernel or self.last_sweep_kernel
 
-    def sweep(self, height: int, src_samples: np.ndarray | None = None) -> np.ndarray:
-        """One DiamondTorre sweep; return the receiver points' values ``(height, nreceivers)``."""
+    def sweep(self, height: int, src_samples: np.ndarray | None = None) -> None:
+        """Queue one DiamondTorre sweep (receiver values: :meth:`take_traces`)."""
         if not 1 <= height <= self.nt:
             raise ValueError(f"sweep height must be between 1 and nt={self.nt}; got {height}")
         ntorres, arrays, *_ = self._schedule(height)
-        extra, rec = self._sweep_extra(height, src_samples)
+        points = () if self._points is None else self._point_buffers(height, src_samples)
+        extra = self._sweep_extra(height, points)
         self._epoch += 1
         self.last_sweep_kernel = self._kernels_api.launch_sweep(
             self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
@@ -462,7 +543,6 @@ class CUDABackend(Backend):
         self._tickets += ntorres
         if height % 2:
             self._prev, self._curr = self._curr, self._prev
-        return self._receiver_values(rec, height)
 
     @property
     def options(self) -> dict:

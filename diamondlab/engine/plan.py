@@ -56,16 +56,17 @@ def _clip_to_grid(size: int, order: int, shape) -> int:
     return max(1, min(int(size), min(int(shape[0]), int(shape[1])) // order))
 
 
-def default_tiling(backend: str | type[Backend], order: int, shape) -> tuple[int, int]:
+def default_tiling(backend: str | type[Backend], order: int, shape, damped: bool = False) -> tuple[int, int]:
     """The backend's default (DTS, Nt) for ``order`` on ``shape``, DTS lowered until a tile fits the grid.
 
-    ``backend`` is a registered name (``"auto"`` resolved) or a backend class.
+    ``backend`` is a registered name (``"auto"`` resolved) or a backend class;
+    ``damped``: the run has a sponge or a velocity model.
 
     >>> default_tiling("cpu", 2, (16, 16, 16))
     (8, 48)
     """
     cls = _backend_class(backend) if isinstance(backend, str) else backend
-    size, nt = cls.default_tiling(order, shape)
+    size, nt = cls.default_tiling(order, shape, damped)
     return _clip_to_grid(size, order, shape), nt
 
 
@@ -191,7 +192,8 @@ class RunPlan:
             nt = tuned.nt if nt == "auto" else nt
             if options is None and (size, nt) == (tuned.size, tuned.nt):
                 options = tuned.options
-        default_size, default_nt = default_tiling(backend_class, params.order, shape)
+        damped = physics.sponge > 0 or physics.velocity_model is not None
+        default_size, default_nt = default_tiling(backend_class, params.order, shape, damped)
         size = default_size if size is None else int(size)
         nt = default_nt if nt is None else int(nt)
         options = backend_class.check(params, shape, size, nt, dict(options or {}))

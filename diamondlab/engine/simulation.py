@@ -270,7 +270,9 @@ class Simulation:
             prev, curr = initial
         self._initial = initial
         self.backend.set_fields(prev, curr)
-        self.time_step = self._first_step
+        self.time_step = self._traces_from = self._first_step
+        if self.physics.receivers:
+            self.backend.take_traces()  # what a stopped run left queued belongs to the old fields
         self._traces = []
 
     @property
@@ -398,7 +400,6 @@ class Simulation:
                 with deferred_interrupts():  # a stop waits for the sweep, its books and its snapshot
                     self._advance(height)
                     done += height
-                    self._check_receivers(height)
                     now = time.perf_counter()
                     budget = (unchecked + now - mark) * FINITE_CHECK_BUDGET
                     check = done >= steps or budget >= self._plane_check_seconds
@@ -406,6 +407,7 @@ class Simulation:
                     report = callback is not None or (bar is not None and now - reported >= REPORT_SECONDS)
                     if check or snap or report:
                         self.backend.synchronize()
+                        self._take_traces()
                     now = time.perf_counter()
                     elapsed, unchecked, mark = elapsed + now - mark, unchecked + now - mark, now
                     if check:
@@ -424,6 +426,7 @@ class Simulation:
                     mark = time.perf_counter()
             self.backend.synchronize()
             elapsed += time.perf_counter() - mark
+            self._take_traces()
             if bar is not None:
                 bar.update(done - bar.n)
             if unchecked:  # stopped before the last sweep: the level it stopped at is checked too
@@ -434,11 +437,13 @@ class Simulation:
         finally:
             if bar is not None:
                 bar.close()
+            if self._traces_from != self.time_step:  # stopped by an error or Ctrl-C: keep what was recorded
+                self._take_traces(check=False)
             self.last_run = self._stats(done, elapsed, interrupted)
         return self.last_run
 
     def _advance(self, height: int) -> None:
-        """Queue ``height`` steps (one sweep); book the clock and the traces (receivers wait for it)."""
+        """Queue ``height`` steps (one sweep) and book the clock; the receivers record on the device."""
         advance = self.backend.sweep if self.algorithm == "diamondtorre" else self.backend.step
         samples = None
         if self.physics.has_points:
@@ -451,17 +456,24 @@ class Simulation:
                     f"{self.time_step + row} (amplitude {self.sources[source].amplitude:g}): lower its "
                     "amplitude", self.time_step, f"source {source}",
                 )  # fmt: skip
-        values = advance(height) if samples is None else advance(height, samples)
+        if samples is None:
+            advance(height)
+        else:
+            advance(height, samples)
         self.time_step += height
-        if self.physics.receivers:
-            self._traces.append(self.physics.traces(values))
 
-    def _check_receivers(self, height: int) -> None:
-        """Raise :class:`NonFiniteFieldError` if the last sweep's receiver traces are not finite."""
-        if self._traces and not np.isfinite(self._traces[-1]).all():
-            row, receiver = np.argwhere(~np.isfinite(self._traces[-1]))[0]
+    def _take_traces(self, check: bool = True) -> None:
+        """Append the receiver values queued since the last call to the traces (waits for the backend);
+        ``check``: raise :class:`NonFiniteFieldError` if one is not finite."""
+        first, self._traces_from = self._traces_from, self.time_step
+        if not self.physics.receivers:
+            return
+        traces = self.physics.traces(self.backend.take_traces())
+        self._traces.append(traces)
+        if check and not np.isfinite(traces).all():
+            row, receiver = np.argwhere(~np.isfinite(traces))[0]
             where = f"receiver {receiver} at {self.receivers[receiver].position}"
-            self._blown_up(self.time_step - height + int(row) + 1, where)
+            self._blown_up(first + int(row) + 1, where)
 
     def _check_planes(self) -> None:
         """Raise :class:`NonFiniteFieldError` if sampled planes of ``u^n`` are not finite.

@@ -51,6 +51,11 @@ class RunConfig:
     def __post_init__(self):
         object.__setattr__(self, "sweep", tuple(dict(self.sweep).items()))
 
+    @property
+    def damped(self) -> bool:
+        """Whether the run has a sponge: one applies only with sources or receivers."""
+        return bool(self.sponge and (self.sources or self.receivers))
+
     def sim_kwargs(self) -> dict:
         """Keyword arguments of :class:`~diamondlab.Simulation`.
 
@@ -62,7 +67,7 @@ class RunConfig:
         d.pop("steps")
         d["shape"] = tuple(d["shape"])
         d["sources"], d["receivers"] = make_points(self.sources, self.receivers)
-        d["sponge"] = self.sponge if (self.sources or self.receivers) else 0
+        d["sponge"] = self.sponge if self.damped else 0
         d.pop("sweep")
         if self.sweep and _resolves_to_cuda(self.backend):
             d["backend_options"] = dict(self.sweep)
@@ -97,12 +102,12 @@ def sweep_choices() -> list[tuple[str, tuple]]:
     return choices
 
 
-def default_tiling(backend: str, order: int, shape) -> tuple[int, int]:
+def default_tiling(backend: str, order: int, shape, damped: bool = False) -> tuple[int, int]:
     """The backend's default (DTS, Nt) for ``order`` on ``shape`` (see ``engine.plan.default_tiling``)."""
     from diamondlab.engine.plan import default_tiling as plan_default
 
     try:
-        return plan_default(backend, order, shape)
+        return plan_default(backend, order, shape, damped)
     except (RuntimeError, ValueError):  # a backend that cannot run here: its message shows on validation
         return 2, 8
 
@@ -268,7 +273,7 @@ class Controls:
         if self._held:
             return
         cfg = self.config()
-        size, nt = default_tiling(cfg.backend, cfg.order, cfg.shape)
+        size, nt = default_tiling(cfg.backend, cfg.order, cfg.shape, damped=cfg.damped)
         self._held = True
         try:
             self.sweep.disabled = not _resolves_to_cuda(cfg.backend)

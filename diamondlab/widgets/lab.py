@@ -94,7 +94,8 @@ class Lab:
         if "size" not in config or "nt" not in config:
             from diamondlab.widgets.controls import default_tiling
 
-            size, nt = default_tiling(config.get("backend", "cpu"), config.get("order", 2), config["shape"])
+            probe = RunConfig(**config)  # the defaults of the fields not given
+            size, nt = default_tiling(probe.backend, probe.order, probe.shape, damped=probe.damped)
             config = {"size": size, "nt": nt, **config}
         cfg = RunConfig(**config)
         self.controls = Controls(cfg)

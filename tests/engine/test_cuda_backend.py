@@ -40,6 +40,16 @@ def test_default_tile_fits_the_z_column():
     assert CUDABackend.default_tiling(2, (64, 64, 1000)) == (3, 32)  # DTS=4 holds 864 z cells at most
 
 
+def test_damped_default_tile_is_the_one_that_does_not_spill():
+    """A sponge or a velocity model at NO=2 runs DTS=3 (DTS=4's medium variant spills: BENCHMARKS.md)."""
+    from diamondlab.engine.plan import default_tiling
+
+    assert CUDABackend.default_tiling(2) == (4, 32)
+    assert CUDABackend.default_tiling(2, (256, 256, 256), damped=True) == (3, 32)
+    assert CUDABackend.default_tiling(8, (256, 256, 256), damped=True) == CUDABackend.default_tiling(8)
+    assert default_tiling(CUDABackend, 2, (256, 256, 256), damped=True) == (3, 32)
+
+
 def test_unsupported_pair_fails_before_any_work():
     with pytest.raises(ValueError, match="DTS in"):
         CUDABackend(WaveParameters(order=8), (40, 40, 40), 3, 4)
