@@ -175,8 +175,9 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--steps", type=_count(0), default=100, help="time steps to run (default 100)")
     run.add_argument(
-        "--algorithm", default="diamondtorre", choices=["diamondtorre", "stepwise"],
-        help="default diamondtorre; both give the same fields bit for bit",
+        "--algorithm", default="auto", choices=["auto", "diamondtorre", "stepwise"],
+        help="default auto: diamondtorre unless the backend measured stepwise faster for this run "
+        "(the GPU with a velocity model at NO >= 4; it says why); both give the same fields bit for bit",
     )  # fmt: skip
     run.add_argument(
         "--initial",

@@ -149,6 +149,9 @@ class CUDATuning:
     #: (DTS, Nt) per NO where a damped medium (sponge or velocity model) measured faster than
     #: :attr:`tiling` (the medium variant of the NO=2 DTS=4 sweep spills under its register cap)
     damped_tiling: dict = field(default_factory=dict)
+    #: NO at which DiamondTorre with a velocity model measured slower than stepwise (its model kernel
+    #: loads K per cell and tier: BENCHMARKS.md); ``algorithm="auto"`` runs stepwise there
+    stepwise_with_model: tuple = ()
     #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre waits
     pipelined: dict = field(default_factory=dict)
     #: register cap of the generic sweep per (NO, DTS) (128: two 256-thread blocks a multiprocessor)
@@ -167,6 +170,7 @@ HOPPER_TUNING = CUDATuning(
     measured_on=H100.name,
     tiling={2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)},
     damped_tiling={2: (3, 32)},
+    stepwise_with_model=(4, 6, 8),
     pipelined={(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)},
     max_registers={(2, 3): 128, (2, 4): 128, (4, 2): 128},
     specialised_max_registers={(2, 3): 80, (2, 4): 128, (4, 2): 128},

@@ -81,6 +81,12 @@ class Backend(abc.ABC):
         with a sponge or a velocity model, where the backend's best tile may differ)."""
 
     @classmethod
+    def choose_algorithm(cls, order: int, shape, velocity_model: bool) -> tuple[str, str]:
+        """``(algorithm, why)`` for ``algorithm="auto"``: DiamondTorre unless this backend measured
+        stepwise faster for such a run (default: DiamondTorre everywhere)."""
+        return "diamondtorre", f"DiamondTorre is the faster algorithm on backend {cls.name!r}"
+
+    @classmethod
     def fit_size(cls, order: int, size: int, shape) -> int:
         """The largest DTS up to ``size`` that the backend runs well on ``shape`` (default: ``size``)."""
         return size

@@ -182,6 +182,18 @@ class CUDABackend(Backend):
         return (size if shape is None else cls.fit_size(order, size, shape)), nt
 
     @classmethod
+    def choose_algorithm(cls, order: int, shape, velocity_model: bool) -> tuple[str, str]:
+        """Stepwise for a velocity model at the orders where the model sweep measured slower
+        (the tuning's ``stepwise_with_model``), else DiamondTorre (ahead from 128^3 up: BENCHMARKS.md)."""
+        if velocity_model and order in cls.tuning().stepwise_with_model:
+            return "stepwise", (
+                f"on this GPU DiamondTorre with a velocity model runs slower than stepwise at NO={order} "
+                "(0.54-0.86x measured at 256^3: its sweep loads K per cell and tier); "
+                "algorithm='diamondtorre' runs it anyway"
+            )
+        return "diamondtorre", "DiamondTorre measured faster than stepwise on the GPU for this run"
+
+    @classmethod
     def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
         """(DTS, Nt) pairs the auto-tuner measures: every built DTS with Nt = 16, 32, 64."""
         from diamondlab.kernels.cuda import SUPPORTED_SIZES

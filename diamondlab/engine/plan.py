@@ -5,10 +5,12 @@ Contract
 :meth:`RunPlan.build` takes what the user asked for (the arguments of
 :class:`~diamondlab.engine.simulation.Simulation` but the initial state)
 and returns a frozen :class:`RunPlan`: the shape as ints, the
-:class:`~diamondlab.numerics.WaveParameters`, the algorithm, the backend
-resolved from ``"auto"``, DTS and Nt with the backend's defaults (clipped
-to the grid) or the auto-tuner's choice, the backend's speed options with
-its defaults filled in, and the :class:`~diamondlab.engine.physics.Physics`.
+:class:`~diamondlab.numerics.WaveParameters`, the backend resolved from
+``"auto"``, the algorithm (``"auto"``: the backend's choice,
+:meth:`~diamondlab.engine.backends.Backend.choose_algorithm`, with its
+reason), DTS and Nt with the backend's defaults (clipped to the grid) or
+the auto-tuner's choice, the backend's speed options with its defaults
+filled in, and the :class:`~diamondlab.engine.physics.Physics`.
 It checks, in this order and without allocating a grid: the algorithm, the
 shape and the tiling values, the physics (velocity, sources, receivers,
 sponge), the time step, the backend's name and availability, the host
@@ -16,7 +18,8 @@ memory, and the backend's own :meth:`~diamondlab.engine.backends.Backend.check`
 (DTS, Nt, the domain, the options; on the GPU the (NO, DTS) pair, nz and the
 device memory).  Every failure is a ``ValueError``, ``TypeError``,
 ``RuntimeError`` (backend unusable here) or ``MemoryError`` that names the
-option; warnings (a source the run will not show, options ignored by
+option; warnings (a source the run will not show, ``algorithm="auto"``
+choosing stepwise and why, options ignored by
 ``"auto"`` on the CPU, the GPU declining a problem that the CPU then runs)
 are issued here.
 
@@ -39,9 +42,12 @@ from diamondlab.engine.memory import check_host_memory, host_bytes
 from diamondlab.engine.physics import Physics
 from diamondlab.numerics import WaveParameters, validate_shape
 
-__all__ = ["ALGORITHMS", "RunPlan", "default_tiling", "fitted_size"]
+__all__ = ["ALGORITHMS", "ALGORITHM_CHOICES", "RunPlan", "default_tiling", "fitted_size"]
 
+#: What a plan runs.
 ALGORITHMS = ("diamondtorre", "stepwise")
+#: What a user may ask for: ``"auto"`` lets the backend pick (:meth:`Backend.choose_algorithm`).
+ALGORITHM_CHOICES = ("auto", *ALGORITHMS)
 
 
 def _check_tiling_value(name: str, value) -> None:
@@ -107,6 +113,8 @@ class RunPlan:
     nt: int
     options: MappingProxyType
     physics: Physics = field(repr=False)
+    #: why this algorithm runs (``"asked for"``, or the backend's reason for ``algorithm="auto"``)
+    algorithm_reason: str = "asked for"
 
     @property
     def backend_class(self) -> type[Backend]:
@@ -139,7 +147,7 @@ class RunPlan:
         velocity=1.0,
         backend: str = "auto",
         backend_options: dict | None = None,
-        algorithm: str = "diamondtorre",
+        algorithm: str = "auto",
         sources=(),
         receivers=(),
         sponge: int | None = None,
@@ -149,8 +157,8 @@ class RunPlan:
 
         ``stacklevel`` as for :func:`warnings.warn`, counted from here (2: the caller of this method).
         """
-        if algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
+        if algorithm not in ALGORITHM_CHOICES:
+            raise ValueError(f"algorithm must be one of {ALGORITHM_CHOICES}; got {algorithm!r}")
         shape = validate_shape(shape)
         _check_tiling_value("size (DTS)", size)
         _check_tiling_value("nt (Nt, torre height)", nt)
@@ -166,7 +174,7 @@ class RunPlan:
             backend_options = None
         args = (shape, params, algorithm, physics, size, nt)
         try:
-            return cls._for_backend(name, *args, backend_options)
+            plan = cls._for_backend(name, *args, backend_options)
         except ValueError as err:
             if backend != "auto" or name == "cpu" or backend_options:
                 raise  # options given by hand are the caller's to fix, not a reason to leave the GPU
@@ -174,7 +182,10 @@ class RunPlan:
             # block, no memory left for a velocity model): the CPU engine can
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU",
                           stacklevel=stacklevel)
-            return cls._for_backend("cpu", *args, None)
+            plan = cls._for_backend("cpu", *args, None)
+        if algorithm == "auto" and plan.algorithm == "stepwise":
+            warnings.warn(f"algorithm 'auto' runs stepwise: {plan.algorithm_reason}", stacklevel=stacklevel)
+        return plan
 
     @classmethod
     def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options) -> RunPlan:
@@ -197,4 +208,8 @@ class RunPlan:
         size = default_size if size is None else int(size)
         nt = default_nt if nt is None else int(nt)
         options = backend_class.check(params, shape, size, nt, dict(options or {}))
-        return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics)
+        reason = "asked for"
+        if algorithm == "auto":
+            algorithm, reason = backend_class.choose_algorithm(params.order, shape,
+                                                               physics.velocity_model is not None)
+        return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason)

@@ -118,7 +118,11 @@ class Simulation:
         ``size="auto"`` and ``nt="auto"``.  ``"auto"`` on a machine without a
         GPU ignores them (with a warning); options the GPU cannot take are an
         error, not a reason to fall back to the CPU.
-    algorithm : {"diamondtorre", "stepwise"}
+    algorithm : {"auto", "diamondtorre", "stepwise"}
+        Default ``"auto"``: DiamondTorre, except where the backend measured
+        stepwise faster for this kind of run (on the GPU: a velocity model at
+        NO >= 4); it then warns and says why (:attr:`algorithm_reason`).  Both
+        give the same fields bit for bit.
     initial : "gaussian", "zero", an array, or a pair of arrays, optional
         Default: ``"zero"`` (at rest) when there are sources or receivers,
         so that traces and snapshots show the sources alone (as in Devito and
@@ -162,7 +166,7 @@ class Simulation:
         velocity=1.0,
         backend: str = "auto",
         backend_options: dict | None = None,
-        algorithm: str = "diamondtorre",
+        algorithm: str = "auto",
         initial=None,
         pulse_width: float | None = None,
         sources=(),
@@ -200,7 +204,9 @@ class Simulation:
     # ------------------------------------------------------------ state (the plan's, decided once)
     physics = property(lambda self: self.plan.physics, doc="Medium, sponge, sources and receivers.")
     params = property(lambda self: self.plan.params, doc="The scheme's WaveParameters.")
-    algorithm = property(lambda self: self.plan.algorithm, doc='"diamondtorre" or "stepwise".')
+    algorithm = property(lambda self: self.plan.algorithm, doc='"diamondtorre" or "stepwise" (what runs).')
+    algorithm_reason = property(lambda self: self.plan.algorithm_reason,
+                                doc='Why it runs ("asked for", or the reason of algorithm="auto").')
     backend_name = property(lambda self: self.plan.backend, doc="The backend that runs (after 'auto').")
     size = property(lambda self: self.plan.size, doc="DTS, the diamond tile size.")
     nt = property(lambda self: self.plan.nt, doc="Nt, the torre height.")

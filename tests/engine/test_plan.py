@@ -75,3 +75,35 @@ def test_warnings_of_the_plan_point_at_the_caller(monkeypatch):
         warnings.simplefilter("always")
         Simulation((16, 16, 8), 2, backend="auto", size=2, nt=4, backend_options={"band": 32})
     assert caught[0].filename == __file__
+
+
+def test_algorithm_auto_runs_what_the_backend_chooses_and_says_why(monkeypatch):
+    plan = RunPlan.build((16, 16, 16), 2, backend="cpu")
+    assert plan.algorithm == "diamondtorre" and "faster" in plan.algorithm_reason
+    reason = "stepwise measured faster here"
+    monkeypatch.setattr(CPUBackend, "choose_algorithm", classmethod(lambda cls, *a: ("stepwise", reason)))
+    with pytest.warns(UserWarning, match=f"algorithm 'auto' runs stepwise: {reason}"):
+        sim = Simulation((16, 16, 16), 2, backend="cpu", nt=4)
+    assert (sim.algorithm, sim.algorithm_reason) == ("stepwise", reason)
+    sim.run(6)
+    reference = Simulation((16, 16, 16), 2, backend="cpu", nt=4, algorithm="diamondtorre")
+    reference.run(6)
+    assert np.array_equal(sim.field, reference.field)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # asked for explicitly: no warning, the choice is the user's
+        asked = RunPlan.build((16, 16, 16), 2, backend="cpu", algorithm="diamondtorre")
+    assert asked.algorithm_reason == "asked for"
+    with pytest.raises(ValueError, match=r"algorithm must be one of \('auto', 'diamondtorre', 'stepwise'\)"):
+        RunPlan.build((16, 16, 16), 2, backend="cpu", algorithm="fast")
+
+
+def test_the_gpu_runs_stepwise_only_where_diamondtorre_measured_slower():
+    """A velocity model at NO >= 4 (0.54-0.86x measured at 256^3, BENCHMARKS.md); else DiamondTorre."""
+    from diamondlab.engine.cuda_backend import CUDABackend
+
+    for order in (2, 4, 6, 8):
+        assert CUDABackend.choose_algorithm(order, (256, 256, 256), False)[0] == "diamondtorre"
+    assert CUDABackend.choose_algorithm(2, (256, 256, 256), True)[0] == "diamondtorre"
+    for order in (4, 6, 8):
+        algorithm, why = CUDABackend.choose_algorithm(order, (256, 256, 256), True)
+        assert algorithm == "stepwise" and "velocity model" in why and f"NO={order}" in why
