@@ -174,17 +174,43 @@ class Simulation:
         sponge: int | None = None,
         step: int = 0,
     ):
+        self._check_start(initial, pulse_width, step)
+        plan = RunPlan.build(
+            shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
+            backend=backend, backend_options=backend_options, algorithm=algorithm, sources=sources,
+            receivers=receivers, sponge=sponge, stacklevel=3,
+        )  # fmt: skip
+        self._start(plan, initial, pulse_width, step)
+
+    @classmethod
+    def from_plan(cls, plan: RunPlan, *, initial=None, pulse_width: float | None = None,
+                  step: int = 0) -> Simulation:
+        """The simulation of an already checked :class:`~diamondlab.engine.plan.RunPlan` (not checked again).
+
+        For callers that build the plan first to validate a configuration
+        (the lab's controllers): the plan is what runs.  ``initial``,
+        ``pulse_width`` and ``step`` as for the constructor.
+
+        >>> plan = RunPlan.build((24, 20, 16), 2, backend="cpu", size=2, nt=4)
+        >>> Simulation.from_plan(plan).plan is plan
+        True
+        """
+        cls._check_start(initial, pulse_width, step)
+        sim = cls.__new__(cls)
+        sim._start(plan, initial, pulse_width, step)
+        return sim
+
+    @staticmethod
+    def _check_start(initial, pulse_width, step) -> None:
         if pulse_width is not None and not (np.isfinite(pulse_width) and pulse_width > 0):
             raise ValueError(f"pulse_width must be a finite width in cells > 0; got {pulse_width!r}")
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
             raise ValueError(f"step (the initial time level) must be an int >= 0; got {step!r}")
         if isinstance(initial, str) and initial not in ("gaussian", "zero"):
             raise ValueError(f"initial must be 'gaussian', 'zero', an array or a pair; got {initial!r}")
-        plan = RunPlan.build(
-            shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
-            backend=backend, backend_options=backend_options, algorithm=algorithm, sources=sources,
-            receivers=receivers, sponge=sponge, stacklevel=3,
-        )  # fmt: skip
+
+    def _start(self, plan: RunPlan, initial, pulse_width, step) -> None:
+        """Allocate the plan's backend and set the initial state."""
         if initial is None:
             initial = "zero" if plan.physics.sources or plan.physics.receivers else "gaussian"
         elif not isinstance(initial, str):

@@ -27,7 +27,7 @@ import ipywidgets as widgets
 from diamondlab.numerics import SUPPORTED_ORDERS, courant_limit
 from diamondlab.widgets.points import PointsPanel, make_points
 
-__all__ = ["Controls", "RunConfig", "build_simulation", "check_config"]
+__all__ = ["Controls", "RunConfig", "build_simulation", "check_config", "plan_config"]
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,9 @@ def default_tiling(backend: str, order: int, shape, damped: bool = False) -> tup
         return 2, 8
 
 
-def check_config(cfg: RunConfig, notes: list | None = None) -> str:
-    """Why ``cfg`` cannot run ('' when it can): the engine's :class:`~diamondlab.engine.plan.RunPlan`
-    checks it, without allocating a grid.
+def plan_config(cfg: RunConfig, notes: list | None = None):
+    """The engine's :class:`~diamondlab.engine.plan.RunPlan` of ``cfg``, or the message saying why it
+    cannot run (a ``str``); checked without allocating a grid.
 
     Warnings of the checks (a wavelet with few points per wavelength) are
     appended to ``notes`` when given.
@@ -126,19 +126,28 @@ def check_config(cfg: RunConfig, notes: list | None = None) -> str:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            RunPlan.build(**kwargs)
+            plan = RunPlan.build(**kwargs)
     except (ValueError, TypeError, RuntimeError, MemoryError) as err:
         return str(err)
     if notes is not None:
         notes.extend(str(w.message) for w in caught)
-    return ""
+    return plan
 
 
-def build_simulation(cfg: RunConfig, **extra):
-    """The :class:`~diamondlab.Simulation` of ``cfg`` (``extra``: sources, receivers, ...)."""
+def check_config(cfg: RunConfig, notes: list | None = None) -> str:
+    """Why ``cfg`` cannot run ('' when it can): :func:`plan_config`'s message."""
+    plan = plan_config(cfg, notes)
+    return plan if isinstance(plan, str) else ""
+
+
+def build_simulation(cfg: RunConfig, plan=None):
+    """The :class:`~diamondlab.Simulation` of ``cfg``; ``plan``: its plan from :func:`plan_config`
+    (then not built and checked again)."""
     from diamondlab.engine.simulation import Simulation
 
-    return Simulation(**cfg.sim_kwargs(), **extra)
+    if plan is None:
+        return Simulation(**cfg.sim_kwargs())
+    return Simulation.from_plan(plan, initial=cfg.sim_kwargs()["initial"])
 
 
 def _backend_options() -> list[str]:

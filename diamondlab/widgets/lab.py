@@ -35,7 +35,7 @@ from dataclasses import replace as _replace
 
 import ipywidgets as widgets
 
-from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, check_config
+from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, plan_config
 from diamondlab.widgets.live import LiveView, close_widgets
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer
 from diamondlab.widgets.runner import BackgroundRun
@@ -100,16 +100,18 @@ class Lab:
         cfg = RunConfig(**config)
         self.controls = Controls(cfg)
         self.measured: dict = {}
-        message = check_config(cfg)
-        if message and cfg.backend != "cpu" and not check_config(_replace(cfg, backend="cpu")):
-            # e.g. a configuration the GPU engine does not build (NO, DTS, nz): the CPU engine runs it
-            cfg, note = _replace(cfg, backend="cpu"), f"running on the CPU: {message}"
-            self.controls.set(backend="cpu")
-            self.controls.show_message(note, "info")
-        elif message:
-            raise ValueError(message)
+        plan = plan_config(cfg)
+        if isinstance(plan, str) and cfg.backend != "cpu":
+            on_cpu = plan_config(_replace(cfg, backend="cpu"))
+            if not isinstance(on_cpu, str):
+                # e.g. a configuration the GPU engine does not build (NO, DTS, nz): the CPU engine runs it
+                cfg, note, plan = _replace(cfg, backend="cpu"), f"running on the CPU: {plan}", on_cpu
+                self.controls.set(backend="cpu")
+                self.controls.show_message(note, "info")
+        if isinstance(plan, str):
+            raise ValueError(plan)
         try:
-            sim = build_simulation(cfg)
+            sim = build_simulation(cfg, plan)
         except Exception as err:  # noqa: BLE001 - a backend that fails: fall back to the CPU, say why
             if cfg.backend == "cpu":
                 raise
@@ -173,13 +175,13 @@ class Lab:
     def _prepare(self) -> bool:
         """Make the simulation match the controllers; False (with a message) if it cannot."""
         cfg = self.controls.config()
-        message = check_config(cfg)
-        if message:
-            self.controls.show_message(message)
+        plan = plan_config(cfg)
+        if isinstance(plan, str):
+            self.controls.show_message(plan)
             return False
         if cfg.sim_kwargs() != self._config.sim_kwargs():
             try:
-                sim = build_simulation(cfg)
+                sim = build_simulation(cfg, plan)
             except Exception as err:  # noqa: BLE001 - shown in the widget
                 self.controls.show_message(f"{type(err).__name__}: {err}")
                 return False

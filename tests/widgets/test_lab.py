@@ -275,3 +275,21 @@ def test_rebuilding_the_lab_does_not_grow_memory(cell):
     lab.close()
     # without Lab.close (before issue 17): about 4 MiB more per lab, +110 MiB here
     assert rss[1] <= 1.10 * rss[0], f"resident memory grew from {rss[0]:.0f} to {rss[1]:.0f} MiB"
+
+
+def test_the_lab_runs_the_plan_it_checked(cell, monkeypatch):
+    """The controllers' checked RunPlan is what runs: the lab never builds and checks it again."""
+    from diamondlab.engine.simulation import Simulation
+
+    def rebuild(*args, **kwargs):
+        raise AssertionError("the lab built a second RunPlan through Simulation(...)")
+
+    monkeypatch.setattr(Simulation, "__init__", rebuild)
+    lab = Lab(shape=(24, 20, 16), order=2, size=1, nt=4, backend="cpu", paced=False)
+    try:
+        assert lab.sim.plan.shape == (24, 20, 16) and lab.sim.order == 2
+        lab.controls.order.value = 4
+        assert lab.step() and lab.wait(60)
+        assert lab.sim.order == 4 and lab.sim.time_step > 0
+    finally:
+        lab.close()
