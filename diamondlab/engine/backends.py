@@ -25,6 +25,7 @@ offers::
     step(nsteps[, src_samples])   # queue stepwise time stepping
     sweep(height[, src_samples])  # queue one DiamondTorre sweep, 1 <= height <= nt
     take_traces()            # receiver values recorded since the last call (waits for the work)
+    agree(flags)             # clock-based decisions made common to the processes of a run (MPI)
     synchronize()            # wait until queued work is done (timing)
     options                  # the speed options in force (a dict; may be empty)
 
@@ -142,6 +143,11 @@ class Backend(abc.ABC):
     def options(self) -> dict:
         """The speed options in force."""
         return {}
+
+    def agree(self, flags: tuple) -> tuple:
+        """Decisions taken from this process's clock, made common to every process that shares the
+        run (MPI ranks: :class:`~diamondlab.engine.mpi.SlabBackend`); one process: unchanged."""
+        return tuple(flags)
 
     def field_views(self):
         """Writable host views ``(u^{n-1}, u^n)`` of the two levels, or ``(None, None)`` (not on the host)."""

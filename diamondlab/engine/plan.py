@@ -32,7 +32,7 @@ once per device and shape, then reads its cache).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -115,6 +115,13 @@ class RunPlan:
     physics: Physics = field(repr=False)
     #: why this algorithm runs (``"asked for"``, or the backend's reason for ``algorithm="auto"``)
     algorithm_reason: str = "asked for"
+    #: the MPI communicator whose ranks split the grid along y (None: one process)
+    comm: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def ranks(self) -> int:
+        """MPI ranks that share the grid (1: this process alone)."""
+        return 1 if self.comm is None else self.comm.size
 
     @property
     def backend_class(self) -> type[Backend]:
@@ -126,8 +133,16 @@ class RunPlan:
         return nx * ny * nz
 
     def make_backend(self) -> Backend:
-        """Allocate the backend's fields and hand it the medium and the points (one kernel variant)."""
-        backend = self.backend_class.from_plan(self)
+        """Allocate the backend's fields and hand it the medium and the points (one kernel variant);
+        with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.mpi.SlabBackend`)."""
+        if self.ranks > 1:
+            from diamondlab.engine.mpi import SlabBackend
+
+            slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, self.comm.rank)
+            inner = self.backend_class.from_plan(replace(self, shape=slab, comm=None))
+            backend = SlabBackend(inner, self.shape, self.comm)
+        else:
+            backend = self.backend_class.from_plan(self)
         if self.physics.needs_backend:
             ph = self.physics
             backend.set_physics(ph.medium(self.params.dt), ph.source_points.cells, ph.receiver_points.cells)
@@ -151,6 +166,7 @@ class RunPlan:
         sources=(),
         receivers=(),
         sponge: int | None = None,
+        comm=None,
         stacklevel: int = 2,
     ) -> RunPlan:
         """Normalise and check a run (see the module contract); arguments as for ``Simulation``.
@@ -167,6 +183,12 @@ class RunPlan:
         physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
         params = WaveParameters(order=order, spacing=spacing, velocity=physics.velocity_max, courant=courant,
                                 dt=dt)  # fmt: skip
+        ranks = 1 if comm is None else int(comm.size)
+        if ranks > 1:
+            if backend not in ("auto", "cpu"):
+                raise ValueError(f"comm: MPI ranks run the CPU engine (backend='cpu' or 'auto'); got "
+                                 f"backend={backend!r} (GPU ranks are not built yet)")
+            backend = "cpu"
         name = resolve_backend(backend)
         if backend == "auto" and name == "cpu" and backend_options:
             warnings.warn(f"backend 'auto' runs on the CPU here: backend_options {backend_options} "
@@ -175,6 +197,9 @@ class RunPlan:
         args = (shape, params, algorithm, physics, size, nt)
         try:
             plan = cls._for_backend(name, *args, backend_options)
+            if ranks > 1:
+                plan = replace(plan, comm=comm)
+                plan.check_slabs()
         except ValueError as err:
             if backend != "auto" or name == "cpu" or backend_options:
                 raise  # options given by hand are the caller's to fix, not a reason to leave the GPU
@@ -186,6 +211,20 @@ class RunPlan:
         if algorithm == "auto" and plan.algorithm == "stepwise":
             warnings.warn(f"algorithm 'auto' runs stepwise: {plan.algorithm_reason}", stacklevel=stacklevel)
         return plan
+
+    def check_slabs(self) -> None:
+        """Every rank's slab (owned rows and ghost rows) must hold the backend's tile (MPI ranks)."""
+        from diamondlab.engine.mpi import SlabBackend, slab_bounds
+
+        slab_bounds(self.shape[1], self.ranks)  # at least one row a rank
+        for rank in range(self.ranks):
+            slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, rank)
+            try:
+                self.backend_class.check(self.params, slab, self.size, self.nt, dict(self.options))
+            except ValueError as err:
+                raise ValueError(f"comm: rank {rank} of {self.ranks} holds {slab[1]} of ny={self.shape[1]} "
+                                 f"rows (owned and ghost rows), too few for this tile: {err}; use fewer "
+                                 "ranks or a smaller size (DTS)") from err
 
     @classmethod
     def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options) -> RunPlan:

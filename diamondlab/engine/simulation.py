@@ -144,6 +144,13 @@ class Simulation:
     step : int
         Time level ``n`` of ``initial`` (default 0): the clock, the wavelets
         and the trace times go on from it (how a saved run is continued).
+    comm : mpi4py communicator, optional
+        Split the grid along y over its ranks (run under ``mpiexec``; every
+        rank makes the same ``Simulation`` and calls the same methods): each
+        rank runs its slab with the CPU engine and exchanges ghost rows once
+        per sweep (:mod:`diamondlab.engine.mpi`); fields, planes, traces and
+        snapshots are the whole grid's on every rank, bit for bit the
+        single-process result.  Snapshot files are written by rank 0.
 
     Examples
     --------
@@ -173,12 +180,13 @@ class Simulation:
         receivers=(),
         sponge: int | None = None,
         step: int = 0,
+        comm=None,
     ):
         self._check_start(initial, pulse_width, step)
         plan = RunPlan.build(
             shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
             backend=backend, backend_options=backend_options, algorithm=algorithm, sources=sources,
-            receivers=receivers, sponge=sponge, stacklevel=3,
+            receivers=receivers, sponge=sponge, comm=comm, stacklevel=3,
         )  # fmt: skip
         self._start(plan, initial, pulse_width, step)
 
@@ -437,6 +445,7 @@ class Simulation:
                     check = done >= steps or budget >= self._plane_check_seconds
                     snap = snapshots is not None and snapshots.due(self.time_step)
                     report = callback is not None or (bar is not None and now - reported >= REPORT_SECONDS)
+                    check, report = self.backend.agree((check, report))  # MPI ranks: one decision
                     if check or snap or report:
                         self.backend.synchronize()
                         self._take_traces()
@@ -539,7 +548,11 @@ class Simulation:
         )  # fmt: skip
 
     def _snapshot(self, snapshots: Snapshots) -> None:
-        snapshots.take(self.time_step, self.time, self.field, self.params.spacing)
+        field = self.field  # gathered from every MPI rank (all of them call it)
+        if snapshots.directory is not None and self.plan.ranks > 1 and self.plan.comm.rank != 0:
+            snapshots.last_step = self.time_step  # rank 0 writes the files
+            return
+        snapshots.take(self.time_step, self.time, field, self.params.spacing)
 
     def _stats(self, done: int, elapsed: float, interrupted: bool = False) -> RunStats:
         return RunStats(done, elapsed, self.cells, self.algorithm, self.backend_name, interrupted)

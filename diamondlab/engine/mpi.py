@@ -1,0 +1,223 @@
+"""Several processes over MPI: the domain split along y, each rank a slab with ghost rows.
+
+Contract
+--------
+:class:`SlabBackend` runs one rank's part of a run on any host backend (the
+CPU engine: its fields are host arrays, exchanged in place).  The grid is
+split along y into ``comm.size`` slabs of nearly equal width
+(:func:`slab_bounds`); rank ``r`` owns rows ``[y0, y1)`` and holds the rows
+``[y0 - G, y1 + G)`` clipped to the grid, with ``G = Nt * order / 2`` ghost
+rows on each side: the light cone of a sweep of ``Nt`` steps.  Before each
+sweep (or each call of ``step``) the ranks exchange the ghost rows of both
+levels with the ranks that own them (non-blocking point to point, one
+message per neighbour and direction), then each rank runs the sweep on its
+slab alone.  The zero boundary that a slab's cut edge puts in place of its
+neighbour's rows corrupts at most ``order / 2`` rows per step, so after
+``Nt`` steps every owned row is exact: **each rank's owned rows equal the
+single-process result bit for bit**, whatever the algorithm (the ghost rows
+are recomputed by both neighbours: the price of exchanging once per sweep).
+
+Sources are applied on every rank whose slab holds their cell (ghost rows
+included), receivers are recorded by the rank that owns their row; traces,
+fields and planes are gathered so that every rank sees the global values
+(``fields``, ``planes`` and ``take_traces`` are collective: every rank must
+call them).  Decisions that depend on a rank's clock (when to check the
+planes, when to report) are agreed with :meth:`SlabBackend.agree`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from diamondlab.engine.backends import Backend, planes_of
+
+__all__ = ["SlabBackend", "ghost_rows", "slab_bounds"]
+
+
+def slab_bounds(ny: int, ranks: int) -> list[tuple[int, int]]:
+    """The ``[y0, y1)`` rows each of ``ranks`` ranks owns: widths differ by at most one.
+
+    >>> slab_bounds(10, 3)
+    [(0, 4), (4, 7), (7, 10)]
+    """
+    if not 1 <= ranks <= ny:
+        raise ValueError(f"{ranks} MPI ranks need ny >= {ranks} (one row each at least); got ny={ny}")
+    base, extra = divmod(ny, ranks)
+    bounds, y = [], 0
+    for r in range(ranks):
+        width = base + (r < extra)
+        bounds.append((y, y + width))
+        y += width
+    return bounds
+
+
+def ghost_rows(order: int, nt: int) -> int:
+    """Rows a sweep of ``nt`` steps reads beyond a slab: ``nt`` times the stencil radius.
+
+    >>> ghost_rows(2, 8), ghost_rows(8, 16)
+    (8, 64)
+    """
+    return nt * (order // 2)
+
+
+def _extended(bounds, r: int, ghosts: int, ny: int) -> tuple[int, int]:
+    y0, y1 = bounds[r]
+    return max(0, y0 - ghosts), min(ny, y1 + ghosts)
+
+
+class SlabBackend:
+    """One rank's slab of a y-split run (see the module contract); the backend contract, collective.
+
+    Parameters
+    ----------
+    inner : Backend
+        The host backend built for :attr:`slab_shape` (``(nx, y1 - y0 + ghosts, nz)``).
+    shape : (nx, ny, nz)
+        The whole grid.
+    comm : mpi4py communicator
+    """
+
+    def __init__(self, inner: Backend, shape, comm):
+        self.inner, self.shape, self.comm = inner, tuple(shape), comm
+        self.name = f"{inner.name} x {comm.size} MPI ranks"
+        self.params, self.size, self.nt = inner.params, inner.size, inner.nt
+        ny = self.shape[1]
+        self.ghosts = ghost_rows(self.params.order, self.nt)
+        self.bounds = slab_bounds(ny, comm.size)
+        self.extended = [_extended(self.bounds, r, self.ghosts, ny) for r in range(comm.size)]
+        self.owned = self.bounds[comm.rank]
+        self.rows = self.extended[comm.rank]
+        # what this rank sends to / receives from each other rank: rows of the whole grid
+        self._sends, self._recvs = [], []
+        for q in range(comm.size):
+            if q == comm.rank:
+                continue
+            send = (max(self.owned[0], self.extended[q][0]), min(self.owned[1], self.extended[q][1]))
+            recv = (max(self.bounds[q][0], self.rows[0]), min(self.bounds[q][1], self.rows[1]))
+            if send[1] > send[0]:
+                self._sends.append((q, send))
+            if recv[1] > recv[0]:
+                self._recvs.append((q, recv))
+        self._source_rows = np.zeros(0, dtype=np.int64)
+        self._receiver_index = np.zeros(0, dtype=np.int64)
+        self._nreceivers = 0
+
+    @staticmethod
+    def slab_shape(shape, order: int, nt: int, ranks: int, rank: int) -> tuple[int, int, int]:
+        """The shape of the slab that ``rank`` holds (owned and ghost rows)."""
+        bounds = slab_bounds(int(shape[1]), ranks)
+        y0, y1 = _extended(bounds, rank, ghost_rows(order, nt), int(shape[1]))
+        return int(shape[0]), y1 - y0, int(shape[2])
+
+    # ------------------------------------------------------------ the ghost exchange
+    def _local(self, y0: int, y1: int) -> slice:
+        return slice(y0 - self.rows[0], y1 - self.rows[0])
+
+    def _exchange(self) -> None:
+        """Ghost rows of both levels from the ranks that own them (every rank calls it)."""
+        if self.comm.size == 1:
+            return
+        levels = self.inner.field_views()
+        requests, incoming = [], []
+        for q, (y0, y1) in self._recvs:
+            buf = np.empty((2, self.shape[0], y1 - y0, self.shape[2]), dtype=np.float32)
+            requests.append(self.comm.Irecv(buf, source=q, tag=7))
+            incoming.append((buf, y0, y1))
+        outgoing = []
+        for q, (y0, y1) in self._sends:
+            buf = np.ascontiguousarray(np.stack([level[:, self._local(y0, y1)] for level in levels]))
+            outgoing.append(buf)  # kept alive until the send completes
+            requests.append(self.comm.Isend(buf, dest=q, tag=7))
+        self._waitall(requests)
+        for buf, y0, y1 in incoming:
+            for level, rows in zip(levels, buf, strict=True):
+                level[:, self._local(y0, y1)] = rows
+
+    def _waitall(self, requests) -> None:
+        from mpi4py import MPI
+
+        MPI.Request.Waitall(requests)
+
+    def _gather(self, local: np.ndarray) -> np.ndarray:
+        """The whole grid's array from every rank's owned rows (on every rank)."""
+        owned = np.ascontiguousarray(local[:, self._local(*self.owned)].transpose(1, 0, 2))
+        counts = [(y1 - y0) * self.shape[0] * self.shape[2] for y0, y1 in self.bounds]
+        out = np.empty((self.shape[1], self.shape[0], self.shape[2]), dtype=np.float32)
+        self.comm.Allgatherv(owned, [out, counts])
+        return np.ascontiguousarray(out.transpose(1, 0, 2))
+
+    # ------------------------------------------------------------ the backend contract
+    @property
+    def options(self) -> dict:
+        return self.inner.options
+
+    def agree(self, flags: tuple) -> tuple:
+        """``flags`` true on any rank are true on all (decisions taken from a rank's own clock)."""
+        from mpi4py import MPI
+
+        return tuple(self.comm.allreduce(bool(f), op=MPI.LOR) for f in flags)
+
+    def compile(self) -> None:
+        self.inner.compile()
+
+    def field_views(self):
+        return None, None  # the whole grid is not on one rank
+
+    def set_fields(self, prev, curr) -> None:
+        """The whole grid's ``(u^{n-1}, u^n)`` (every rank passes them): each rank keeps its slab."""
+        rows = slice(*self.rows)
+        self.inner.set_fields(np.ascontiguousarray(prev[:, rows]), np.ascontiguousarray(curr[:, rows]))
+
+    def fields(self):
+        prev, curr = self.inner.field_views()
+        return self._gather(prev), self._gather(curr)
+
+    def current_view(self):
+        return self._gather(self.inner.field_views()[1])
+
+    def planes(self, index, strides):
+        return planes_of(self.current_view(), index, strides)
+
+    def set_physics(self, medium=None, sources=(), receivers=()) -> None:
+        """The medium's slab, the sources whose cell is in the slab, the receivers whose row is owned."""
+        y0, y1 = self.rows
+        sources = np.asarray(sources, dtype=np.int64).reshape(-1, 3)
+        receivers = np.asarray(receivers, dtype=np.int64).reshape(-1, 3)
+        in_slab = np.flatnonzero((sources[:, 1] >= y0) & (sources[:, 1] < y1))
+        owned = np.flatnonzero((receivers[:, 1] >= self.owned[0]) & (receivers[:, 1] < self.owned[1]))
+        self._source_rows, self._receiver_index, self._nreceivers = in_slab, owned, len(receivers)
+        shift = np.array([0, y0, 0])
+        self.inner.set_physics(None if medium is None else medium.slab(y0, y1),
+                               sources[in_slab] - shift, receivers[owned] - shift)
+
+    def _samples(self, src_samples):
+        if src_samples is None:
+            return None
+        rows = src_samples[self._source_rows]
+        return rows if len(rows) else np.zeros((1, src_samples.shape[1]), dtype=np.float32)
+
+    def step(self, nsteps: int, src_samples=None) -> None:
+        self._exchange()
+        self.inner.step(nsteps, self._samples(src_samples))
+
+    def sweep(self, height: int, src_samples=None) -> None:
+        self._exchange()
+        self.inner.sweep(height, self._samples(src_samples))
+
+    def take_traces(self) -> np.ndarray:
+        """Every receiver point's values since the last call (each from the rank that owns it)."""
+        from mpi4py import MPI
+
+        local = self.inner.take_traces()
+        steps = self.comm.allreduce(len(local) if self._nreceivers else 0, op=MPI.MAX)
+        out = np.zeros((steps, self._nreceivers), dtype=np.float32)
+        if len(self._receiver_index):
+            out[:, self._receiver_index] = local
+        self.comm.Allreduce(MPI.IN_PLACE, out, op=MPI.SUM)  # one owner per column: x + 0 is x
+        return out
+
+    def synchronize(self) -> None:
+        self.inner.synchronize()
+
+    def resources(self):
+        return None

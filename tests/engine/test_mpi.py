@@ -1,0 +1,60 @@
+"""Several processes over MPI: the grid split along y, bit for bit the single-process run."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diamondlab.engine.mpi import SlabBackend, ghost_rows, slab_bounds
+from diamondlab.engine.plan import RunPlan
+
+HERE = Path(__file__).parent
+
+
+class FakeComm:
+    """Only what the plan reads of a communicator (its checks run before any message)."""
+
+    def __init__(self, size, rank=0):
+        self.size, self.rank = size, rank
+
+
+def test_slabs_cover_the_grid_once_and_hold_their_ghost_rows():
+    for ny, ranks in ((10, 3), (23, 2), (7, 7)):
+        bounds = slab_bounds(ny, ranks)
+        assert bounds[0][0] == 0 and bounds[-1][1] == ny
+        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+        assert max(b - a for a, b in bounds) - min(b - a for a, b in bounds) <= 1
+    assert ghost_rows(4, 6) == 12
+    assert SlabBackend.slab_shape((20, 40, 8), 2, 4, 4, 0) == (20, 14, 8)  # rows 0..10 and 4 ghost rows
+    assert SlabBackend.slab_shape((20, 40, 8), 2, 4, 4, 1) == (20, 18, 8)  # 4 ghost rows on each side
+
+
+def test_bad_mpi_runs_are_clear_errors_before_any_allocation():
+    with pytest.raises(ValueError, match=r"30 MPI ranks need ny >= 30 \(one row each at least\); got ny=20"):
+        RunPlan.build((20, 20, 8), 2, backend="cpu", size=1, nt=2, comm=FakeComm(30))
+    with pytest.raises(ValueError, match=r"comm: MPI ranks run the CPU engine .* got backend='cuda'"):
+        RunPlan.build((20, 20, 8), 2, backend="cuda", comm=FakeComm(2))
+    with pytest.raises(ValueError, match=r"comm: rank 0 of 10 holds 4 of ny=20 rows .* too few for this"):
+        RunPlan.build((20, 20, 8), 2, backend="cpu", size=3, nt=2, comm=FakeComm(10))
+    plan = RunPlan.build((20, 20, 8), 2, backend="auto", size=1, nt=2, comm=FakeComm(2))
+    assert plan.backend == "cpu" and plan.ranks == 2
+
+
+def _mpiexec():
+    found = Path(sys.executable).with_name("mpiexec")
+    return str(found) if found.exists() else shutil.which("mpiexec")
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_give_the_single_process_result_bit_for_bit(ranks):
+    """Fields, traces and planes with sources, receivers, a layered model and a sponge, both algorithms."""
+    pytest.importorskip("mpi4py", reason="the mpi extra (pip install 'diamondlab[mpi]')")
+    mpiexec = _mpiexec()
+    if mpiexec is None:
+        pytest.skip("no mpiexec (pip install 'diamondlab[mpi]' brings MPICH's)")
+    out = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, str(HERE / "mpi_cases.py")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("ok ") == 4 and f"ranks={ranks}" in out.stdout, out.stdout
