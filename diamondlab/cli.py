@@ -11,9 +11,12 @@ one grid in one process (medians of ``--repeats`` runs) and prints a table.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import itertools
 import json
 import math
+import os
 import re
 import sys
 import warnings
@@ -448,25 +451,48 @@ def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool) -
     return files + out
 
 
-def _run(args) -> int:
+#: Environment variables in which an MPI launcher gives each process the number of processes
+#: (MPICH's Hydra and Intel MPI: PMI_SIZE; Open MPI: OMPI_COMM_WORLD_SIZE).
+MPI_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+
+
+def _mpi_world():
+    """``MPI.COMM_WORLD`` when ``mpiexec`` started this process as one of several, else None."""
+    sizes = [int(os.environ[v]) for v in MPI_SIZE_VARIABLES if os.environ.get(v, "").isdigit()]
+    if not sizes or max(sizes) <= 1:
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError as err:
+        raise RuntimeError(f"mpiexec started {max(sizes)} processes but mpi4py is not installed: "
+                           "pip install 'diamondlab[mpi]'") from err
+    return MPI.COMM_WORLD if MPI.COMM_WORLD.size > 1 else None
+
+
+def _run(args, comm=None) -> int:
+    """``diamondlab run``; ``comm``: the MPI ranks that share the grid (rank 0 prints and writes)."""
     from diamondlab.engine.interrupts import deferred_interrupts
     from diamondlab.engine.simulation import Simulation, SourceTimingWarning
     from diamondlab.engine.snapshots import Snapshots
 
+    root = comm is None or comm.rank == 0
     problem, record = _problem(args)
     writes_out = args.snapshot_every is not None or bool(problem["receivers"])
     formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
     # checks the cadence and the formats; the folder is made at the first snapshot
     snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every, args.out, formats)
-    _prepare_out(args, writes_out)
+    if root:
+        _prepare_out(args, writes_out)
+    if comm is not None:
+        comm.Barrier()  # the outputs checked (an error there aborts every rank) before any rank starts
     if "auto" in (args.dts, args.nt):
         print("tuning DTS and Nt on this grid (each candidate is measured once; the choice is cached)...",
               flush=True)
     sim = Simulation(
         size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
-        backend_options=dict(args.backend_option) or None, **problem,
+        backend_options=dict(args.backend_option) or None, comm=comm, **problem,
     )  # fmt: skip
-    print(sim)
+    print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
     first = sim.fields if args.save else None
     first_step = sim.time_step
     interrupted = False
@@ -474,18 +500,23 @@ def _run(args) -> int:
         # a source that peaks after the end is never seen unless the run is saved to be continued
         warnings.simplefilter("always" if args.save else "error", SourceTimingWarning)
         try:
-            stats = sim.run(args.steps, progress=not args.no_progress, snapshots=snapshots)
+            stats = sim.run(args.steps, progress=root and not args.no_progress, snapshots=snapshots)
         except KeyboardInterrupt:
             interrupted = True
             stats = sim.last_run  # set by run() even when stopped while compiling
             print(f"interrupted at step {sim.time_step}: fields consistent at that level; writing outputs")
     try:
         with deferred_interrupts():  # a stop from here on waits until every output is complete
+            rate = stats.gcells_per_second
+            ranks = "" if comm is None else f", {comm.size} MPI ranks: {rate / comm.size:.3f} a rank"
             print(
                 f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} "
-                f"s: {stats.gcells_per_second:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name})"
+                f"s: {rate:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name}{ranks})"
             )
-            _write_outputs(args, sim, snapshots, first, first_step, interrupted)
+            if root:
+                _write_outputs(args, sim, snapshots, first, first_step, interrupted)
+            elif args.save:
+                sim.fields  # noqa: B018 - rank 0 gathers the final layers to save them: every rank takes part
     except KeyboardInterrupt:
         interrupted = True  # the outputs are complete: stop now
     return _interrupt_status() if interrupted else 0
@@ -673,6 +704,15 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"diamondlab: warning: {message}", file=sys.stderr)
 
 
+def _fail(err, status: int, comm) -> int:
+    """Print the error; under MPI stop every rank now (the others would wait for this one forever)."""
+    where = "" if comm is None else f" (MPI rank {comm.rank} of {comm.size}: stopping every rank)"
+    print(f"diamondlab: error{where}: {err}", file=sys.stderr, flush=True)
+    if comm is not None:
+        comm.Abort(status)
+    return status
+
+
 def main(argv=None) -> int:
     """Run the command line; return the exit status (see ``diamondlab run --help``)."""
     argv = _join_negative_positions(sys.argv[1:] if argv is None else argv)
@@ -680,20 +720,24 @@ def main(argv=None) -> int:
     from diamondlab.engine.interrupts import terminate_as_interrupt
     from diamondlab.engine.simulation import NonFiniteFieldError
 
+    comm = None
     with warnings.catch_warnings(), terminate_as_interrupt():
         warnings.showwarning = _show_warning
         try:
             if args.command == "run":
-                return _run(args)
+                comm = _mpi_world()
+                if comm is not None and comm.rank:
+                    warnings.showwarning = lambda *a, **k: None  # rank 0 speaks for the run
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        return _run(args, comm)
+                return _run(args, comm)
             if args.command == "cache":
                 return _cache(args)
             return _bench(args)
         except NonFiniteFieldError as err:
-            print(f"diamondlab: error: {err}", file=sys.stderr)
-            return 1
+            return _fail(err, 1, comm)
         except (ValueError, TypeError, RuntimeError, OSError, MemoryError, Warning) as err:
-            print(f"diamondlab: error: {err}", file=sys.stderr)
-            return 2
+            return _fail(err, 2, comm)
         except KeyboardInterrupt:
             print("diamondlab: interrupted before the run started: nothing was written", file=sys.stderr)
             return _interrupt_status()

@@ -120,3 +120,28 @@ def test_version_example(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"diamondlab {__version__}"
+
+
+def test_mpi_example_gives_the_one_process_traces(monkeypatch, tmp_path):
+    """The README's ``mpiexec -n 2 diamondlab run ...`` line, run as written, against one process."""
+    import shutil
+    import subprocess
+    import sys
+
+    pytest.importorskip("mpi4py", reason="the mpi extra")
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec (the mpi extra brings MPICH's)")
+    (line,) = [ln for b in _blocks("bash") for ln in b.splitlines() if ln.startswith("mpiexec ")]
+    words = shlex.split(line, comments=True)
+    assert words[:3] == ["mpiexec", "-n", "2"] and words[3] == "diamondlab"
+    monkeypatch.chdir(tmp_path)
+    command = [mpiexec, *words[1:3], sys.executable, "-m", "diamondlab", *words[4:], "--no-progress"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    one = [*words[4:], "--no-progress"]
+    one[one.index("--out") + 1] = "out-one"
+    assert main(one) == 0
+    traces = [np.load(Path(d) / "traces.npz")["traces"] for d in ("out-mpi", "out-one")]
+    assert traces[0].shape == (120, 1) and np.array_equal(*traces) and np.abs(traces[1]).max() > 0

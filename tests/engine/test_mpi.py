@@ -58,3 +58,42 @@ def test_ranks_give_the_single_process_result_bit_for_bit(ranks):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("ok ") == 4 and f"ranks={ranks}" in out.stdout, out.stdout
+
+
+def _need_mpiexec() -> str:
+    pytest.importorskip("mpi4py", reason="the mpi extra (pip install 'diamondlab[mpi]')")
+    mpiexec = _mpiexec()
+    if mpiexec is None:
+        pytest.skip("no mpiexec (pip install 'diamondlab[mpi]' brings MPICH's)")
+    return mpiexec
+
+
+def test_cli_under_mpiexec_writes_the_single_process_outputs(tmp_path):
+    """``mpiexec -n 2 diamondlab run``: rank 0 prints and writes; traces and saved layers bit for bit."""
+    import numpy as np
+
+    from diamondlab.cli import main
+
+    mpiexec = _need_mpiexec()
+    run = ["run", "--shape", "20x24x12", "--steps", "12", "--backend", "cpu", "--dts", "1", "--nt", "4",
+           "--source", "10,6,5", "--receiver", "4,20,6", "--receiver", "10,12,6", "--frequency", "0.06",
+           "--no-progress"]
+    out = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "diamondlab", *run, "--out",
+                          str(tmp_path / "mpi"), "--save", str(tmp_path / "mpi.npz")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("on 2 MPI ranks") == 1 and "2 MPI ranks:" in out.stdout, out.stdout  # rank 0 only
+    assert main([*run, "--out", str(tmp_path / "one"), "--save", str(tmp_path / "one.npz")]) == 0
+    traces = [np.load(tmp_path / d / "traces.npz")["traces"] for d in ("mpi", "one")]
+    assert np.array_equal(*traces) and np.abs(traces[1]).max() > 0
+    saved = [np.load(tmp_path / f) for f in ("mpi.npz", "one.npz")]
+    assert all(np.array_equal(saved[0][k], saved[1][k]) for k in ("final_prev", "final_curr"))
+
+
+def test_an_error_on_the_ranks_stops_every_rank_with_the_message():
+    mpiexec = _need_mpiexec()
+    out = subprocess.run([mpiexec, "-n", "3", sys.executable, "-m", "diamondlab", "run", "--shape", "20x20x8",
+                          "--dts", "9", "--nt", "2", "--backend", "cpu", "--no-progress"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert "MPI rank 0 of 3: stopping every rank" in out.stderr and "too few for this tile" in out.stderr
