@@ -198,7 +198,9 @@ class RunPlan:
         try:
             plan = cls._for_backend(name, *args, backend_options)
             if ranks > 1:
-                plan = replace(plan, comm=comm)
+                # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
+                cap = max(1, (shape[1] // ranks) // (2 * params.order))
+                plan = replace(plan, comm=comm, nt=plan.nt if nt is not None else min(plan.nt, cap))
                 plan.check_slabs()
         except ValueError as err:
             if backend != "auto" or name == "cpu" or backend_options:

@@ -42,6 +42,12 @@ def test_bad_mpi_runs_are_clear_errors_before_any_allocation():
     assert plan.backend == "cpu" and plan.ranks == 2
 
 
+def test_default_torre_height_keeps_the_ghost_rows_a_quarter_of_a_slab():
+    assert RunPlan.build((20, 40, 8), 2, backend="cpu", size=1, comm=FakeComm(2)).nt == 5  # 5 of 20 rows
+    assert RunPlan.build((20, 40, 8), 2, backend="cpu", size=1, nt=9, comm=FakeComm(2)).nt == 9  # asked for
+    assert RunPlan.build((20, 40, 8), 2, backend="cpu", size=1).nt == 48  # one process: the backend's
+
+
 def _mpiexec():
     found = Path(sys.executable).with_name("mpiexec")
     return str(found) if found.exists() else shutil.which("mpiexec")
@@ -50,10 +56,7 @@ def _mpiexec():
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_ranks_give_the_single_process_result_bit_for_bit(ranks):
     """Fields, traces and planes with sources, receivers, a layered model and a sponge, both algorithms."""
-    pytest.importorskip("mpi4py", reason="the mpi extra (pip install 'diamondlab[mpi]')")
-    mpiexec = _mpiexec()
-    if mpiexec is None:
-        pytest.skip("no mpiexec (pip install 'diamondlab[mpi]' brings MPICH's)")
+    mpiexec = _need_mpiexec()
     out = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, str(HERE / "mpi_cases.py")],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
