@@ -435,17 +435,20 @@ def _launch(kernel, args, grid, block, stream, shared) -> None:
 
     stream = _core_stream(stream)
     words: list = []
+    writeback: list = []  # a host array handed in is copied up and back, as by ``kernel.launch``
     for ty, value in zip(kernel.argument_types, args, strict=True):
         hit = _ARRAY_WORDS.get(value) if hasattr(value, "__cuda_array_interface__") else None
         if hit is None:
             start = len(words)
-            kernel._prepare_args(ty, value, stream, [], words)
+            kernel._prepare_args(ty, value, stream, writeback, words)
             if hasattr(value, "__cuda_array_interface__"):
                 _ARRAY_WORDS[value] = (ty, words[start:])
         else:
             words.extend(hit[1])
     config = _launch_config(tuple(grid), tuple(block), int(shared))
     launch(stream, config, kernel._codelibrary.get_cufunc().kernel, *words)
+    for copy_back in writeback:
+        copy_back()
 
 
 @functools.lru_cache(maxsize=256)
