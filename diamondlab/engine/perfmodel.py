@@ -95,19 +95,28 @@ class Prediction:
 
 
 def predict(algorithm: str, order: int, size: int = 1, nt: int = 1,
-            device: DeviceNumbers = H100) -> Prediction:
+            device: DeviceNumbers = H100, velocity_model: bool = False) -> Prediction:
     """Predicted rate of ``"stepwise"`` or ``"diamondtorre"`` on ``device``.
+
+    ``velocity_model``: ``K`` per cell, read-only: 4 more bytes per update
+    stepwise, 4 per cell and sweep (``4 / Nt`` per update) for DiamondTorre.
+    A sponge, sources and receivers move no bytes that count (the sponge's
+    profiles are a few KiB): the byte model predicts them free; what they
+    cost on a device is measured (BENCHMARKS.md, "Physics and launches").
 
     >>> round(predict("stepwise", 2).rate / 1e9)  # 3.0 TB/s / 12 B
     250
     >>> p = predict("diamondtorre", 2, size=4, nt=32)
     >>> round(p.bytes_per_update, 2), p.bound
     (4.14, 'memory')
+    >>> round(predict("stepwise", 2, velocity_model=True).rate / 1e9)  # 16 B
+    188
     """
     if algorithm == "stepwise":
-        nbytes = 12.0
+        nbytes = 12.0 + (4.0 if velocity_model else 0.0)
     elif algorithm == "diamondtorre":
         nbytes = 4.0 / locality("torre_row", order=order, size=size, nt=nt)
+        nbytes += 4.0 / nt if velocity_model else 0.0
     else:
         raise ValueError(f"algorithm must be 'stepwise' or 'diamondtorre'; got {algorithm!r}")
     return Prediction(nbytes, device.bandwidth / nbytes, device.fp32_rate / flops_per_update(order))

@@ -143,6 +143,20 @@ class Physics:
     def has_points(self) -> bool:
         return len(self.source_points) > 0 or len(self.receiver_points) > 0
 
+    def summary(self) -> str:
+        """The medium and the points in words (for readouts and reports).
+
+        >>> Physics((16, 16, 16), 1.0, 1.0, sponge=4).summary()
+        'constant velocity, sponge 4'
+        """
+        parts = ["velocity model" if self.velocity_model is not None else "constant velocity"]
+        if self.sponge:
+            parts.append(f"sponge {self.sponge}")
+        for name, points in (("source", self.sources), ("receiver", self.receivers)):
+            if points:
+                parts.append(f"{len(points)} {name}{'s' if len(points) > 1 else ''}")
+        return ", ".join(parts)
+
     def medium(self, dt: float) -> Medium:
         """The :class:`~diamondlab.media.Medium` for time step ``dt``: ``K`` (a number unless a
         velocity model is given) and the sponge's three damping profiles; no other 3D array."""

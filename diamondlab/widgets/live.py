@@ -438,7 +438,8 @@ class LiveView:
         Only computed when ``compute`` (the run's worker thread asks at the
         start of a run); until then NaN and "model: at the first run".
         """
-        key = (sim.backend_name, sim.algorithm, sim.order, sim.size, sim.nt)
+        key = (sim.backend_name, sim.algorithm, sim.order, sim.size, sim.nt,
+               sim.physics.velocity_model is not None)
         if key not in self._models:
             if not compute:
                 return float("nan"), float("nan"), "at the first run"
@@ -454,7 +455,7 @@ class LiveView:
         model, stepwise_model, bound = self.models(sim)
         current = record.current if record is not None else None
         average = record.average if record is not None else None
-        key = (sim.backend_name, "stepwise", sim.order, tuple(sim.shape))
+        key = (sim.backend_name, "stepwise", sim.order, tuple(sim.shape), sim.physics.summary())
         if record is not None and sim.algorithm == "stepwise":
             self.measured[key] = record.average
         stepwise_measured = self.measured.get(key)
@@ -468,7 +469,8 @@ class LiveView:
         return (
             "<div class='dl-readout' style='font-family:sans-serif'>"
             f"<b>{sim.algorithm}</b> on <b>{sim.backend_name}</b>, grid {sim.shape}, NO={sim.order}, "
-            f"DTS={sim.size}, Nt={sim.nt} &middot; step <b>{sim.time_step}</b>, t = {sim.time:.4g} "
+            f"DTS={sim.size}, Nt={sim.nt}, {sim.physics.summary()} "
+            f"&middot; step <b>{sim.time_step}</b>, t = {sim.time:.4g} "
             f"&middot; {state}{frac}"
             "<table style='text-align:center;min-width:520px'><tr>" + cells + "</tr></table>"
             "<small>G cell updates per second</small></div>"
@@ -480,9 +482,10 @@ def _default_model(sim) -> tuple[float, float, str]:
     from diamondlab.viz.perf import device_numbers
 
     device = device_numbers(sim.backend_name, sim.order)
-    p = predict(sim.algorithm, sim.order, sim.size, sim.nt, device)
-    s = predict("stepwise", sim.order, device=device)
-    return p.rate / 1e9, s.rate / 1e9, f"{p.bound} bound"
+    model = sim.physics.velocity_model is not None
+    p = predict(sim.algorithm, sim.order, sim.size, sim.nt, device, velocity_model=model)
+    s = predict("stepwise", sim.order, device=device, velocity_model=model)
+    return p.rate / 1e9, s.rate / 1e9, f"{p.bound} bound{', K per cell' if model else ''}"
 
 
 def _history_figure() -> go.Figure:

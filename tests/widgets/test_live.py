@@ -82,3 +82,27 @@ def test_colour_range_is_fixed_and_the_title_gives_step_and_time():
     assert f"t = {sim.time:.4g}" in live.readout.value
     live.close()
     run.close()
+
+
+def test_readout_names_the_medium_and_points_and_models_the_velocity_model():
+    from diamondlab.engine.perfmodel import predict
+    from diamondlab.media import layered_model
+    from diamondlab.sources import Receiver, Source
+    from diamondlab.widgets.live import _default_model
+
+    shape = (24, 20, 16)
+    sim = dl.Simulation(shape, 2, backend="cpu", size=2, nt=4, sponge=3,
+                        velocity=layered_model(shape, (1.0, 1.5)),
+                        sources=[Source((12, 10, 8), frequency=0.05, units="grid")],
+                        receivers=[Receiver((5, 5, 5), units="grid"), Receiver((18, 14, 9), units="grid")])
+    run = BackgroundRun(sim)
+    live = LiveView(run, model=_no_model, paced=False)
+    live.refresh(sim, None)
+    assert "velocity model, sponge 3, 1 source, 2 receivers" in live.readout.value
+    live.close()
+    run.close()
+    # the byte model counts K: 16 bytes a stepwise update, 4 / Nt more for DiamondTorre
+    assert predict("stepwise", 2, velocity_model=True).bytes_per_update == 16.0
+    plain, with_k = predict("diamondtorre", 2, 2, 4), predict("diamondtorre", 2, 2, 4, velocity_model=True)
+    assert with_k.bytes_per_update == pytest.approx(plain.bytes_per_update + 1.0)
+    assert "K per cell" in _default_model(sim)[2]
