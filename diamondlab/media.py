@@ -263,17 +263,22 @@ class Medium:
         self.kappa = kappa
         self.damping = damping
 
-    def slab(self, y0: int, y1: int) -> Medium:
-        """The medium of rows ``y0 <= y < y1`` (an MPI rank's slab).
+    def cut(self, axis: int, start: int, stop: int) -> Medium:
+        """The medium of the cells ``start <= index < stop`` along ``axis`` (a window, an MPI rank's slab).
 
         >>> m = Medium(0.25, sponge_profiles((16, 16, 16), 4, 1.0, 1.0, 0.5), (16, 16, 16))
-        >>> s = m.slab(4, 12)
+        >>> s = m.cut(1, 4, 12)
         >>> s.shape, bool(np.array_equal(s.damping[1], m.damping[1][4:12]))
         ((16, 8, 16), True)
         """
-        kappa = self.kappa if np.ndim(self.kappa) == 0 else self.kappa[:, y0:y1]
-        damping = None if self.damping is None else (self.damping[0], self.damping[1][y0:y1], self.damping[2])
-        return Medium(kappa, damping, (self.shape[0], y1 - y0, self.shape[2]))
+        part = [slice(None)] * 3
+        part[axis] = slice(start, stop)
+        kappa = self.kappa if np.ndim(self.kappa) == 0 else self.kappa[tuple(part)]
+        damping = None
+        if self.damping is not None:
+            damping = tuple(p[start:stop] if a == axis else p for a, p in enumerate(self.damping))
+        shape = tuple(stop - start if a == axis else n for a, n in enumerate(self.shape))
+        return Medium(kappa, damping, shape)
 
     @property
     def variant(self) -> str:

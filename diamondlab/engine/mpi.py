@@ -187,7 +187,7 @@ class SlabBackend:
         owned = np.flatnonzero((receivers[:, 1] >= self.owned[0]) & (receivers[:, 1] < self.owned[1]))
         self._source_rows, self._receiver_index, self._nreceivers = in_slab, owned, len(receivers)
         shift = np.array([0, y0, 0])
-        self.inner.set_physics(None if medium is None else medium.slab(y0, y1),
+        self.inner.set_physics(None if medium is None else medium.cut(1, y0, y1),
                                sources[in_slab] - shift, receivers[owned] - shift)
 
     def _samples(self, src_samples):

@@ -117,11 +117,18 @@ class RunPlan:
     algorithm_reason: str = "asked for"
     #: the MPI communicator whose ranks split the grid along y (None: one process)
     comm: object = field(default=None, repr=False, compare=False)
+    #: x rows the device holds at a time (:mod:`~diamondlab.engine.window`); None: the whole grid
+    window: int | None = None
 
     @property
     def ranks(self) -> int:
         """MPI ranks that share the grid (1: this process alone)."""
         return 1 if self.comm is None else self.comm.size
+
+    @property
+    def device_shape(self) -> tuple[int, int, int]:
+        """The shape the backend allocates: the window's with a calculation window, else the grid's."""
+        return self.shape if self.window is None else (self.window, *self.shape[1:])
 
     @property
     def backend_class(self) -> type[Backend]:
@@ -135,7 +142,12 @@ class RunPlan:
     def make_backend(self) -> Backend:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant);
         with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.mpi.SlabBackend`)."""
-        if self.ranks > 1:
+        if self.window is not None:
+            from diamondlab.engine.window import WindowBackend
+
+            inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, window=None))
+            backend = WindowBackend(inner, self.shape)
+        elif self.ranks > 1:
             from diamondlab.engine.mpi import SlabBackend
 
             slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, self.comm.rank)
@@ -167,6 +179,7 @@ class RunPlan:
         receivers=(),
         sponge: int | None = None,
         comm=None,
+        window: int | None = None,
         stacklevel: int = 2,
     ) -> RunPlan:
         """Normalise and check a run (see the module contract); arguments as for ``Simulation``.
@@ -184,6 +197,13 @@ class RunPlan:
         params = WaveParameters(order=order, spacing=spacing, velocity=physics.velocity_max, courant=courant,
                                 dt=dt)  # fmt: skip
         ranks = 1 if comm is None else int(comm.size)
+        if window is not None:
+            if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+                raise ValueError(f"window must be an int >= 1 (x rows the device holds at a time) or None; "
+                                 f"got {window!r}")
+            window = None if window >= shape[0] else int(window)  # the whole grid fits: no window
+            if window is not None and ranks > 1:
+                raise ValueError("window and comm together are not built yet: use one of them")
         if ranks > 1:
             if backend not in ("auto", "cpu"):
                 raise ValueError(f"comm: MPI ranks run the CPU engine (backend='cpu' or 'auto'); got "
@@ -196,7 +216,7 @@ class RunPlan:
             backend_options = None
         args = (shape, params, algorithm, physics, size, nt)
         try:
-            plan = cls._for_backend(name, *args, backend_options)
+            plan = cls._for_backend(name, *args, backend_options, window)
             if ranks > 1:
                 # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
                 cap = max(1, (shape[1] // ranks) // (2 * params.order))
@@ -209,7 +229,7 @@ class RunPlan:
             # block, no memory left for a velocity model): the CPU engine can
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU",
                           stacklevel=stacklevel)
-            plan = cls._for_backend("cpu", *args, None)
+            plan = cls._for_backend("cpu", *args, None, window)
         if algorithm == "auto" and plan.algorithm == "stepwise":
             warnings.warn(f"algorithm 'auto' runs stepwise: {plan.algorithm_reason}", stacklevel=stacklevel)
         return plan
@@ -229,17 +249,18 @@ class RunPlan:
                                  "ranks or a smaller size (DTS)") from err
 
     @classmethod
-    def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options) -> RunPlan:
+    def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options, window=None) -> RunPlan:
         backend_class = get_backend(name)
         if physics.needs_backend and not backend_class.RUNS_PHYSICS:
             raise ValueError(f"backend {name!r} does not run velocity models, sponges, sources or receivers "
                              "yet; use backend='cpu'")
         need = host_bytes(shape, params.order, name, velocity_model=physics.velocity_model is not None)
         check_host_memory(shape, need)
+        device_shape = shape if window is None else (window, *shape[1:])  # what the backend allocates
         if size == "auto" or nt == "auto":
             from diamondlab.engine.autotune import autotune
 
-            tuned = autotune(params, shape, name)
+            tuned = autotune(params, device_shape, name)
             size = tuned.size if size == "auto" else size
             nt = tuned.nt if nt == "auto" else nt
             if options is None and (size, nt) == (tuned.size, tuned.nt):
@@ -248,9 +269,15 @@ class RunPlan:
         default_size, default_nt = default_tiling(backend_class, params.order, shape, damped)
         size = default_size if size is None else int(size)
         nt = default_nt if nt is None else int(nt)
-        options = backend_class.check(params, shape, size, nt, dict(options or {}))
+        options = backend_class.check(params, device_shape, size, nt, dict(options or {}))
+        if window is not None:
+            from diamondlab.engine.mpi import ghost_rows
+            from diamondlab.engine.window import window_chunks
+
+            window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, shape,
                                                                physics.velocity_model is not None)
-        return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason)
+        return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason,
+                   window=window)

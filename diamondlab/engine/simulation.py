@@ -151,6 +151,12 @@ class Simulation:
         per sweep (:mod:`diamondlab.engine.mpi`); fields, planes, traces and
         snapshots are the whole grid's on every rank, bit for bit the
         single-process result.  Snapshot files are written by rank 0.
+    window : int, optional
+        The calculation window: the device holds this many x rows at a time
+        (ghost rows included) and the fields live in host memory; each sweep
+        streams the grid through it window by window
+        (:mod:`diamondlab.engine.window`), bit for bit the in-memory result.
+        For grids larger than the GPU's memory.  Default: the whole grid.
 
     Examples
     --------
@@ -181,12 +187,13 @@ class Simulation:
         sponge: int | None = None,
         step: int = 0,
         comm=None,
+        window: int | None = None,
     ):
         self._check_start(initial, pulse_width, step)
         plan = RunPlan.build(
             shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
             backend=backend, backend_options=backend_options, algorithm=algorithm, sources=sources,
-            receivers=receivers, sponge=sponge, comm=comm, stacklevel=3,
+            receivers=receivers, sponge=sponge, comm=comm, window=window, stacklevel=3,
         )  # fmt: skip
         self._start(plan, initial, pulse_width, step)
 

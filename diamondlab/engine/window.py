@@ -1,0 +1,180 @@
+"""The calculation window: a grid longer in x than the device holds, streamed through it sweep by sweep.
+
+Contract
+--------
+:class:`WindowBackend` keeps the two fields in host memory and runs every
+sweep (or every call of ``step``) window by window along x on one inner
+backend built for ``(window, ny, nz)``: it copies the window's rows of both
+levels in, runs the sweep there, and copies back the rows the window owns.
+Windows overlap by ``2 G`` rows, ``G = Nt * order / 2`` (the light cone of
+a sweep): a window's cut edges put zeros where its neighbours' rows are,
+which corrupts at most ``order / 2`` rows per step, so after a sweep every
+owned row is exact, and **the result equals the in-memory run bit for
+bit**.  Rows that a later window reads after an earlier one has written
+them are kept at their old level for it.  Sources are applied by every
+window that holds their cell, receivers recorded by the window that owns
+them; the medium is cut to each window.
+
+What a sweep moves: each field crosses to the device and back once, plus
+the overlap: about ``2 * 2 * 4 * window / (window - 2G)`` bytes per cell
+and sweep of ``Nt`` steps (:meth:`WindowBackend.bytes_per_sweep`), so a
+bus of ``B`` bytes/s caps the rate near ``B * Nt / 16`` cell updates/s.  The copies
+do not yet overlap the sweeps (one stream): the next step of paper 002's
+window is to load the next slab and store the last one while the torres of
+the current one compute.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.engine.mpi import ghost_rows
+
+__all__ = ["WindowBackend", "window_chunks"]
+
+
+def window_chunks(nx: int, window: int, ghosts: int) -> list[tuple[int, int, int, int]]:
+    """``(e0, e1, o0, o1)`` per window: rows ``[e0, e1)`` on the device (``e1 - e0 == window``), rows
+    ``[o0, o1)`` owned (a partition of ``[0, nx)``), every owned row ``ghosts`` rows from a cut edge.
+
+    >>> window_chunks(20, 8, 2)
+    [(0, 8, 0, 6), (4, 12, 6, 10), (8, 16, 10, 14), (12, 20, 14, 20)]
+    """
+    if window >= nx:
+        return [(0, nx, 0, nx)]
+    if window < 2 * ghosts + 1:
+        raise ValueError(f"window must hold more than 2 x {ghosts} ghost rows (Nt * NO / 2 on each side): "
+                         f"window >= {2 * ghosts + 1}; got {window}")
+    chunks, o0 = [], 0
+    while True:
+        if nx - o0 <= window - ghosts:  # the last window: flush with the grid's far end
+            chunks.append((nx - window, nx, o0, nx))
+            return chunks
+        e0 = max(0, o0 - ghosts)
+        o1 = e0 + window - ghosts
+        chunks.append((e0, e0 + window, o0, o1))
+        o0 = o1
+
+
+class WindowBackend:
+    """The fields in host memory, each sweep run window by window on ``inner`` (see the module contract).
+
+    Parameters
+    ----------
+    inner : Backend
+        Built for ``(window, ny, nz)``.
+    shape : (nx, ny, nz)
+        The whole grid.
+    """
+
+    def __init__(self, inner: Backend, shape):
+        self.inner, self.shape = inner, tuple(int(n) for n in shape)
+        self.params, self.size, self.nt = inner.params, inner.size, inner.nt
+        self.window = inner.shape[0]
+        self.name = f"{inner.name}, window of {self.window} x rows"
+        self.ghosts = ghost_rows(self.params.order, self.nt)
+        self.chunks = window_chunks(self.shape[0], self.window, self.ghosts)
+        self._prev = np.zeros(self.shape, dtype=np.float32)
+        self._curr = np.zeros(self.shape, dtype=np.float32)
+        # per window: (medium, sources, receivers, rows of the samples, columns of the traces)
+        self._physics: list | None = None
+        self._nreceivers = 0
+        self._taken: list[np.ndarray] = []
+
+    def bytes_per_sweep(self) -> int:
+        """Bytes a sweep moves across the bus: both levels of every window, in and out."""
+        ny, nz = self.shape[1:]
+        return 2 * 2 * 4 * len(self.chunks) * self.window * ny * nz
+
+    # ------------------------------------------------------------ the backend contract
+    @property
+    def options(self) -> dict:
+        return self.inner.options
+
+    def agree(self, flags: tuple) -> tuple:
+        return tuple(flags)
+
+    def compile(self) -> None:
+        self.inner.compile()
+
+    def field_views(self):
+        return self._prev, self._curr
+
+    def set_fields(self, prev, curr) -> None:
+        for field, level in ((self._prev, prev), (self._curr, curr)):
+            if level is not field:
+                field[...] = level
+
+    def fields(self):
+        return self._prev.copy(), self._curr.copy()
+
+    def current_view(self):
+        view = self._curr.view()
+        view.flags.writeable = False
+        return view
+
+    def planes(self, index, strides):
+        return planes_of(self.current_view(), index, strides)
+
+    def set_physics(self, medium=None, sources=(), receivers=()) -> None:
+        """Cut the medium and the points to each window (the windows apply them one at a time)."""
+        sources = np.asarray(sources, dtype=np.int64).reshape(-1, 3)
+        receivers = np.asarray(receivers, dtype=np.int64).reshape(-1, 3)
+        self._nreceivers = len(receivers)
+        self._physics = []
+        for e0, e1, o0, o1 in self.chunks:
+            held = np.flatnonzero((sources[:, 0] >= e0) & (sources[:, 0] < e1))
+            owned = np.flatnonzero((receivers[:, 0] >= o0) & (receivers[:, 0] < o1))
+            shift = np.array([e0, 0, 0])
+            self._physics.append((None if medium is None else medium.cut(0, e0, e1),
+                                  sources[held] - shift, receivers[owned] - shift, held, owned))
+        if len(self.chunks) == 1:  # the whole grid fits: hand it over once
+            self.inner.set_physics(*self._physics[0][:3])
+
+    def _run(self, height: int, src_samples, advance) -> None:
+        prev, curr = self._prev, self._curr
+        stash: list[tuple[int, np.ndarray, np.ndarray]] = []  # old rows written already: (x0, prev, curr)
+        steps_traces = np.zeros((height, self._nreceivers), dtype=np.float32)
+        for k, (e0, e1, o0, o1) in enumerate(self.chunks):
+            p_in, c_in = prev[e0:e1].copy(), curr[e0:e1].copy()
+            for x0, p_old, c_old in stash:  # rows an earlier window wrote: their level before this sweep
+                a, b = max(e0, x0), min(e1, x0 + len(p_old))
+                if b > a:
+                    p_in[a - e0:b - e0], c_in[a - e0:b - e0] = p_old[a - x0:b - x0], c_old[a - x0:b - x0]
+            self.inner.set_fields(p_in, c_in)
+            samples = src_samples
+            if self._physics is not None:
+                medium, srcs, recs, held, owned = self._physics[k]
+                if len(self.chunks) > 1:
+                    self.inner.set_physics(medium, srcs, recs)
+                if src_samples is not None:
+                    samples = src_samples[held] if len(held) else np.zeros((1, height), np.float32)
+            advance(height, samples)
+            if self._physics is not None and self._nreceivers:
+                local = self.inner.take_traces()
+                if len(owned):
+                    steps_traces[:, owned] = local
+            later = min((c[0] for c in self.chunks[k + 1:]), default=o1)
+            if later < o1:  # a later window reads some of these rows at the old level
+                a = max(o0, later)
+                stash.append((a, prev[a:o1].copy(), curr[a:o1].copy()))
+            new_prev, new_curr = self.inner.fields()
+            prev[o0:o1], curr[o0:o1] = new_prev[o0 - e0:o1 - e0], new_curr[o0 - e0:o1 - e0]
+        if self._nreceivers:
+            self._taken.append(steps_traces)
+
+    def step(self, nsteps: int, src_samples=None) -> None:
+        self._run(int(nsteps), src_samples, self.inner.step)
+
+    def sweep(self, height: int, src_samples=None) -> None:
+        self._run(int(height), src_samples, self.inner.sweep)
+
+    def take_traces(self) -> np.ndarray:
+        rows, self._taken = self._taken, []
+        if not self._nreceivers:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.concatenate(rows) if rows else np.zeros((0, self._nreceivers), dtype=np.float32)
+
+    def synchronize(self) -> None:
+        self.inner.synchronize()

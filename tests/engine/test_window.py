@@ -1,0 +1,60 @@
+"""The calculation window: the grid streamed through the device window by window, bit for bit."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from diamondlab import Simulation
+from diamondlab.engine.plan import RunPlan
+from diamondlab.engine.window import window_chunks
+from diamondlab.media import layered_model
+from diamondlab.sources import Receiver, Source
+
+
+@pytest.mark.parametrize(("nx", "window", "ghosts"),
+                         [(20, 8, 2), (30, 7, 3), (64, 20, 4), (9, 9, 4), (50, 49, 6)])
+def test_windows_own_a_partition_and_every_owned_row_is_ghosts_away_from_a_cut(nx, window, ghosts):
+    chunks = window_chunks(nx, window, ghosts)
+    owned = [x for _, _, o0, o1 in chunks for x in range(o0, o1)]
+    assert owned == list(range(nx))
+    for e0, e1, o0, o1 in chunks:
+        assert e1 - e0 == min(window, nx) and e0 <= o0 < o1 <= e1
+        assert (e0 == 0 or o0 - e0 >= ghosts) and (e1 == nx or e1 - o1 >= ghosts)
+
+
+def test_bad_windows_are_clear_errors_before_any_allocation():
+    with pytest.raises(ValueError, match=r"window must be an int >= 1 \(x rows the device holds"):
+        RunPlan.build((30, 14, 10), 2, backend="cpu", window=0)
+    with pytest.raises(ValueError, match=r"window must hold more than 2 x 6 ghost rows .*: window >= 13; got"):
+        RunPlan.build((30, 14, 10), 2, backend="cpu", size=1, nt=6, window=12)
+    assert RunPlan.build((30, 14, 10), 2, backend="cpu", size=1, nt=2, window=30).window is None  # it fits
+
+
+SHAPE = (30, 14, 10)
+PHYSICS = {
+    "initial": "gaussian", "velocity": layered_model(SHAPE, (1.0, 1.5)), "sponge": 3,
+    "sources": [Source((8.5, 5.2, 5.0), frequency=0.08, delay=4.0),
+                Source((22, 7, 4), frequency=0.08, delay=6.0)],
+    "receivers": [Receiver((3, 4, 7.5)), Receiver((15, 6, 4)), Receiver((26, 9, 6))],
+}
+
+
+@pytest.mark.parametrize("algorithm", ["diamondtorre", "stepwise"])
+@pytest.mark.parametrize("window", [7, 10, 16])
+def test_a_window_run_equals_the_in_memory_run_bit_for_bit(algorithm, window):
+    """Fields, traces and planes with a layered model, a sponge, sources and receivers."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sims = [Simulation(SHAPE, 2, backend="cpu", size=1, nt=3, algorithm=algorithm, window=w, **PHYSICS)
+                for w in (window, None)]
+    sims[0].run(7)
+    sims[0].run(6)
+    sims[1].run(13)
+    windowed, whole = sims
+    assert len(windowed.backend.chunks) >= 2 and windowed.backend.inner.shape == (window, 14, 10)
+    assert all(np.array_equal(a, b) for a, b in zip(windowed.fields, whole.fields, strict=True))
+    assert np.array_equal(windowed.traces, whole.traces) and np.abs(whole.traces).max() > 0
+    assert all(np.array_equal(a, b) for a, b in zip(windowed.current_planes((9, 6, 5)),
+                                                     whole.current_planes((9, 6, 5)), strict=True))
+    assert windowed.backend.bytes_per_sweep() == 16 * len(windowed.backend.chunks) * window * 14 * 10
