@@ -233,8 +233,19 @@ def run_simulation() -> str:
     qrel = float(np.abs(traces[0] - traces[1]).max() / np.abs(traces[1]).max())
     if traces[0].shape != (24, 2) or not np.abs(traces[1]).max() > 0 or not qrel <= 1e-5:
         raise AssertionError(f"queued receiver rows: shape {traces[0].shape}, cuda vs cpu {qrel}")
+    # the calculation window on the (simulated) GPU: windows of 5 x rows, bit for bit in memory
+    windowed = []
+    for window in (5, None):
+        sim = Simulation((12, 6, 4), order=2, size=1, nt=1, backend="cuda", window=window, initial="gaussian",
+                         receivers=[Receiver((2, 3, 2), units="grid"), Receiver((9, 4, 1), units="grid")])
+        sim.run(3)
+        windowed.append((*sim.fields, sim.traces))
+    same = all(np.array_equal(a, b) for a, b in zip(*windowed, strict=True))
+    if not same or not np.abs(windowed[1][2]).max() > 0:
+        raise AssertionError("a window run on the GPU != the in-memory GPU run")
     return (f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}; "
-            f"with physics on 'auto' (cuda) rel={prel:.1e}; 12 queued sweeps rel={qrel:.1e}")
+            f"with physics on 'auto' (cuda) rel={prel:.1e}; 12 queued sweeps rel={qrel:.1e}; "
+            "windows of 5 rows == in memory")
 
 
 def main(argv: list[str]) -> int:
