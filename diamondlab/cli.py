@@ -178,6 +178,11 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--steps", type=_count(0), default=100, help="time steps to run (default 100)")
     run.add_argument(
+        "--window", type=_count(1), default=None, metavar="ROWS", help="calculation window: the device "
+        "holds ROWS x rows at a time (ghost rows included), the fields stay in host memory and every sweep "
+        "streams through it (for grids larger than the GPU's memory; default: the whole grid)"
+    )  # fmt: skip
+    run.add_argument(
         "--algorithm", default="auto", choices=["auto", "diamondtorre", "stepwise"],
         help="default auto: diamondtorre unless the backend measured stepwise faster for this run "
         "(the GPU with a velocity model at NO >= 4; it says why); both give the same fields bit for bit",
@@ -490,9 +495,14 @@ def _run(args, comm=None) -> int:
               flush=True)
     sim = Simulation(
         size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
-        backend_options=dict(args.backend_option) or None, comm=comm, **problem,
+        backend_options=dict(args.backend_option) or None, comm=comm, window=args.window, **problem,
     )  # fmt: skip
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
+    if sim.plan.window is not None:
+        moved = sim.backend.bytes_per_sweep() / sim.cells
+        print(f"window: {sim.plan.window} of {sim.shape[0]} x rows on the device, {len(sim.backend.chunks)} "
+              f"windows a sweep, {moved:.1f} bytes a cell a sweep of Nt={sim.nt} across the bus: at most "
+              f"bus bandwidth x {sim.nt / moved:.2f} cell updates/s (copies not yet overlapped with sweeps)")
     first = sim.fields if args.save else None
     first_step = sim.time_step
     interrupted = False

@@ -58,3 +58,19 @@ def test_a_window_run_equals_the_in_memory_run_bit_for_bit(algorithm, window):
     assert all(np.array_equal(a, b) for a, b in zip(windowed.current_planes((9, 6, 5)),
                                                      whole.current_planes((9, 6, 5)), strict=True))
     assert windowed.backend.bytes_per_sweep() == 16 * len(windowed.backend.chunks) * window * 14 * 10
+
+
+def test_cli_window_reports_its_traffic_and_writes_the_in_memory_traces(tmp_path, capsys):
+    from diamondlab.cli import main
+
+    run = ["run", "--shape", "40x16x12", "--steps", "90", "--backend", "cpu", "--dts", "2", "--nt", "3",
+           "--source", "20,8,6", "--frequency", "0.06", "--receiver", "5,8,6", "--receiver", "33,4,5",
+           "--no-progress", "--initial", "gaussian"]
+    assert main([*run, "--window", "14", "--out", str(tmp_path / "w")]) == 0
+    out = capsys.readouterr().out
+    assert "window: 14 of 40 x rows on the device, 4 windows a sweep" in out and "bytes a cell a sweep" in out
+    assert main([*run, "--out", str(tmp_path / "m")]) == 0
+    traces = [np.load(tmp_path / d / "traces.npz")["traces"] for d in ("w", "m")]
+    assert np.array_equal(*traces) and np.abs(traces[1]).max() > 0
+    assert main([*run, "--window", "6", "--out", str(tmp_path / "bad")]) == 2
+    assert "window must hold more than 2 x 3 ghost rows" in capsys.readouterr().err
