@@ -68,7 +68,7 @@ def test_cli_window_reports_its_traffic_and_writes_the_in_memory_traces(tmp_path
            "--no-progress", "--initial", "gaussian"]
     assert main([*run, "--window", "14", "--out", str(tmp_path / "w")]) == 0
     out = capsys.readouterr().out
-    assert "window: 14 of 40 x rows on the device, 4 windows a sweep" in out and "bytes a cell a sweep" in out
+    assert "window: 14 of 40 x rows on the device, 5 windows a sweep" in out and "bytes a cell a sweep" in out
     assert main([*run, "--out", str(tmp_path / "m")]) == 0
     traces = [np.load(tmp_path / d / "traces.npz")["traces"] for d in ("w", "m")]
     assert np.array_equal(*traces) and np.abs(traces[1]).max() > 0
