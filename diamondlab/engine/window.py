@@ -137,7 +137,10 @@ class WindowBackend:
         stash: list[tuple[int, np.ndarray, np.ndarray]] = []  # old rows written already: (x0, prev, curr)
         steps_traces = np.zeros((height, self._nreceivers), dtype=np.float32)
         for k, (e0, e1, o0, o1) in enumerate(self.chunks):
-            p_in, c_in = prev[e0:e1].copy(), curr[e0:e1].copy()
+            p_in, c_in = self.inner.field_views()  # on the host: fill the inner fields in place
+            if p_in is None:
+                p_in, c_in = np.empty_like(prev[e0:e1]), np.empty_like(curr[e0:e1])
+            p_in[...], c_in[...] = prev[e0:e1], curr[e0:e1]
             for x0, p_old, c_old in stash:  # rows an earlier window wrote: their level before this sweep
                 a, b = max(e0, x0), min(e1, x0 + len(p_old))
                 if b > a:
@@ -159,7 +162,9 @@ class WindowBackend:
             if later < o1:  # a later window reads some of these rows at the old level
                 a = max(o0, later)
                 stash.append((a, prev[a:o1].copy(), curr[a:o1].copy()))
-            new_prev, new_curr = self.inner.fields()
+            new_prev, new_curr = self.inner.field_views()
+            if new_prev is None:
+                new_prev, new_curr = self.inner.fields()
             prev[o0:o1], curr[o0:o1] = new_prev[o0 - e0:o1 - e0], new_curr[o0 - e0:o1 - e0]
         if self._nreceivers:
             self._taken.append(steps_traces)
