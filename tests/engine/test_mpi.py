@@ -81,7 +81,7 @@ def test_cli_under_mpiexec_writes_the_single_process_outputs(tmp_path):
     mpiexec = _need_mpiexec()
     run = ["run", "--shape", "20x24x12", "--steps", "12", "--backend", "cpu", "--dts", "1", "--nt", "4",
            "--source", "10,6,5", "--receiver", "4,20,6", "--receiver", "10,12,6", "--frequency", "0.06",
-           "--no-progress"]
+           "--no-progress", "--snapshot-every", "6"]
     out = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "diamondlab", *run, "--out",
                           str(tmp_path / "mpi"), "--save", str(tmp_path / "mpi.npz")],
                          capture_output=True, text=True, timeout=300)
@@ -92,6 +92,10 @@ def test_cli_under_mpiexec_writes_the_single_process_outputs(tmp_path):
     assert np.array_equal(*traces) and np.abs(traces[1]).max() > 0
     saved = [np.load(tmp_path / f) for f in ("mpi.npz", "one.npz")]
     assert all(np.array_equal(saved[0][k], saved[1][k]) for k in ("final_prev", "final_curr"))
+    snaps = [sorted((tmp_path / d).glob("snapshot_*.npz")) for d in ("mpi", "one")]  # written by rank 0
+    names = [f"snapshot_{s:07d}.npz" for s in (0, 6, 12)]
+    assert [p.name for p in snaps[0]] == [p.name for p in snaps[1]] == names
+    assert all(np.array_equal(np.load(a)["field"], np.load(b)["field"]) for a, b in zip(*snaps, strict=True))
 
 
 def test_an_error_on_the_ranks_stops_every_rank_with_the_message():

@@ -48,9 +48,11 @@ def test_a_window_run_equals_the_in_memory_run_bit_for_bit(algorithm, window):
         warnings.simplefilter("ignore")
         sims = [Simulation(SHAPE, 2, backend="cpu", size=1, nt=3, algorithm=algorithm, window=w, **PHYSICS)
                 for w in (window, None)]
-    sims[0].run(7)
-    sims[0].run(6)
-    sims[1].run(13)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the second source peaks after the run: not the point here
+        sims[0].run(7)
+        sims[0].run(6)
+        sims[1].run(13)
     windowed, whole = sims
     assert len(windowed.backend.chunks) >= 2 and windowed.backend.inner.shape == (window, 14, 10)
     assert all(np.array_equal(a, b) for a, b in zip(windowed.fields, whole.fields, strict=True))
