@@ -129,8 +129,8 @@ class WindowBackend:
             shift = np.array([e0, 0, 0])
             self._physics.append((None if medium is None else medium.cut(0, e0, e1),
                                   sources[held] - shift, receivers[owned] - shift, held, owned))
-        if len(self.chunks) == 1:  # the whole grid fits: hand it over once
-            self.inner.set_physics(*self._physics[0][:3])
+        # the first window's now: compile() builds the kernel variant every window runs
+        self.inner.set_physics(*self._physics[0][:3])
 
     def _run(self, height: int, src_samples, advance) -> None:
         prev, curr = self._prev, self._curr
