@@ -30,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
-__all__ = ["SlabBackend", "ghost_rows", "slab_bounds"]
+__all__ = ["SlabBackend", "slab_bounds"]
 
 
 def slab_bounds(ny: int, ranks: int) -> list[tuple[int, int]]:
@@ -49,15 +50,6 @@ def slab_bounds(ny: int, ranks: int) -> list[tuple[int, int]]:
         bounds.append((y, y + width))
         y += width
     return bounds
-
-
-def ghost_rows(order: int, nt: int) -> int:
-    """Rows a sweep of ``nt`` steps reads beyond a slab: ``nt`` times the stencil radius.
-
-    >>> ghost_rows(2, 8), ghost_rows(8, 16)
-    (8, 64)
-    """
-    return nt * (order // 2)
 
 
 def _extended(bounds, r: int, ghosts: int, ny: int) -> tuple[int, int]:
@@ -98,9 +90,7 @@ class SlabBackend:
                 self._sends.append((q, send))
             if recv[1] > recv[0]:
                 self._recvs.append((q, recv))
-        self._source_rows = np.zeros(0, dtype=np.int64)
-        self._receiver_index = np.zeros(0, dtype=np.int64)
-        self._nreceivers = 0
+        self._physics = PartPhysics.cut(None, (), (), 1, self.rows, self.owned)
 
     @staticmethod
     def slab_shape(shape, order: int, nt: int, ranks: int, rank: int) -> tuple[int, int, int]:
@@ -180,44 +170,27 @@ class SlabBackend:
 
     def set_physics(self, medium=None, sources=(), receivers=()) -> None:
         """The medium's slab, the sources whose cell is in the slab, the receivers whose row is owned."""
-        y0, y1 = self.rows
-        sources = np.asarray(sources, dtype=np.int64).reshape(-1, 3)
-        receivers = np.asarray(receivers, dtype=np.int64).reshape(-1, 3)
-        in_slab = np.flatnonzero((sources[:, 1] >= y0) & (sources[:, 1] < y1))
-        owned = np.flatnonzero((receivers[:, 1] >= self.owned[0]) & (receivers[:, 1] < self.owned[1]))
-        self._source_rows, self._receiver_index, self._nreceivers = in_slab, owned, len(receivers)
-        shift = np.array([0, y0, 0])
-        self.inner.set_physics(None if medium is None else medium.cut(1, y0, y1),
-                               sources[in_slab] - shift, receivers[owned] - shift)
-
-    def _samples(self, src_samples):
-        if src_samples is None:
-            return None
-        rows = src_samples[self._source_rows]
-        return rows if len(rows) else np.zeros((1, src_samples.shape[1]), dtype=np.float32)
+        self._physics = PartPhysics.cut(medium, sources, receivers, 1, self.rows, self.owned)
+        self._physics.apply(self.inner)
 
     def step(self, nsteps: int, src_samples=None) -> None:
         self._exchange()
-        self.inner.step(nsteps, self._samples(src_samples))
+        self.inner.step(nsteps, self._physics.samples(src_samples))
 
     def sweep(self, height: int, src_samples=None) -> None:
         self._exchange()
-        self.inner.sweep(height, self._samples(src_samples))
+        self.inner.sweep(height, self._physics.samples(src_samples))
 
     def take_traces(self) -> np.ndarray:
         """Every receiver point's values since the last call (each from the rank that owns it)."""
         from mpi4py import MPI
 
-        local = self.inner.take_traces()
-        steps = self.comm.allreduce(len(local) if self._nreceivers else 0, op=MPI.MAX)
-        out = np.zeros((steps, self._nreceivers), dtype=np.float32)
-        if len(self._receiver_index):
-            out[:, self._receiver_index] = local
+        local, nreceivers = self.inner.take_traces(), self._physics.nreceivers
+        steps = self.comm.allreduce(len(local) if nreceivers else 0, op=MPI.MAX)
+        out = np.zeros((steps, nreceivers), dtype=np.float32)
+        self._physics.place(local, out)
         self.comm.Allreduce(MPI.IN_PLACE, out, op=MPI.SUM)  # one owner per column: x + 0 is x
         return out
 
     def synchronize(self) -> None:
         self.inner.synchronize()
-
-    def resources(self):
-        return None

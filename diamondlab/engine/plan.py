@@ -271,7 +271,7 @@ class RunPlan:
         nt = default_nt if nt is None else int(nt)
         options = backend_class.check(params, device_shape, size, nt, dict(options or {}))
         if window is not None:
-            from diamondlab.engine.mpi import ghost_rows
+            from diamondlab.engine.subdomain import ghost_rows
             from diamondlab.engine.window import window_chunks
 
             window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows

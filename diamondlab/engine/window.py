@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
-from diamondlab.engine.mpi import ghost_rows
+from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
 __all__ = ["WindowBackend", "window_chunks"]
 
@@ -77,9 +77,7 @@ class WindowBackend:
         self.chunks = window_chunks(self.shape[0], self.window, self.ghosts)
         self._prev = np.zeros(self.shape, dtype=np.float32)
         self._curr = np.zeros(self.shape, dtype=np.float32)
-        # per window: (medium, sources, receivers, rows of the samples, columns of the traces)
-        self._physics: list | None = None
-        self._nreceivers = 0
+        self._physics: list[PartPhysics] | None = None  # per window
         self._taken: list[np.ndarray] = []
 
     def bytes_per_sweep(self) -> int:
@@ -119,18 +117,13 @@ class WindowBackend:
 
     def set_physics(self, medium=None, sources=(), receivers=()) -> None:
         """Cut the medium and the points to each window (the windows apply them one at a time)."""
-        sources = np.asarray(sources, dtype=np.int64).reshape(-1, 3)
-        receivers = np.asarray(receivers, dtype=np.int64).reshape(-1, 3)
-        self._nreceivers = len(receivers)
-        self._physics = []
-        for e0, e1, o0, o1 in self.chunks:
-            held = np.flatnonzero((sources[:, 0] >= e0) & (sources[:, 0] < e1))
-            owned = np.flatnonzero((receivers[:, 0] >= o0) & (receivers[:, 0] < o1))
-            shift = np.array([e0, 0, 0])
-            self._physics.append((None if medium is None else medium.cut(0, e0, e1),
-                                  sources[held] - shift, receivers[owned] - shift, held, owned))
-        # the first window's now: compile() builds the kernel variant every window runs
-        self.inner.set_physics(*self._physics[0][:3])
+        self._physics = [PartPhysics.cut(medium, sources, receivers, 0, (e0, e1), (o0, o1))
+                         for e0, e1, o0, o1 in self.chunks]
+        self._physics[0].apply(self.inner)  # now: compile() builds the kernel variant every window runs
+
+    @property
+    def _nreceivers(self) -> int:
+        return 0 if self._physics is None else self._physics[0].nreceivers
 
     def _run(self, height: int, src_samples, advance) -> None:
         prev, curr = self._prev, self._curr
@@ -146,18 +139,15 @@ class WindowBackend:
                 if b > a:
                     p_in[a - e0:b - e0], c_in[a - e0:b - e0] = p_old[a - x0:b - x0], c_old[a - x0:b - x0]
             self.inner.set_fields(p_in, c_in)
-            samples = src_samples
-            if self._physics is not None:
-                medium, srcs, recs, held, owned = self._physics[k]
+            if self._physics is None:
+                advance(height, src_samples)
+            else:
+                part = self._physics[k]
                 if len(self.chunks) > 1:
-                    self.inner.set_physics(medium, srcs, recs)
-                if src_samples is not None:
-                    samples = src_samples[held] if len(held) else np.zeros((1, height), np.float32)
-            advance(height, samples)
-            if self._physics is not None and self._nreceivers:
-                local = self.inner.take_traces()
-                if len(owned):
-                    steps_traces[:, owned] = local
+                    part.apply(self.inner)
+                advance(height, part.samples(src_samples))
+                if part.nreceivers:
+                    part.place(self.inner.take_traces(), steps_traces)
             later = min((c[0] for c in self.chunks[k + 1:]), default=o1)
             if later < o1:  # a later window reads some of these rows at the old level
                 a = max(o0, later)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from diamondlab.engine.mpi import SlabBackend, ghost_rows, slab_bounds
+from diamondlab.engine.mpi import SlabBackend, slab_bounds
 from diamondlab.engine.plan import RunPlan
+from diamondlab.engine.subdomain import ghost_rows
 
 HERE = Path(__file__).parent
 
