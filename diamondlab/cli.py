@@ -178,6 +178,11 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--steps", type=_count(0), default=100, help="time steps to run (default 100)")
     run.add_argument(
+        "--halo", choices=("auto", "host", "peer"), default="auto", help="under mpiexec, how ranks exchange "
+        "ghost rows: peer (GPU to GPU over CUDA IPC), host (through host memory), auto (peer where every "
+        "neighbour's GPU is reachable; default)"
+    )  # fmt: skip
+    run.add_argument(
         "--window", type=_count(1), default=None, metavar="ROWS", help="calculation window: the device "
         "holds ROWS x rows at a time (ghost rows included), the fields stay in host memory and every sweep "
         "streams through it (for grids larger than the GPU's memory; default: the whole grid)"
@@ -495,7 +500,8 @@ def _run(args, comm=None) -> int:
               flush=True)
     sim = Simulation(
         size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
-        backend_options=dict(args.backend_option) or None, comm=comm, window=args.window, **problem,
+        backend_options=dict(args.backend_option) or None, comm=comm, window=args.window, halo=args.halo,
+        **problem,
     )  # fmt: skip
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
     if sim.plan.window is not None:
@@ -518,7 +524,8 @@ def _run(args, comm=None) -> int:
     try:
         with deferred_interrupts():  # a stop from here on waits until every output is complete
             rate = stats.gcells_per_second
-            ranks = "" if comm is None else f", {comm.size} MPI ranks: {rate / comm.size:.3f} a rank"
+            ranks = "" if comm is None else (f", {comm.size} MPI ranks: {rate / comm.size:.3f} a rank, "
+                                             f"ghost rows by {sim.backend.halo_path}")
             print(
                 f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} "
                 f"s: {rate:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name}{ranks})"

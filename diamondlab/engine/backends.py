@@ -25,6 +25,8 @@ offers::
     step(nsteps[, src_samples])   # queue stepwise time stepping
     sweep(height[, src_samples])  # queue one DiamondTorre sweep, 1 <= height <= nt
     take_traces()            # receiver values recorded since the last call (waits for the work)
+    get_rows(y0, y1)         # both levels' rows [y0, y1) along y: a host (2, nx, y1 - y0, nz) array
+    set_rows(y0, y1, rows)   # the inverse (the ghost rows of an MPI slab)
     agree(flags)             # clock-based decisions made common to the processes of a run (MPI)
     synchronize()            # wait until queued work is done (timing)
     options                  # the speed options in force (a dict; may be empty)
@@ -48,6 +50,8 @@ import abc
 import importlib
 from typing import ClassVar
 
+import numpy as np
+
 __all__ = [
     "BACKENDS", "Backend", "available_backends", "get_backend", "planes_of", "register_backend",
     "resolve_backend",
@@ -63,6 +67,9 @@ class Backend(abc.ABC):
     OPTIONS: ClassVar[tuple[str, ...]] = ()
     #: Whether it runs velocity models, sponges, sources and receivers (:meth:`set_physics`).
     RUNS_PHYSICS: ClassVar[bool] = True
+    #: Whether it offers ``pack_rows``/``unpack_rows`` on device buffers that CUDA IPC can reach
+    #: (:class:`~diamondlab.engine.halo.PeerHalo`: MPI ghost rows from GPU to GPU).
+    PEER_HALO: ClassVar[bool] = False
 
     # ------------------------------------------------------------ class facts
     @staticmethod
@@ -120,6 +127,12 @@ class Backend(abc.ABC):
     def _check(cls, params, shape, size: int, nt: int, options: dict) -> dict:
         """The backend's own checks of :meth:`check` (option names known)."""
 
+    @classmethod
+    def claim_device(cls, comm) -> str | None:
+        """Bind this process to its device before anything is allocated, given the MPI ranks that share
+        the run; return the device's name (None: no device to choose, the CPU engine)."""
+        return None
+
     # ------------------------------------------------------------ building
     def __init__(self, params, shape, size: int, nt: int, **options):
         from diamondlab.numerics import validate_shape
@@ -152,6 +165,16 @@ class Backend(abc.ABC):
     def field_views(self):
         """Writable host views ``(u^{n-1}, u^n)`` of the two levels, or ``(None, None)`` (not on the host)."""
         return None, None
+
+    def get_rows(self, y0: int, y1: int):
+        """Rows ``[y0, y1)`` along y of ``(u^{n-1}, u^n)``: a host ``(2, nx, y1 - y0, nz)`` float32 array,
+        valid until the next call (the halo an MPI neighbour needs)."""
+        return np.stack([level[:, y0:y1] for level in self.field_views()])
+
+    def set_rows(self, y0: int, y1: int, rows) -> None:
+        """Write ``rows`` (as :meth:`get_rows` returns them) into rows ``[y0, y1)`` of both levels."""
+        for level, values in zip(self.field_views(), rows, strict=True):
+            level[:, y0:y1] = values
 
     def set_physics(self, medium=None, sources=(), receivers=()) -> None:  # pragma: no cover - contract
         raise NotImplementedError(f"backend {self.name!r} does not run velocity models, sponges, sources "

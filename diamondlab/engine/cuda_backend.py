@@ -166,6 +166,7 @@ class CUDABackend(Backend):
 
     name = "cuda"
     OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk")
+    PEER_HALO = True
 
     @staticmethod
     def tuning():
@@ -231,6 +232,27 @@ class CUDABackend(Backend):
             "backend='cuda' needs an NVIDIA GPU with a working CUDA driver; none was found: "
             "use backend='cpu' or 'auto'"
         )
+
+    @classmethod
+    def claim_device(cls, comm) -> str | None:
+        """Select the GPU of this MPI rank: its rank among the ranks of its node, modulo the node's GPUs
+        (ranks beyond the GPU count share them); call before any CUDA context exists."""
+        from mpi4py import MPI
+        from numba import cuda
+
+        from diamondlab.kernels.cuda import simulator_enabled
+
+        if not cls.available():
+            raise RuntimeError(cls.unavailable_reason())
+        if simulator_enabled():
+            return "the CUDA simulator"
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        try:
+            index = node.rank % len(cuda.gpus)
+        finally:
+            node.Free()
+        name = cuda.select_device(index).name
+        return f"GPU {index} ({name.decode() if isinstance(name, bytes) else name})"
 
     @classmethod
     def fit_size(cls, order: int, size: int, shape) -> int:
@@ -341,6 +363,7 @@ class CUDABackend(Backend):
         self._prev = self._zeros(ncells)
         self._curr = self._zeros(ncells)
         self._schedules: dict[int, tuple] = {}
+        self._rows: dict[tuple[int, int], tuple] = {}  # halo buffers per row range (MPI ranks)
         self._done = None
         self._counter = cuda.to_device(np.zeros(1, dtype=np.int64))
         self._tickets = 0
@@ -376,6 +399,37 @@ class CUDABackend(Backend):
     def current_view(self) -> np.ndarray:
         """The current level on the host (a copy: the fields live on the device)."""
         return self._curr.copy_to_host().reshape(self.shape)
+
+    def pack_rows(self, y0: int, y1: int, out) -> None:
+        """Queue rows ``[y0, y1)`` of both levels into the flat device buffer ``out``
+        (:func:`~diamondlab.kernels.cuda.pack_rows`: the halo for a neighbour on another GPU)."""
+        self._kernels_api.pack_rows(self._prev, self._curr, self.shape, y0, y1, out)
+
+    def unpack_rows(self, y0: int, y1: int, rows) -> None:
+        """Queue the flat device buffer ``rows`` (as :meth:`pack_rows` fills it) into rows ``[y0, y1)``."""
+        self._kernels_api.unpack_rows(self._prev, self._curr, self.shape, y0, y1, rows)
+
+    def _row_buffers(self, y0: int, y1: int) -> tuple:
+        """A device buffer and a pinned host buffer for rows ``[y0, y1)``, allocated once per range."""
+        key = (y0, y1)
+        if key not in self._rows:
+            shape = (2, self.shape[0], y1 - y0, self.shape[2])
+            self._rows[key] = (self._cuda.device_array(int(np.prod(shape)), dtype=np.float32),
+                               self._cuda.pinned_array(shape, dtype=np.float32))
+        return self._rows[key]
+
+    def get_rows(self, y0: int, y1: int) -> np.ndarray:
+        """Rows ``[y0, y1)`` of both levels on the host (packed on the GPU; one pinned buffer per range)."""
+        device, host = self._row_buffers(y0, y1)
+        self.pack_rows(y0, y1, device)
+        device.copy_to_host(host.reshape(-1))
+        return host
+
+    def set_rows(self, y0: int, y1: int, rows) -> None:
+        """Write host ``rows`` (as :meth:`get_rows` returns them) into rows ``[y0, y1)`` of both levels."""
+        device, _ = self._row_buffers(y0, y1)
+        device.copy_to_device(np.ascontiguousarray(rows, dtype=np.float32).reshape(-1))
+        self.unpack_rows(y0, y1, device)
 
     def planes(self, index, strides) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Strided planes ``(xy, xz, yz)`` of the current level through ``index``: only they are copied."""

@@ -2,15 +2,15 @@
 
 Contract
 --------
-:class:`SlabBackend` runs one rank's part of a run on any host backend (the
-CPU engine: its fields are host arrays, exchanged in place).  The grid is
+:class:`SlabBackend` runs one rank's part of a run on any backend: the CPU
+engine, or one GPU per rank (:meth:`~diamondlab.engine.backends.Backend.claim_device`).  The grid is
 split along y into ``comm.size`` slabs of nearly equal width
 (:func:`slab_bounds`); rank ``r`` owns rows ``[y0, y1)`` and holds the rows
 ``[y0 - G, y1 + G)`` clipped to the grid, with ``G = Nt * order / 2`` ghost
 rows on each side: the light cone of a sweep of ``Nt`` steps.  Before each
 sweep (or each call of ``step``) the ranks exchange the ghost rows of both
-levels with the ranks that own them (non-blocking point to point, one
-message per neighbour and direction), then each rank runs the sweep on its
+levels with the ranks that own them (:mod:`~diamondlab.engine.halo`: through
+host memory, or GPU to GPU over CUDA IPC), then each rank runs the sweep on its
 slab alone.  The zero boundary that a slab's cut edge puts in place of its
 neighbour's rows corrupts at most ``order / 2`` rows per step, so after
 ``Nt`` steps every owned row is exact: **each rank's owned rows equal the
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.engine.backends import Backend
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
 __all__ = ["SlabBackend", "slab_bounds"]
@@ -67,10 +67,15 @@ class SlabBackend:
     shape : (nx, ny, nz)
         The whole grid.
     comm : mpi4py communicator
+    halo : {"auto", "host", "peer"}
+        The exchange path (:func:`~diamondlab.engine.halo.connect`).
     """
 
-    def __init__(self, inner: Backend, shape, comm):
-        self.inner, self.shape, self.comm = inner, tuple(shape), comm
+    def __init__(self, inner: Backend, shape, comm, halo: str = "auto"):
+        self.inner, self.shape, self.comm, self.halo = inner, tuple(shape), comm, halo
+        self._halo = None
+        #: how the ghost rows travel (:mod:`~diamondlab.engine.halo`), known after the first exchange
+        self.halo_path: str | None = None
         self.name = f"{inner.name} x {comm.size} MPI ranks"
         self.params, self.size, self.nt = inner.params, inner.size, inner.nt
         ny = self.shape[1]
@@ -107,26 +112,14 @@ class SlabBackend:
         """Ghost rows of both levels from the ranks that own them (every rank calls it)."""
         if self.comm.size == 1:
             return
-        levels = self.inner.field_views()
-        requests, incoming = [], []
-        for q, (y0, y1) in self._recvs:
-            buf = np.empty((2, self.shape[0], y1 - y0, self.shape[2]), dtype=np.float32)
-            requests.append(self.comm.Irecv(buf, source=q, tag=7))
-            incoming.append((buf, y0, y1))
-        outgoing = []
-        for q, (y0, y1) in self._sends:
-            buf = np.ascontiguousarray(np.stack([level[:, self._local(y0, y1)] for level in levels]))
-            outgoing.append(buf)  # kept alive until the send completes
-            requests.append(self.comm.Isend(buf, dest=q, tag=7))
-        self._waitall(requests)
-        for buf, y0, y1 in incoming:
-            for level, rows in zip(levels, buf, strict=True):
-                level[:, self._local(y0, y1)] = rows
+        if self._halo is None:  # built on first use: a collective over the neighbours
+            from diamondlab.engine.halo import connect
 
-    def _waitall(self, requests) -> None:
-        from mpi4py import MPI
-
-        MPI.Request.Waitall(requests)
+            local = [[(q, (y0 - self.rows[0], y1 - self.rows[0])) for q, (y0, y1) in pairs]
+                     for pairs in (self._sends, self._recvs)]
+            self._halo = connect(self.inner, self.comm, *local, self.halo)
+            self.halo_path = self._halo.description
+        self._halo.exchange()
 
     def _gather(self, local: np.ndarray) -> np.ndarray:
         """The whole grid's array from every rank's owned rows (on every rank)."""
@@ -159,14 +152,29 @@ class SlabBackend:
         self.inner.set_fields(np.ascontiguousarray(prev[:, rows]), np.ascontiguousarray(curr[:, rows]))
 
     def fields(self):
-        prev, curr = self.inner.field_views()
+        prev, curr = self.inner.fields()
         return self._gather(prev), self._gather(curr)
 
     def current_view(self):
-        return self._gather(self.inner.field_views()[1])
+        return self._gather(self.inner.current_view())
 
     def planes(self, index, strides):
-        return planes_of(self.current_view(), index, strides)
+        """The whole grid's planes, cut by each rank from its owned rows (only the planes travel)."""
+        ix, iy, iz = (int(i) for i in index)
+        sy = int(strides[1])
+        (r0, r1), (o0, o1) = self.rows, self.owned
+        ly = iy - r0 if r0 <= iy < r1 else (iy - r0) % sy  # a slab row with the samples' residue
+        if ly < r1 - r0:
+            xy, xz, yz = self.inner.planes((ix, ly, iz), strides)
+            ys = r0 + ly % sy + sy * np.arange(xy.shape[1])  # the grid rows of the sampled columns
+            keep = (ys >= o0) & (ys < o1)
+            mine = (xy[:, keep], xz if o0 <= iy < o1 else None, yz[keep])
+        else:  # no sampled row on this slab
+            mine = (None, None, None)
+        pieces = self.comm.allgather(mine)  # in rank order: owned rows ascend
+        xy = np.concatenate([p[0] for p in pieces if p[0] is not None], axis=1)
+        yz = np.concatenate([p[2] for p in pieces if p[2] is not None], axis=0)
+        return xy, next(p[1] for p in pieces if p[1] is not None), yz
 
     def set_physics(self, medium=None, sources=(), receivers=()) -> None:
         """The medium's slab, the sources whose cell is in the slab, the receivers whose row is owned."""

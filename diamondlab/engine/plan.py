@@ -38,6 +38,7 @@ from types import MappingProxyType
 import numpy as np
 
 from diamondlab.engine.backends import Backend, get_backend, resolve_backend
+from diamondlab.engine.halo import HALO_CHOICES
 from diamondlab.engine.memory import check_host_memory, host_bytes
 from diamondlab.engine.physics import Physics
 from diamondlab.numerics import WaveParameters, validate_shape
@@ -90,6 +91,16 @@ def _backend_class(name: str) -> type[Backend]:
     return get_backend(resolve_backend(name) if name == "auto" else name)
 
 
+def _check_slab(backend_class, params, shape, slab, size, nt, options, rank, ranks) -> dict:
+    """The backend's check of one MPI rank's slab, its failure said as the slab's."""
+    try:
+        return backend_class.check(params, slab, size, nt, options)
+    except ValueError as err:
+        raise ValueError(f"comm: rank {rank} of {ranks} holds {slab[1]} of ny={shape[1]} rows (owned and "
+                         f"ghost rows), too few for this tile: {err}; use fewer ranks or a smaller size "
+                         "(DTS)") from err
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """A validated run (see the module contract); build it with :meth:`build`.
@@ -119,6 +130,8 @@ class RunPlan:
     comm: object = field(default=None, repr=False, compare=False)
     #: x rows the device holds at a time (:mod:`~diamondlab.engine.window`); None: the whole grid
     window: int | None = None
+    #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.halo.HALO_CHOICES`)
+    halo: str = "auto"
 
     @property
     def ranks(self) -> int:
@@ -127,7 +140,12 @@ class RunPlan:
 
     @property
     def device_shape(self) -> tuple[int, int, int]:
-        """The shape the backend allocates: the window's with a calculation window, else the grid's."""
+        """The shape the backend allocates: the window's with a calculation window, this rank's slab with
+        MPI ranks, else the grid's."""
+        if self.ranks > 1:
+            from diamondlab.engine.mpi import SlabBackend
+
+            return SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, self.comm.rank)
         return self.shape if self.window is None else (self.window, *self.shape[1:])
 
     @property
@@ -150,9 +168,8 @@ class RunPlan:
         elif self.ranks > 1:
             from diamondlab.engine.mpi import SlabBackend
 
-            slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, self.comm.rank)
-            inner = self.backend_class.from_plan(replace(self, shape=slab, comm=None))
-            backend = SlabBackend(inner, self.shape, self.comm)
+            inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, comm=None))
+            backend = SlabBackend(inner, self.shape, self.comm, self.halo)
         else:
             backend = self.backend_class.from_plan(self)
         if self.physics.needs_backend:
@@ -180,6 +197,7 @@ class RunPlan:
         sponge: int | None = None,
         comm=None,
         window: int | None = None,
+        halo: str = "auto",
         stacklevel: int = 2,
     ) -> RunPlan:
         """Normalise and check a run (see the module contract); arguments as for ``Simulation``.
@@ -204,26 +222,26 @@ class RunPlan:
             window = None if window >= shape[0] else int(window)  # the whole grid fits: no window
             if window is not None and ranks > 1:
                 raise ValueError("window and comm together are not built yet: use one of them")
-        if ranks > 1:
-            if backend not in ("auto", "cpu"):
-                raise ValueError(f"comm: MPI ranks run the CPU engine (backend='cpu' or 'auto'); got "
-                                 f"backend={backend!r} (GPU ranks are not built yet)")
-            backend = "cpu"
+        if halo not in HALO_CHOICES:
+            raise ValueError(f"halo must be one of {HALO_CHOICES}; got {halo!r}")
         name = resolve_backend(backend)
+        if ranks > 1:
+            if halo == "peer" and not get_backend(name).PEER_HALO:
+                raise ValueError(f"halo='peer' (GPU to GPU) needs GPU ranks; backend {name!r} exchanges "
+                                 "through the host: use halo='auto' or 'host'")
+            get_backend(name).claim_device(comm)  # before the backend's check opens a device
         if backend == "auto" and name == "cpu" and backend_options:
             warnings.warn(f"backend 'auto' runs on the CPU here: backend_options {backend_options} "
                           "(GPU speed options) are ignored", stacklevel=stacklevel)
             backend_options = None
         args = (shape, params, algorithm, physics, size, nt)
         try:
-            plan = cls._for_backend(name, *args, backend_options, window)
+            plan = cls._for_backend(name, *args, backend_options, window, comm)
             if ranks > 1:
-                # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
-                cap = max(1, (shape[1] // ranks) // (2 * params.order))
-                plan = replace(plan, comm=comm, nt=plan.nt if nt is not None else min(plan.nt, cap))
+                plan = replace(plan, halo=halo)
                 plan.check_slabs()
         except ValueError as err:
-            if backend != "auto" or name == "cpu" or backend_options:
+            if backend != "auto" or name == "cpu" or backend_options or ranks > 1:
                 raise  # options given by hand are the caller's to fix, not a reason to leave the GPU
             # "auto" picked the GPU, which cannot run this problem (e.g. a column taller than a
             # block, no memory left for a velocity model): the CPU engine can
@@ -241,22 +259,24 @@ class RunPlan:
         slab_bounds(self.shape[1], self.ranks)  # at least one row a rank
         for rank in range(self.ranks):
             slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, rank)
-            try:
-                self.backend_class.check(self.params, slab, self.size, self.nt, dict(self.options))
-            except ValueError as err:
-                raise ValueError(f"comm: rank {rank} of {self.ranks} holds {slab[1]} of ny={self.shape[1]} "
-                                 f"rows (owned and ghost rows), too few for this tile: {err}; use fewer "
-                                 "ranks or a smaller size (DTS)") from err
+            _check_slab(self.backend_class, self.params, self.shape, slab, self.size, self.nt,
+                        dict(self.options), rank, self.ranks)
 
     @classmethod
-    def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options, window=None) -> RunPlan:
+    def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options, window=None,
+                     comm=None) -> RunPlan:
         backend_class = get_backend(name)
         if physics.needs_backend and not backend_class.RUNS_PHYSICS:
             raise ValueError(f"backend {name!r} does not run velocity models, sponges, sources or receivers "
                              "yet; use backend='cpu'")
         need = host_bytes(shape, params.order, name, velocity_model=physics.velocity_model is not None)
         check_host_memory(shape, need)
-        device_shape = shape if window is None else (window, *shape[1:])  # what the backend allocates
+        ranks = 1 if comm is None else comm.size
+        # what the backend allocates: the window, this rank's slab (its ghost rows once Nt is known), the grid
+        if ranks > 1:
+            device_shape = (shape[0], -(-shape[1] // ranks), shape[2])  # for the tuner; ghost rows below
+        else:
+            device_shape = shape if window is None else (window, *shape[1:])
         if size == "auto" or nt == "auto":
             from diamondlab.engine.autotune import autotune
 
@@ -268,8 +288,18 @@ class RunPlan:
         damped = physics.sponge > 0 or physics.velocity_model is not None
         default_size, default_nt = default_tiling(backend_class, params.order, shape, damped)
         size = default_size if size is None else int(size)
+        if ranks > 1:
+            from diamondlab.engine.mpi import SlabBackend
+
+            # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
+            nt = min(default_nt, max(1, (shape[1] // ranks) // (2 * params.order))) if nt is None else int(nt)
+            device_shape = SlabBackend.slab_shape(shape, params.order, nt, ranks, comm.rank)
         nt = default_nt if nt is None else int(nt)
-        options = backend_class.check(params, device_shape, size, nt, dict(options or {}))
+        if ranks > 1:
+            options = _check_slab(backend_class, params, shape, device_shape, size, nt, dict(options or {}),
+                                  comm.rank, ranks)
+        else:
+            options = backend_class.check(params, device_shape, size, nt, dict(options or {}))
         if window is not None:
             from diamondlab.engine.subdomain import ghost_rows
             from diamondlab.engine.window import window_chunks
@@ -280,4 +310,4 @@ class RunPlan:
             algorithm, reason = backend_class.choose_algorithm(params.order, shape,
                                                                physics.velocity_model is not None)
         return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason,
-                   window=window)
+                   comm=comm, window=window)

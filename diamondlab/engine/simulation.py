@@ -147,10 +147,16 @@ class Simulation:
     comm : mpi4py communicator, optional
         Split the grid along y over its ranks (run under ``mpiexec``; every
         rank makes the same ``Simulation`` and calls the same methods): each
-        rank runs its slab with the CPU engine and exchanges ghost rows once
-        per sweep (:mod:`diamondlab.engine.mpi`); fields, planes, traces and
-        snapshots are the whole grid's on every rank, bit for bit the
-        single-process result.  Snapshot files are written by rank 0.
+        rank runs its slab (on the CPU, or on one GPU per rank with
+        ``backend="cuda"``: a node's ranks take its GPUs in turn) and
+        exchanges ghost rows once per sweep (:mod:`diamondlab.engine.mpi`);
+        fields, planes, traces and snapshots are the whole grid's on every
+        rank, bit for bit the single-process result.  Snapshot files are
+        written by rank 0.
+    halo : {"auto", "host", "peer"}
+        How MPI ranks exchange ghost rows (:mod:`diamondlab.engine.halo`):
+        ``"peer"`` GPU to GPU over CUDA IPC, ``"host"`` through host memory,
+        ``"auto"`` (default) peer where every neighbour's GPU is reachable.
     window : int, optional
         The calculation window: the device holds this many x rows at a time
         (ghost rows included) and the fields live in host memory; each sweep
@@ -188,12 +194,14 @@ class Simulation:
         step: int = 0,
         comm=None,
         window: int | None = None,
+        halo: str = "auto",
     ):
         self._check_start(initial, pulse_width, step)
         plan = RunPlan.build(
             shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
             backend=backend, backend_options=backend_options, algorithm=algorithm, sources=sources,
-            receivers=receivers, sponge=sponge, comm=comm, window=window, stacklevel=3,
+            receivers=receivers, sponge=sponge, comm=comm, window=window, halo=halo,
+            stacklevel=3,
         )  # fmt: skip
         self._start(plan, initial, pulse_width, step)
 

@@ -58,11 +58,13 @@ __all__ = [
     "launch_points",
     "launch_stepwise",
     "launch_sweep",
+    "pack_rows",
     "simulator_enabled",
     "sweep_block",
     "sweep_register_cap",
     "sweep_events",
     "sweep_shared_bytes",
+    "unpack_rows",
 ]
 
 #: DTS values built per NO: the tile's level n with its ShS-wide side strips
@@ -322,6 +324,28 @@ def gather_planes(U, shape, index, strides) -> tuple[np.ndarray, np.ndarray, np.
 
     gather_planes_kernel[grid, block](U, ny, nz, ix, iy, iz, sx, sy, sz, *out)
     return tuple(a.copy_to_host() for a in out)
+
+
+#: Threads per block of the halo kernels (:func:`pack_rows`, :func:`unpack_rows`).
+ROWS_BLOCK = 256
+
+
+def pack_rows(prev, curr, shape, y0: int, y1: int, out) -> None:
+    """Queue a copy of rows ``[y0, y1)`` (along y) of both flat device levels into the flat device
+    buffer ``out`` of ``2 * nx * (y1 - y0) * nz`` floats: ``u^{n-1}`` then ``u^n``, each ``(nx, y1 - y0, nz)``
+    (the halo an MPI neighbour needs, contiguous so that it crosses in one copy)."""
+    from diamondlab.kernels.cuda_rows import pack_rows_kernel
+
+    _, ny, nz = shape
+    pack_rows_kernel[-(-(out.size // 2) // ROWS_BLOCK), ROWS_BLOCK](prev, curr, ny, nz, y0, y1 - y0, out)
+
+
+def unpack_rows(prev, curr, shape, y0: int, y1: int, rows) -> None:
+    """Queue the inverse of :func:`pack_rows`: the buffer ``rows`` written into rows ``[y0, y1)``."""
+    from diamondlab.kernels.cuda_rows import unpack_rows_kernel
+
+    _, ny, nz = shape
+    unpack_rows_kernel[-(-(rows.size // 2) // ROWS_BLOCK), ROWS_BLOCK](prev, curr, ny, nz, y0, y1 - y0, rows)
 
 
 @functools.cache

@@ -13,6 +13,8 @@ from diamondlab.engine.plan import RunPlan
 from diamondlab.engine.subdomain import ghost_rows
 
 HERE = Path(__file__).parent
+#: the case script run by mpi4py's launcher: an exception on one rank aborts them all (no hang)
+CASES = ["-m", "mpi4py", str(HERE / "mpi_cases.py")]
 
 
 class FakeComm:
@@ -36,8 +38,10 @@ def test_slabs_cover_the_grid_once_and_hold_their_ghost_rows():
 def test_bad_mpi_runs_are_clear_errors_before_any_allocation():
     with pytest.raises(ValueError, match=r"30 MPI ranks need ny >= 30 \(one row each at least\); got ny=20"):
         RunPlan.build((20, 20, 8), 2, backend="cpu", size=1, nt=2, comm=FakeComm(30))
-    with pytest.raises(ValueError, match=r"comm: MPI ranks run the CPU engine .* got backend='cuda'"):
-        RunPlan.build((20, 20, 8), 2, backend="cuda", comm=FakeComm(2))
+    with pytest.raises(ValueError, match=r"halo='peer' \(GPU to GPU\) needs GPU ranks; backend 'cpu'"):
+        RunPlan.build((20, 20, 8), 2, backend="cpu", comm=FakeComm(2), halo="peer")
+    with pytest.raises(ValueError, match=r"halo must be one of \('auto', 'host', 'peer'\); got 'nvlink'"):
+        RunPlan.build((20, 20, 8), 2, backend="cpu", comm=FakeComm(2), halo="nvlink")
     with pytest.raises(ValueError, match=r"comm: rank 0 of 10 holds 4 of ny=20 rows .* too few for this"):
         RunPlan.build((20, 20, 8), 2, backend="cpu", size=3, nt=2, comm=FakeComm(10))
     plan = RunPlan.build((20, 20, 8), 2, backend="auto", size=1, nt=2, comm=FakeComm(2))
@@ -58,11 +62,8 @@ def _mpiexec():
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_ranks_give_the_single_process_result_bit_for_bit(ranks):
     """Fields, traces and planes with sources, receivers, a layered model and a sponge, both algorithms."""
-    mpiexec = _need_mpiexec()
-    out = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, str(HERE / "mpi_cases.py")],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count("ok ") == 4 and f"ranks={ranks}" in out.stdout, out.stdout
+    stdout = _cases(ranks)
+    assert stdout.count("ok ") == 4 and f"ranks={ranks}" in stdout, stdout
 
 
 def _need_mpiexec() -> str:
@@ -108,3 +109,30 @@ def test_an_error_on_the_ranks_stops_every_rank_with_the_message():
     # whichever rank reaches the error first stops them all
     assert re.search(r"MPI rank \d of 3: stopping every rank", out.stderr), out.stderr
     assert "too few for this tile" in out.stderr
+
+
+def _cases(ranks: int, *args: str, env: dict | None = None, timeout: int = 300):
+    import os
+
+    command = [_need_mpiexec(), "-n", str(ranks), sys.executable, *CASES, *args]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                         env=os.environ | (env or {}))
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_gpu_ranks_under_the_cuda_simulator_give_the_single_process_result():
+    """Two CUDA ranks (the simulator): ghost rows packed on the device, staged through the host."""
+    pytest.importorskip("numba.cuda")
+    stdout = _cases(2, "cuda", env={"NUMBA_ENABLE_CUDASIM": "1"})
+    assert stdout.count("ok physics diamondtorre cuda ranks=2") == 1, stdout
+    assert "halo=host staging" in stdout, stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("halo", ["peer", "host"])
+def test_gpu_ranks_give_the_single_process_result_bit_for_bit(halo):
+    """Two ranks on this machine's GPUs (sharing one where there is one): both halo paths."""
+    stdout = _cases(2, "cuda", halo, timeout=600)
+    assert stdout.count("ok ") == 2, stdout
+    assert ("CUDA IPC" if halo == "peer" else "host staging") in stdout, stdout

@@ -1,0 +1,148 @@
+"""The ghost-row exchange of MPI slabs: through host memory, or from GPU to GPU over CUDA IPC.
+
+Contract
+--------
+An exchange moves, once per sweep, the rows each rank owns to the ranks
+whose ghost rows they are (both levels), given as ``sends`` and ``recvs``:
+``[(rank, (y0, y1)), ...]`` in the slab's own row numbers.  Every rank calls
+:meth:`exchange` at the same point of the run (it is collective over the
+neighbours).  Two paths, named by their :attr:`path`:
+
+- :class:`HostHalo` (``"host"``): ``backend.get_rows`` into host memory,
+  non-blocking MPI point to point, ``backend.set_rows``.  Any backend, any
+  placement of ranks (CPU ranks, GPUs across nodes, an MPI that is not
+  CUDA-aware).
+- :class:`PeerHalo` (``"peer"``): GPU ranks of one node.  Each rank
+  allocates two device inboxes per neighbour (sweeps alternate between
+  them), hands their CUDA IPC handles to the neighbour once, and per sweep
+  packs its rows on its GPU and copies them straight into the neighbour's
+  inbox (device to device: NVLink or PCIe peer to peer), then sends a
+  one-integer MPI message saying the inbox is full.  The inbox written at
+  sweep ``k + 2`` was unpacked before the neighbour's sweep ``k``, which its
+  device finished before it sent the message of sweep ``k + 1``.  Used
+  when every neighbour is on this node and the GPUs can reach each other.
+
+:func:`connect` picks the path (``"auto"``: peer where it works, else host)
+and agrees it on every rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["HALO_CHOICES", "HostHalo", "PeerHalo", "connect"]
+
+#: The values of ``halo=`` (Simulation, RunPlan, ``--halo``).
+HALO_CHOICES = ("auto", "host", "peer")
+
+_TAG_ROWS, _TAG_READY = 7, 8
+
+
+class HostHalo:
+    """Ghost rows through host memory and MPI point to point (see the module contract)."""
+
+    path = "host"
+    description = "host staging (MPI point to point)"
+
+    def __init__(self, backend, comm, sends, recvs):
+        self.backend, self.comm, self.sends, self.recvs = backend, comm, sends, recvs
+        nx, _, nz = backend.shape
+        self._inbox = {q: np.empty((2, nx, y1 - y0, nz), dtype=np.float32) for q, (y0, y1) in recvs}
+
+    def bytes_per_exchange(self) -> int:
+        """Bytes this rank sends per exchange."""
+        nx, _, nz = self.backend.shape
+        return sum(2 * 4 * nx * (y1 - y0) * nz for _, (y0, y1) in self.sends)
+
+    def exchange(self) -> None:
+        from mpi4py import MPI
+
+        requests = [self.comm.Irecv(self._inbox[q], source=q, tag=_TAG_ROWS) for q, _ in self.recvs]
+        for q, (y0, y1) in self.sends:  # get_rows' buffer per range lives until the next exchange
+            requests.append(self.comm.Isend(self.backend.get_rows(y0, y1), dest=q, tag=_TAG_ROWS))
+        MPI.Request.Waitall(requests)
+        for q, (y0, y1) in self.recvs:
+            self.backend.set_rows(y0, y1, self._inbox[q])
+
+
+class PeerHalo:
+    """Ghost rows from GPU to GPU through CUDA IPC inboxes (see the module contract).
+
+    Build it with :meth:`open`, which returns None (on every rank) where some
+    pair of neighbours cannot use it.
+    """
+
+    path = "peer"
+    description = "CUDA IPC, GPU to GPU (no host copy)"
+
+    def __init__(self, backend, comm, sends, recvs, inboxes, remote, outboxes):
+        self.backend, self.comm, self.sends, self.recvs = backend, comm, sends, recvs
+        self._inboxes, self._remote, self._outboxes = inboxes, remote, outboxes
+        self._parity = 0
+        self._ready = {q: np.zeros(1, dtype=np.int64) for q, _ in recvs}
+        self._token = np.zeros(1, dtype=np.int64)
+
+    bytes_per_exchange = HostHalo.bytes_per_exchange
+
+    @classmethod
+    def open(cls, backend, comm, sends, recvs) -> PeerHalo | None:
+        """Allocate the inboxes and open the neighbours' (collective); None on every rank where any
+        neighbour is on another node or its GPU is not reachable from this one."""
+        from mpi4py import MPI
+
+        from diamondlab.kernels.cuda import simulator_enabled
+
+        usable = backend.PEER_HALO and not simulator_enabled()
+        nodes = comm.allgather(MPI.Get_processor_name())
+        usable = usable and all(nodes[q] == nodes[comm.rank] for q, _ in (*sends, *recvs))
+        if not comm.allreduce(usable, op=MPI.LAND):
+            return None
+        from numba import cuda
+
+        nx, _, nz = backend.shape
+        cells = {q: 2 * nx * (y1 - y0) * nz for q, (y0, y1) in (*sends, *recvs)}
+        # one allocation per neighbour holds both inboxes: the driver may place small allocations in one
+        # IPC region, which a process can open only once
+        inboxes = {q: cuda.device_array((2, cells[q]), dtype=np.float32) for q, _ in recvs}
+        handles = [None] * comm.size
+        for q, boxes in inboxes.items():
+            handles[q] = boxes.get_ipc_handle()
+        received = comm.alltoall(handles)  # what each sender q gets: the handle of its neighbour's inboxes
+        context = cuda.current_context()
+        reachable = all(received[q]._ipc_handle.can_access_peer(context) for q, _ in sends)
+        if not comm.allreduce(reachable, op=MPI.LAND):
+            return None
+        remote = {q: received[q].open() for q, _ in sends}
+        outboxes = {q: cuda.device_array(cells[q], dtype=np.float32) for q, _ in sends}
+        comm.Barrier()
+        return cls(backend, comm, sends, recvs, inboxes, remote, outboxes)
+
+    def exchange(self) -> None:
+        from mpi4py import MPI
+        from numba import cuda
+
+        p = self._parity
+        for q, (y0, y1) in self.sends:
+            self.backend.pack_rows(y0, y1, self._outboxes[q])
+            self._remote[q][p].copy_to_device(self._outboxes[q])
+        cuda.synchronize()  # the neighbours' inboxes are full (and this GPU's last unpacks done)
+        requests = [self.comm.Irecv(self._ready[q], source=q, tag=_TAG_READY) for q, _ in self.recvs]
+        requests += [self.comm.Isend(self._token, dest=q, tag=_TAG_READY) for q, _ in self.sends]
+        MPI.Request.Waitall(requests)
+        for q, (y0, y1) in self.recvs:
+            self.backend.unpack_rows(y0, y1, self._inboxes[q][p])
+        self._parity = 1 - p
+
+
+def connect(backend, comm, sends, recvs, halo: str = "auto"):
+    """The exchange for this rank (collective): ``halo`` one of :data:`HALO_CHOICES`."""
+    if halo not in HALO_CHOICES:
+        raise ValueError(f"halo must be one of {HALO_CHOICES}; got {halo!r}")
+    if halo != "host":
+        peer = PeerHalo.open(backend, comm, sends, recvs)
+        if peer is not None:
+            return peer
+        if halo == "peer":
+            raise ValueError("halo='peer' needs GPU ranks on one node whose GPUs reach each other "
+                             "(CUDA IPC); use halo='host' or 'auto'")
+    return HostHalo(backend, comm, sends, recvs)
