@@ -28,6 +28,8 @@ and agrees it on every rank.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 __all__ = ["HALO_CHOICES", "HostHalo", "PeerHalo", "connect"]
@@ -36,6 +38,12 @@ __all__ = ["HALO_CHOICES", "HostHalo", "PeerHalo", "connect"]
 HALO_CHOICES = ("auto", "host", "peer")
 
 _TAG_ROWS, _TAG_READY = 7, 8
+_GRANULE = 2**21 // 4  # floats in the 2 MiB granule of CUDA IPC
+
+
+def _close(handles) -> None:
+    for handle in handles:
+        handle.close()
 
 
 class HostHalo:
@@ -101,9 +109,10 @@ class PeerHalo:
 
         nx, _, nz = backend.shape
         cells = {q: 2 * nx * (y1 - y0) * nz for q, (y0, y1) in (*sends, *recvs)}
-        # one allocation per neighbour holds both inboxes: the driver may place small allocations in one
-        # IPC region, which a process can open only once
-        inboxes = {q: cuda.device_array((2, cells[q]), dtype=np.float32) for q, _ in recvs}
+        # one allocation per neighbour holds both inboxes, whole IPC granules of 2 MiB: the driver may
+        # place small allocations in one region, which a process can open only once
+        inboxes = {q: cuda.device_array((2, -(-cells[q] // _GRANULE) * _GRANULE), dtype=np.float32)
+                   for q, _ in recvs}
         handles = [None] * comm.size
         for q, boxes in inboxes.items():
             handles[q] = boxes.get_ipc_handle()
@@ -115,7 +124,9 @@ class PeerHalo:
         remote = {q: received[q].open() for q, _ in sends}
         outboxes = {q: cuda.device_array(cells[q], dtype=np.float32) for q, _ in sends}
         comm.Barrier()
-        return cls(backend, comm, sends, recvs, inboxes, remote, outboxes)
+        halo = cls(backend, comm, sends, recvs, inboxes, remote, outboxes)
+        weakref.finalize(halo, _close, [received[q] for q, _ in sends])  # unmap the neighbours' inboxes
+        return halo
 
     def exchange(self) -> None:
         from mpi4py import MPI
@@ -124,13 +135,14 @@ class PeerHalo:
         p = self._parity
         for q, (y0, y1) in self.sends:
             self.backend.pack_rows(y0, y1, self._outboxes[q])
-            self._remote[q][p].copy_to_device(self._outboxes[q])
+            self._remote[q][p, :self._outboxes[q].size].copy_to_device(self._outboxes[q])
         cuda.synchronize()  # the neighbours' inboxes are full (and this GPU's last unpacks done)
         requests = [self.comm.Irecv(self._ready[q], source=q, tag=_TAG_READY) for q, _ in self.recvs]
         requests += [self.comm.Isend(self._token, dest=q, tag=_TAG_READY) for q, _ in self.sends]
         MPI.Request.Waitall(requests)
         for q, (y0, y1) in self.recvs:
-            self.backend.unpack_rows(y0, y1, self._inboxes[q][p])
+            nx, _, nz = self.backend.shape
+            self.backend.unpack_rows(y0, y1, self._inboxes[q][p, :2 * nx * (y1 - y0) * nz])
         self._parity = 1 - p
 
 
