@@ -122,10 +122,10 @@ def test_version_example(capsys):
     assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"diamondlab {__version__}"
 
 
-def test_mpi_example_gives_the_one_process_traces(monkeypatch, tmp_path):
-    """The README's ``mpiexec -n 2 diamondlab run ...`` line, run as written, against one process."""
+def _mpiexec_line(backend: str) -> tuple[list[str], list[str]]:
+    """The README's ``mpiexec -n 2 diamondlab run ... --backend BACKEND`` line: the command that runs it
+    here and its ``diamondlab`` arguments."""
     import shutil
-    import subprocess
     import sys
 
     pytest.importorskip("mpi4py", reason="the mpi extra")
@@ -133,15 +133,40 @@ def test_mpi_example_gives_the_one_process_traces(monkeypatch, tmp_path):
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     if mpiexec is None:
         pytest.skip("no mpiexec (the mpi extra brings MPICH's)")
-    (line,) = [ln for b in _blocks("bash") for ln in b.splitlines() if ln.startswith("mpiexec ")]
+    (line,) = [ln for b in _blocks("bash") for ln in b.splitlines()
+               if ln.startswith("mpiexec ") and f"--backend {backend}" in ln]
     words = shlex.split(line, comments=True)
     assert words[:3] == ["mpiexec", "-n", "2"] and words[3] == "diamondlab"
-    monkeypatch.chdir(tmp_path)
     command = [mpiexec, *words[1:3], sys.executable, "-m", "diamondlab", *words[4:], "--no-progress"]
+    return command, words[4:]
+
+
+def test_mpi_example_gives_the_one_process_traces(monkeypatch, tmp_path):
+    """The README's ``mpiexec -n 2 diamondlab run ... --backend cpu`` line, run as written, against one
+    process."""
+    import subprocess
+
+    command, words = _mpiexec_line("cpu")
+    monkeypatch.chdir(tmp_path)
     out = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    one = [*words[4:], "--no-progress"]
+    one = [*words, "--no-progress"]
     one[one.index("--out") + 1] = "out-one"
     assert main(one) == 0
     traces = [np.load(Path(d) / "traces.npz")["traces"] for d in ("out-mpi", "out-one")]
     assert traces[0].shape == (120, 1) and np.array_equal(*traces) and np.abs(traces[1]).max() > 0
+
+
+@pytest.mark.gpu
+def test_gpu_mpi_example_runs_on_two_gpu_ranks(monkeypatch, tmp_path):
+    """The README's ``--backend cuda`` mpiexec line (two ranks share the GPU where there is one): the run
+    reports both ranks and the GPU-to-GPU path, and its field stays finite (a blow-up exits 1)."""
+    import os
+    import subprocess
+
+    command, _ = _mpiexec_line("cuda")
+    monkeypatch.chdir(tmp_path)
+    env = os.environ | {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    out = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "2 MPI ranks:" in out.stdout and "ghost rows by CUDA IPC" in out.stdout, out.stdout
