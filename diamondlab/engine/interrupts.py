@@ -21,7 +21,7 @@ import contextlib
 import signal
 import threading
 
-__all__ = ["deferred_interrupts", "last_signal", "terminate_as_interrupt"]
+__all__ = ["Held", "deferred_interrupts", "last_signal", "terminate_as_interrupt"]
 
 #: The number of the stop signal received last (``signal.SIGINT`` until another arrives).
 last_signal: int = signal.SIGINT
@@ -53,32 +53,57 @@ def terminate_as_interrupt():
             signal.signal(s, handler)
 
 
+class Held:
+    """The stop signals a :func:`deferred_interrupts` block has held so far."""
+
+    def __init__(self):
+        self.caught: list[int] = []
+
+    @property
+    def pending(self) -> bool:
+        """Whether a stop signal arrived during the block (it raises when the block ends)."""
+        return bool(self.caught)
+
+
+#: The outermost block holding signals now (inner blocks join it).
+_holding: list[Held] = []
+
+
 @contextlib.contextmanager
 def deferred_interrupts():
     """Hold SIGINT and SIGTERM until the block is done, then raise ``KeyboardInterrupt``.
 
+    Yields a :class:`Held` whose ``pending`` says whether a signal is held,
+    so that a loop can stop at a point of its choosing (MPI ranks: a point
+    they agree on) by raising ``KeyboardInterrupt`` itself.  A block inside
+    another joins it: the signal is raised when the outermost block ends.
     A SIGTERM is held only where it would have become an interrupt anyway
     (inside :func:`terminate_as_interrupt`); elsewhere its handler (the
     default ends the process) is left alone.
 
-    >>> with deferred_interrupts():
+    >>> with deferred_interrupts() as held:
     ...     x = 1
-    >>> x
-    1
+    >>> x, held.pending
+    (1, False)
     """
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield Held()
         return
-    caught: list[int] = []
+    if _holding:
+        yield _holding[0]
+        return
+    held = Held()
     previous = {}
     for s in _STOP_SIGNALS:
         if s == signal.SIGINT or signal.getsignal(s) is _raise_interrupt:
-            previous[s] = signal.signal(s, lambda signum, frame: caught.append(signum))
+            previous[s] = signal.signal(s, lambda signum, frame: held.caught.append(signum))
+    _holding.append(held)
     try:
-        yield
+        yield held
     finally:
+        _holding.pop()
         for s, handler in previous.items():
             signal.signal(s, handler)
-        if caught:
-            _note(caught[-1])
+        if held.caught:
+            _note(held.caught[-1])
             raise KeyboardInterrupt

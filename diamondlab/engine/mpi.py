@@ -72,10 +72,7 @@ class SlabBackend:
     """
 
     def __init__(self, inner: Backend, shape, comm, halo: str = "auto"):
-        self.inner, self.shape, self.comm, self.halo = inner, tuple(shape), comm, halo
-        self._halo = None
-        #: how the ghost rows travel (:mod:`~diamondlab.engine.halo`), known after the first exchange
-        self.halo_path: str | None = None
+        self.inner, self.shape, self.comm = inner, tuple(shape), comm
         self.name = f"{inner.name} x {comm.size} MPI ranks"
         self.params, self.size, self.nt = inner.params, inner.size, inner.nt
         ny = self.shape[1]
@@ -96,6 +93,13 @@ class SlabBackend:
             if recv[1] > recv[0]:
                 self._recvs.append((q, recv))
         self._physics = PartPhysics.cut(None, (), (), 1, self.rows, self.owned)
+        from diamondlab.engine.halo import connect
+
+        local = [[(q, (y0 - self.rows[0], y1 - self.rows[0])) for q, (y0, y1) in pairs]
+                 for pairs in (self._sends, self._recvs)]
+        self._halo = connect(inner, comm, *local, halo)  # collective: every rank builds its slab now
+        #: how the ghost rows travel (:mod:`~diamondlab.engine.halo`)
+        self.halo_path: str = self._halo.description
 
     @staticmethod
     def slab_shape(shape, order: int, nt: int, ranks: int, rank: int) -> tuple[int, int, int]:
@@ -110,16 +114,8 @@ class SlabBackend:
 
     def _exchange(self) -> None:
         """Ghost rows of both levels from the ranks that own them (every rank calls it)."""
-        if self.comm.size == 1:
-            return
-        if self._halo is None:  # built on first use: a collective over the neighbours
-            from diamondlab.engine.halo import connect
-
-            local = [[(q, (y0 - self.rows[0], y1 - self.rows[0])) for q, (y0, y1) in pairs]
-                     for pairs in (self._sends, self._recvs)]
-            self._halo = connect(self.inner, self.comm, *local, self.halo)
-            self.halo_path = self._halo.description
-        self._halo.exchange()
+        if self.comm.size > 1:
+            self._halo.exchange()
 
     def _gather(self, local: np.ndarray) -> np.ndarray:
         """The whole grid's array from every rank's owned rows (on every rank)."""

@@ -443,16 +443,21 @@ class Simulation:
                 self.backend.compile()
                 self._compiled = True
             # the clock: wall time of the sweeps and their books, without the checks and snapshots; the
-            # GPU is waited for only where something is read or reported, so that sweeps queue back to back
+            # GPU is waited for only where something is read or reported, so that sweeps queue back to back.
+            # Ctrl-C and SIGTERM are held for the whole loop and act where every MPI rank agrees: after a
+            # sweep, its books and its snapshot (every rank at the same level)
             mark = reported = time.perf_counter()
-            while done < steps:
-                if self._stop.is_set() or (stop_event is not None and stop_event.is_set()):
-                    interrupted = True
-                    break
-                height = min(self.nt, steps - done)
-                if snapshots is not None:
-                    height = min(height, snapshots.steps_to_next(self.time_step))
-                with deferred_interrupts():  # a stop waits for the sweep, its books and its snapshot
+            with deferred_interrupts() as held:
+                while done < steps:
+                    stop, signalled = self.backend.agree((self._stop_asked(stop_event), held.pending))
+                    if signalled:  # a stop signal on any rank (in a callback, say): every rank stops here
+                        raise KeyboardInterrupt
+                    if stop:
+                        interrupted = True
+                        break
+                    height = min(self.nt, steps - done)
+                    if snapshots is not None:
+                        height = min(height, snapshots.steps_to_next(self.time_step))
                     self._advance(height)
                     done += height
                     now = time.perf_counter()
@@ -460,7 +465,8 @@ class Simulation:
                     check = done >= steps or budget >= self._plane_check_seconds
                     snap = snapshots is not None and snapshots.due(self.time_step)
                     report = callback is not None or (bar is not None and now - reported >= REPORT_SECONDS)
-                    check, report = self.backend.agree((check, report))  # MPI ranks: one decision
+                    # one decision for every MPI rank (one process: the flags as they are)
+                    check, report, signalled = self.backend.agree((check, report, held.pending))
                     if check or snap or report:
                         self.backend.synchronize()
                         self._take_traces()
@@ -471,14 +477,10 @@ class Simulation:
                         unchecked = 0.0
                     if snap:
                         self._snapshot(snapshots)
-                    mark = time.perf_counter()
-                if report:
-                    stats, reported = self._stats(done, elapsed), time.perf_counter()
-                    if bar is not None:
-                        bar.update(done - bar.n)
-                        bar.set_postfix_str(f"{stats.gcells_per_second:.3g} Gcells/s")
-                    if callback is not None:
-                        callback(self, stats)
+                    if signalled:  # a stop signal on any rank: every rank stops here
+                        raise KeyboardInterrupt
+                    if report:
+                        reported = self._report(done, elapsed, bar, callback)
                     mark = time.perf_counter()
             self.backend.synchronize()
             elapsed += time.perf_counter() - mark
@@ -497,6 +499,20 @@ class Simulation:
                 self._take_traces(check=False)
             self.last_run = self._stats(done, elapsed, interrupted)
         return self.last_run
+
+    def _report(self, done: int, elapsed: float, bar, callback) -> float:
+        """Show the rate so far on the bar and call the callback; return when it reported."""
+        stats, reported = self._stats(done, elapsed), time.perf_counter()
+        if bar is not None:
+            bar.update(done - bar.n)
+            bar.set_postfix_str(f"{stats.gcells_per_second:.3g} Gcells/s")
+        if callback is not None:
+            callback(self, stats)
+        return reported
+
+    def _stop_asked(self, stop_event) -> bool:
+        """Whether :meth:`stop` or the run's ``stop_event`` asked this process to stop."""
+        return self._stop.is_set() or (stop_event is not None and stop_event.is_set())
 
     def _advance(self, height: int) -> None:
         """Queue ``height`` steps (one sweep) and book the clock; the receivers record on the device."""
