@@ -107,7 +107,8 @@ def _velocity(text: str, shape):
         ) from None
 
 
-def _backend_option(text: str) -> tuple[str, int]:
+def _backend_option(text: str) -> tuple[str, int | bool | str]:
+    """``KEY=VALUE``: an integer, true/false, or a word (e.g. ``launch=per-stage``); the backend checks it."""
     key, sep, value = text.partition("=")
     if not sep or not key.isidentifier():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. band=32); got {text!r}")
@@ -117,7 +118,9 @@ def _backend_option(text: str) -> tuple[str, int]:
     try:
         return key, int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{key}: expected an integer or true/false; got {value!r}") from None
+        if value.strip():
+            return key, value.strip()
+        raise argparse.ArgumentTypeError(f"{key}: expected a value; got none") from None
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -139,7 +142,8 @@ def _common(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a speed option of the backend, e.g. pipelined=1 band=32 chunk=2 for cuda (repeatable)",
+        help="a speed option of the backend, e.g. pipelined=1 band=32 chunk=2 or launch=per-stage for cuda "
+        "(repeatable)",
     )
 
 

@@ -38,8 +38,15 @@ def test_backend_options_reach_the_simulation_or_are_named(capsys, monkeypatch):
         main(["run", "--shape", "16", "--backend-option", "band", "--no-progress"])
     assert "expected KEY=VALUE (e.g. band=32); got 'band'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["run", "--shape", "16", "--backend-option", "band=wide", "--no-progress"])
-    assert "band: expected an integer or true/false; got 'wide'" in capsys.readouterr().err
+        main(["run", "--shape", "16", "--backend-option", "band=", "--no-progress"])
+    assert "band: expected a value; got none" in capsys.readouterr().err
+    from diamondlab.cli import _backend_option
+    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.numerics import WaveParameters
+
+    assert _backend_option("launch=per-stage") == ("launch", "per-stage")  # a word: the backend checks it
+    with pytest.raises(ValueError, match=r"band must be an int >= 0 \(0: stage by stage\); got 'wide'"):
+        CUDABackend.check(WaveParameters(order=2), (16, 16, 16), 1, 4, {"pipelined": True, "band": "wide"})
     argv = ["run", "--shape", "16", "--backend", "cpu", "--steps", "2", "--no-progress"]
     assert main([*argv, "--backend-option", "pipelined=true", "--backend-option", "band=32"]) == 2
     assert "backend_options ['band', 'pipelined'] do not apply to backend 'cpu' (it takes: none)" in (

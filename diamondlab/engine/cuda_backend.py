@@ -161,11 +161,17 @@ def device_memory() -> tuple[int, int]:
     return int(free), int(total)
 
 
+#: How a sweep is launched: ``"sweep"`` one launch per sweep, torres waiting for their dependencies
+#: (the default); ``"per-stage"`` one launch per stage, synchronised after whole stages (paper 000,
+#: section 6: the teaching baseline).
+LAUNCH_SCHEMES = ("sweep", "per-stage")
+
+
 class CUDABackend(Backend):
     """Fields in GPU memory; stepwise and one-launch DiamondTorre sweeps in Numba-CUDA."""
 
     name = "cuda"
-    OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk")
+    OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk", "launch")
     PEER_HALO = True
 
     @staticmethod
@@ -288,6 +294,14 @@ class CUDABackend(Backend):
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
         StageSchedule.check(DiamondTorre(DiamondTile(params.order, size), nt), *shape[:2])
         pipelined, band, chunk = (options.get(k) for k in ("pipelined", "band", "chunk"))
+        launch = options.get("launch", "sweep")
+        if launch not in LAUNCH_SCHEMES:
+            raise ValueError(f"launch must be one of {LAUNCH_SCHEMES}; got {launch!r}")
+        if launch == "per-stage":
+            if pipelined or band or chunk not in (None, 1):
+                raise ValueError("launch='per-stage' synchronises after whole stages: it takes no "
+                                 "pipelined, band or chunk")
+            pipelined = False
         tuning = cls.tuning()
         preset = tuning.pipelined.get((params.order, size))
         if pipelined is None:
@@ -328,7 +342,7 @@ class CUDABackend(Backend):
             "max_registers": options.get("max_registers"),
             "specialize": ncells >= tuning.specialise_min_cells if specialize is None else bool(specialize),
             "left_from_memory": bool(options.get("left_from_memory", False)),
-            "pipelined": bool(pipelined), "band": int(band), "chunk": int(chunk),
+            "pipelined": bool(pipelined), "band": int(band), "chunk": int(chunk), "launch": launch,
         }  # fmt: skip
 
     def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:
@@ -344,6 +358,7 @@ class CUDABackend(Backend):
         self.band = options["band"]
         self.chunk = options["chunk"]
         self.pipelined = options["pipelined"]
+        self.launch = options["launch"]
         self.specialized = options["specialize"]
         self._kernels_api = kernels
         self._cuda = cuda
@@ -597,15 +612,18 @@ class CUDABackend(Backend):
         """Queue one DiamondTorre sweep (receiver values: :meth:`take_traces`)."""
         if not 1 <= height <= self.nt:
             raise ValueError(f"sweep height must be between 1 and nt={self.nt}; got {height}")
-        ntorres, arrays, *_ = self._schedule(height)
+        ntorres, arrays, schedule, _ = self._schedule(height)
         points = () if self._points is None else self._point_buffers(height, src_samples)
         extra = self._sweep_extra(height, points)
         self._epoch += 1
-        self.last_sweep_kernel = self._kernels_api.launch_sweep(
-            self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
-            height, arrays, (self._done, self._counter), self._tickets, self._epoch,
-            self._medium_args()[0], extra=extra,
-        )
+        # one launch for the sweep (blocks wait for their dependencies), or the paper's scheme: one
+        # launch per stage, the stages apart by the launches' order (every wait is met at once)
+        for blocks in ([ntorres] if self.launch == "sweep" else np.diff(schedule.stage_start)):
+            self.last_sweep_kernel = self._kernels_api.launch_sweep(
+                self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
+                height, arrays, (self._done, self._counter), self._tickets, self._epoch,
+                self._medium_args()[0], extra=extra, blocks=int(blocks),
+            )
         self._tickets += ntorres
         if height % 2:
             self._prev, self._curr = self._curr, self._prev
@@ -613,7 +631,7 @@ class CUDABackend(Backend):
     @property
     def options(self) -> dict:
         """The sweep options in force (after the tuning's defaults)."""
-        return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk}
+        return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk, "launch": self.launch}
 
     def synchronize(self) -> None:
         self._cuda.synchronize()

@@ -531,7 +531,7 @@ def launch_points(module: ModuleType, B, k: int, point_arrays, src_samples, rec_
 
 def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, schedule_arrays,
                  sync_arrays, ticket_base: int, epoch: int, coeffs, stream=0,
-                 compile_only: bool = False, extra: tuple = ()):
+                 compile_only: bool = False, extra: tuple = (), blocks: int | None = None):
     """Launch one DiamondTorre sweep of height ``nt``; return the compiled kernel object.
 
     ``schedule_arrays = (torre_x0, torre_yc, deps)`` and ``sync_arrays =
@@ -542,11 +542,13 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     ``extra`` are the variant's trailing arguments: ``(K, AX, AY, AZ, RX, RY, RZ)`` with
     a ``medium``, then ``(ev_ptr, events, src_samples, rec_vals)`` with ``points``, then
     ``chunk`` (tiers between two waits, an int64) for a ``pipelined`` module.
+    ``blocks`` (default: every torre) launches that many blocks: the next ``blocks`` tickets (one
+    stage of a per-stage sweep).
     """
     nx, ny, nz = shape
     torre_x0, torre_yc, deps = schedule_arrays
     done, counter = sync_arrays
-    ntorres = len(torre_x0)
+    ntorres = len(torre_x0) if blocks is None else blocks
     block = sweep_block(nz)
     shared = sweep_shared_bytes(order, size, nz)
     args = (F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,

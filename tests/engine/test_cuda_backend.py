@@ -241,6 +241,22 @@ def test_band_and_chunk_need_pipelined_and_valid_values():
         CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, pipelined=True, band=-1)
 
 
+def test_launch_scheme_is_checked_before_any_work():
+    with pytest.raises(ValueError, match=r"launch must be one of \('sweep', 'per-stage'\); got 'per-block'"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, launch="per-block")
+    for kw in ({"pipelined": True}, {"band": 2}, {"chunk": 2}):
+        with pytest.raises(ValueError, match=r"launch='per-stage' synchronises after whole stages"):
+            CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, launch="per-stage", **kw)
+
+
+@pytest.mark.gpu
+def test_gpu_per_stage_launches_equal_the_one_launch_sweep():
+    """The paper's scheme (a launch per stage) on the GPU: DiamondTorre == stepwise bit for bit, 60 steps,
+    with a velocity model, a sponge, sources and receivers."""
+    print(_sim_cases().run_physics_case(2, 2, 6, (40, 36, 32), (6,) * 10, "model", True,
+                                        launch="per-stage"))
+
+
 def test_chunk_must_be_between_one_and_nt():
     for chunk in (0, 5, 1.5):
         with pytest.raises(ValueError, match=r"chunk must be an int in 1..nt=4"):

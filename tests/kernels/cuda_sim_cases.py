@@ -87,6 +87,7 @@ PHYSICS_CASES = [
     (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True),  # with tier-level waits
     (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2),  # diagonal bands of 3, chunks of 2
     (6, 2, 2, (30, 23, 3), (2, 1), "model", True, True, 2, 1),  # level n-1 in shared memory
+    (2, 1, 3, (11, 10, 4), (3, 2), "model", True, False, None, None, "per-stage"),  # a launch per stage
 ]
 
 
@@ -106,7 +107,7 @@ def physics_inputs(shape, params, seed):
 
 
 def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=None,
-                     band=None, chunk=None) -> str:
+                     band=None, chunk=None, launch="sweep") -> str:
     """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding."""
     import numpy as np
 
@@ -118,7 +119,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     kappa, damp, sources, receivers, rng = physics_inputs(shape, params, order + size)
     prev = rng.standard_normal(shape).astype(np.float32)
     curr = rng.standard_normal(shape).astype(np.float32)
-    backends = [CUDABackend(params, shape, size, nt, pipelined=pipelined, band=band, chunk=chunk),
+    options = {"pipelined": pipelined, "band": band, "chunk": chunk, "launch": launch}
+    backends = [CUDABackend(params, shape, size, nt, **options),
                 CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
     if not points:
         sources, receivers = [], []
@@ -153,7 +155,7 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
         raise AssertionError(f"NO={order} DTS={size} physics: CUDA vs CPU max relative diff {rel}")
     return (f"ok physics NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} medium={medium} "
             f"points={points} pipelined={backends[0].pipelined} band={backends[0].band} "
-            f"chunk={backends[0].chunk} cpu_rel={rel:.1e}")
+            f"chunk={backends[0].chunk} launch={backends[0].launch} cpu_rel={rel:.1e}")
 
 
 def run_simulation() -> str:
