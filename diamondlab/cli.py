@@ -147,6 +147,20 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _subdomain(p: argparse.ArgumentParser) -> None:
+    """The options of runs beyond one device's memory or one process (``run`` and ``bench``)."""
+    p.add_argument(
+        "--halo", choices=("auto", "host", "peer"), default="auto", help="under mpiexec, how ranks exchange "
+        "ghost rows: peer (GPU to GPU over CUDA IPC), host (through host memory), auto (peer where every "
+        "neighbour's GPU is reachable; default)"
+    )  # fmt: skip
+    p.add_argument(
+        "--window", type=_count(1), default=None, metavar="ROWS", help="calculation window: the device "
+        "holds ROWS x rows at a time (ghost rows included), the fields stay in host memory and every sweep "
+        "streams through it (for grids larger than the GPU's memory; default: the whole grid)"
+    )  # fmt: skip
+
+
 def _parser() -> argparse.ArgumentParser:
     from diamondlab import __version__
 
@@ -181,16 +195,7 @@ def _parser() -> argparse.ArgumentParser:
         "the backend's)"
     )  # fmt: skip
     run.add_argument("--steps", type=_count(0), default=100, help="time steps to run (default 100)")
-    run.add_argument(
-        "--halo", choices=("auto", "host", "peer"), default="auto", help="under mpiexec, how ranks exchange "
-        "ghost rows: peer (GPU to GPU over CUDA IPC), host (through host memory), auto (peer where every "
-        "neighbour's GPU is reachable; default)"
-    )  # fmt: skip
-    run.add_argument(
-        "--window", type=_count(1), default=None, metavar="ROWS", help="calculation window: the device "
-        "holds ROWS x rows at a time (ghost rows included), the fields stay in host memory and every sweep "
-        "streams through it (for grids larger than the GPU's memory; default: the whole grid)"
-    )  # fmt: skip
+    _subdomain(run)
     run.add_argument(
         "--algorithm", default="auto", choices=["auto", "diamondtorre", "stepwise"],
         help="default auto: diamondtorre unless the backend measured stepwise faster for this run "
@@ -296,6 +301,7 @@ def _parser() -> argparse.ArgumentParser:
         help="constant: no physics; sources: a source at the centre, a receiver and a 16-cell sponge; "
         "model: the layered model and a 16-cell sponge (default: --velocity and --sponge)",
     )  # fmt: skip
+    _subdomain(bench)
     bench.add_argument("--json", default=None, metavar="FILE", help="write every row (atomic)")
     bench.add_argument("--no-model", action="store_true", help="skip the bandwidth probe and the model")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -590,9 +596,12 @@ def _bench_matrix(args) -> int:
     return 0
 
 
-def _bench(args) -> int:
+def _bench(args, comm=None) -> int:
+    """``diamondlab bench``; ``comm``: the MPI ranks that share each grid (rank 0 prints and writes)."""
     args.shape = args.shape or DEFAULT_SHAPE
     if args.matrix:
+        if comm is not None or args.window is not None:
+            raise ValueError("--matrix times the kernels on one whole grid: not under mpiexec or --window")
         return _bench_matrix(args)
     for name in ("dts", "nt"):
         values = getattr(args, name)
@@ -601,8 +610,8 @@ def _bench(args) -> int:
         setattr(args, name, values[0] if values else None)
     rows = []
     for shape in args.shapes or [args.shape]:
-        rows += _bench_shape(args, shape)
-    if args.json:
+        rows += _bench_shape(args, shape, comm)
+    if args.json and (comm is None or comm.rank == 0):
         from diamondlab.engine.io import write_atomically
 
         write_atomically(args.json, lambda fh: json.dump({"rows": rows}, fh, indent=1), mode="w")
@@ -628,12 +637,15 @@ def _bench_medium(args, shape) -> tuple[str, dict]:
     return f"a source, a receiver, sponge {sponge}", physics
 
 
-def _bench_shape(args, shape) -> list[dict]:
+def _bench_shape(args, shape, comm=None) -> list[dict]:
     """Time and print one grid of ``diamondlab bench``; return its rows."""
     from diamondlab.engine.measure import compare_algorithms
     from diamondlab.engine.simulation import SourceTimingWarning
 
     medium, physics = _bench_medium(args, shape)
+    physics["window"] = args.window
+    if comm is not None:
+        physics.update(comm=comm, halo=args.halo)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SourceTimingWarning)  # a timed run is shorter than the wavelet
         rows = compare_algorithms(
@@ -643,8 +655,11 @@ def _bench_shape(args, shape) -> list[dict]:
     nx, ny, nz = shape
     for r in rows:
         r.update(shape=[nx, ny, nz], medium=medium)
-    device = _device_numbers(rows[0]["backend"], args.no_model)
-    print(f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, {medium}, medians of {args.repeats} runs")
+    split = _bench_split(args, shape, rows, comm)
+    # one process, one device, the whole grid: the roofline applies (not to a window's copies or to ranks)
+    device = _device_numbers(rows[0]["backend"], args.no_model or split is not None)
+    print(f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, {medium}, medians of {args.repeats} runs"
+          + (f"; {split}" if split else ""))
     head = f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'stepwise':>9} {'ratio':>6} {'equal':>6}"
     # the roofline of DiamondTorre holds on the GPU; on the CPU the sweep is bound by the cores' rate in
     # cache, which depends on the grid's depth and the kernel variant (the memory roofline was 5-17x off)
@@ -690,6 +705,30 @@ def _bench_shape(args, shape) -> list[dict]:
             "kernel variant), not by memory"
         )
     return rows
+
+
+def _bench_split(args, shape, rows, comm) -> str | None:
+    """What a bench under mpiexec or with a window adds to its rows and says: None for neither."""
+    if comm is not None:
+        for r in rows:
+            r.update(ranks=comm.size, diamondtorre_per_rank=r["diamondtorre"] / comm.size,
+                     stepwise_per_rank=r["stepwise"] / comm.size)
+        return (f"{comm.size} MPI ranks (y split): the rates are the whole grid's, "
+                f"DiamondTorre {rows[0]['diamondtorre'] / comm.size:.4g} a rank")
+    if args.window is None or args.window >= shape[0]:
+        return None
+    from diamondlab.engine.subdomain import ghost_rows
+    from diamondlab.engine.window import window_chunks
+
+    parts = []
+    for r in rows:
+        chunks = window_chunks(shape[0], args.window, ghost_rows(r["order"], r["nt"]))
+        moved = 16.0 * len(chunks) * args.window / shape[0]  # bytes a cell a sweep: 2 levels in and out
+        r.update(window=args.window, windows=len(chunks), bytes_per_cell_sweep=moved,
+                 bus_cells_per_byte=r["nt"] / moved)
+        parts.append(f"NO={r['order']}: {len(chunks)} windows, {moved:.1f} B a cell a sweep of Nt={r['nt']}, "
+                     f"at most bus bandwidth x {r['nt'] / moved:.2f} cell updates/s")
+    return f"window of {args.window} x rows (" + "; ".join(parts) + ")"
 
 
 def _device_numbers(backend: str, skip: bool):
@@ -745,16 +784,15 @@ def main(argv=None) -> int:
     with warnings.catch_warnings(), terminate_as_interrupt():
         warnings.showwarning = _show_warning
         try:
-            if args.command == "run":
-                comm = _mpi_world()
-                if comm is not None and comm.rank:
-                    warnings.showwarning = lambda *a, **k: None  # rank 0 speaks for the run
-                    with contextlib.redirect_stdout(io.StringIO()):
-                        return _run(args, comm)
-                return _run(args, comm)
             if args.command == "cache":
                 return _cache(args)
-            return _bench(args)
+            command = _run if args.command == "run" else _bench
+            comm = _mpi_world()
+            if comm is not None and comm.rank:
+                warnings.showwarning = lambda *a, **k: None  # rank 0 speaks for the run
+                with contextlib.redirect_stdout(io.StringIO()):
+                    return command(args, comm)
+            return command(args, comm)
         except NonFiniteFieldError as err:
             return _fail(err, 1, comm)
         except (ValueError, TypeError, RuntimeError, OSError, MemoryError, Warning) as err:

@@ -145,8 +145,10 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
     Both start from the same random fields (cheap to make on any grid, and a
     strong test of the bit-for-bit check) and are timed alternately
     (:func:`measure_simulation`, medians of ``repeats``); ``physics``
-    (``velocity``, ``sponge``, ``sources``, ``receivers``, ``backend_options``)
-    goes to both simulations; ``progress=True`` shows a tqdm bar.
+    (``velocity``, ``sponge``, ``sources``, ``receivers``, ``backend_options``,
+    and ``comm``/``halo`` for MPI ranks or ``window`` for a calculation window)
+    goes to both simulations; ``progress=True`` shows a tqdm bar.  Under MPI
+    every rank calls it (the runs and the bit-for-bit check are collective).
     """
     from tqdm.auto import tqdm
 
@@ -179,7 +181,8 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
         dt, sw = (Measurement(tuple(seconds[alg]), float(n) * dt_sim.cells) for alg in sims)
         same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
         launch = None
-        if dt_sim.backend_name == "cuda" and not _simulated():
+        if dt_sim.plan.device_shape == dt_sim.plan.shape and dt_sim.plan.ranks == 1 and (
+                dt_sim.backend_name == "cuda" and not _simulated()):  # the whole grid in one launch
             launch = cuda_backend_efficiency(dt_sim.backend)
         rows.append({
             "order": order, "dts": dt_sim.size, "nt": dt_sim.nt, "diamondtorre": dt.gcells,

@@ -286,7 +286,9 @@ class RunPlan:
             if options is None and (size, nt) == (tuned.size, tuned.nt):
                 options = tuned.options
         damped = physics.sponge > 0 or physics.velocity_model is not None
-        default_size, default_nt = default_tiling(backend_class, params.order, shape, damped)
+        # the default tile fits what one device holds: a window's x rows, a rank's own y rows
+        held = (window or shape[0], shape[1] // ranks, shape[2])
+        default_size, default_nt = default_tiling(backend_class, params.order, held, damped)
         size = default_size if size is None else int(size)
         if ranks > 1:
             from diamondlab.engine.mpi import SlabBackend

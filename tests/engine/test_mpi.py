@@ -170,3 +170,19 @@ def test_ctrl_c_under_mpiexec_stops_every_rank_at_one_level(tmp_path):
     assert all(np.array_equal(saved[0][k], saved[1][k]) for k in ("final_prev", "final_curr"))
     traces = [np.load(tmp_path / d / "traces.npz")["traces"] for d in ("mpi", "one")]
     assert traces[0].shape == (steps, 1) and np.array_equal(*traces)
+
+
+def test_bench_under_mpiexec_prints_once_and_checks_both_algorithms(tmp_path):
+    """``mpiexec -n 2 diamondlab bench``: rank 0 prints one table; the rows are the whole grid's, both
+    algorithms split the same way and equal bit for bit."""
+    import json
+
+    bench = ["bench", "--backend", "cpu", "--shape", "20x32x12", "--orders", "2", "4", "--nt", "3",
+             "--repeats", "2", "--no-progress", "--no-model", "--json", str(tmp_path / "b.json")]
+    out = subprocess.run([_need_mpiexec(), "-n", "2", sys.executable, "-m", "diamondlab", *bench],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("2 MPI ranks (y split)") == 1, out.stdout
+    rows = json.loads((tmp_path / "b.json").read_text())["rows"]
+    assert [r["order"] for r in rows] == [2, 4] and all(r["ranks"] == 2 and r["bit_equal"] for r in rows)
+    assert all(r["diamondtorre_per_rank"] == r["diamondtorre"] / 2 > 0 for r in rows)

@@ -76,3 +76,19 @@ def test_cli_window_reports_its_traffic_and_writes_the_in_memory_traces(tmp_path
     assert np.array_equal(*traces) and np.abs(traces[1]).max() > 0
     assert main([*run, "--window", "6", "--out", str(tmp_path / "bad")]) == 2
     assert "window must hold more than 2 x 3 ghost rows" in capsys.readouterr().err
+
+
+def test_bench_with_a_window_reports_what_crosses_the_bus(tmp_path, capsys):
+    """``diamondlab bench --window``: both algorithms through the window, equal bit for bit, with the bytes
+    a sweep moves and the bus cap's factor ``Nt / bytes``."""
+    import json
+
+    from diamondlab.cli import main
+
+    assert main(["bench", "--backend", "cpu", "--shape", "30x16x8", "--orders", "2", "--nt", "2",
+                 "--dts", "1", "--repeats", "1", "--no-progress", "--window", "12",
+                 "--json", str(tmp_path / "w.json")]) == 0
+    (row,) = json.loads((tmp_path / "w.json").read_text())["rows"]
+    assert row["bit_equal"] and row["window"] == 12 and row["windows"] == 4  # 10 + 8 + 8 + 4 owned rows
+    assert row["bytes_per_cell_sweep"] == 16 * 4 * 12 / 30
+    assert "window of 12 x rows (NO=2: 4 windows" in capsys.readouterr().out
