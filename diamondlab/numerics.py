@@ -47,6 +47,7 @@ __all__ = [
     "courant_limit",
     "gaussian_pulse",
     "reference_step",
+    "paper_coefficients",
     "stencil_weights",
     "update_coefficients",
     "validate_order",
@@ -112,7 +113,9 @@ def validate_shape(shape) -> tuple[int, int, int]:
 
 
 def stencil_weights(order: int) -> np.ndarray:
-    """Second-derivative weights ``w_0 .. w_ShS`` (centre first) in float64.
+    """Second-derivative weights ``w_0 .. w_ShS`` (centre first, counted once) in float64.
+
+    Paper 000's Table 1 counts the centre twice (``C_0 = w_0 / 2``): :func:`paper_coefficients`.
 
     >>> stencil_weights(2)
     array([-2.,  1.])
@@ -122,6 +125,24 @@ def stencil_weights(order: int) -> np.ndarray:
     """
     order = validate_order(order)
     return np.array([float(w) for w in _WEIGHTS[order]])
+
+
+def paper_coefficients(order: int) -> tuple[Fraction, ...]:
+    """The constants ``C_0 .. C_ShS`` of paper 000's Table 1, exact, in the paper's own convention.
+
+    The paper writes the second difference as ``sum_{i=0}^{ShS} C_i (F(x + i) + F(x - i))``: its
+    sum counts the centre twice, so ``C_0`` is half the centre weight and ``C_i = w_i`` beyond it.
+    diamondlab stores the weights ``w_i`` of :func:`stencil_weights` (the centre once):
+    ``w_0 = 2 C_0``.  The text extraction of the paper lost the minus signs of Table 1; these
+    carry them (they follow from a zero sum: a constant field has no curvature).
+
+    >>> [str(c) for c in paper_coefficients(4)]
+    ['-5/4', '4/3', '-1/12']
+    >>> float(2 * paper_coefficients(2)[0]) == float(stencil_weights(2)[0])  # w_0 = 2 C_0
+    True
+    """
+    w0, *rest = _WEIGHTS[validate_order(order)]
+    return (w0 / 2, *rest)
 
 
 def courant_limit(order: int, ndim: int = 3) -> float:

@@ -113,3 +113,20 @@ def test_pulse_out_must_fit():
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="out must be writable"):
         gaussian_pulse((4, 4, 4), out=frozen)
+
+
+def test_paper_table_1_in_its_own_convention():
+    """Paper 000's Table 1 (minus signs restored), and w_0 = 2 C_0 for the weights diamondlab stores."""
+    from fractions import Fraction as F
+
+    from diamondlab.numerics import paper_coefficients, stencil_weights
+
+    table = {2: (F(-1), F(1)), 4: (F(-5, 4), F(4, 3), F(-1, 12)),
+             6: (F(-49, 36), F(3, 2), F(-3, 20), F(1, 90)),
+             8: (F(-205, 144), F(8, 5), F(-1, 5), F(8, 315), F(-1, 560))}
+    for order, row in table.items():
+        c = paper_coefficients(order)
+        assert c == row
+        assert 2 * c[0] + 2 * sum(c[1:]) == 0  # the paper's sum counts every C_i twice
+        w = stencil_weights(order)
+        assert w[0] == float(2 * c[0]) and list(w[1:]) == [float(x) for x in c[1:]]
