@@ -6,7 +6,7 @@ An exchange moves, once per sweep, the rows each rank owns to the ranks
 whose ghost rows they are (both levels), given as ``sends`` and ``recvs``:
 ``[(rank, (y0, y1)), ...]`` in the slab's own row numbers.  Every rank calls
 :meth:`exchange` at the same point of the run (it is collective over the
-neighbours).  Two paths, named by their :attr:`path`:
+neighbours).  Two paths (``halo=`` names them, ``description`` says which ran):
 
 - :class:`HostHalo` (``"host"``): ``backend.get_rows`` into host memory,
   non-blocking MPI point to point, ``backend.set_rows``.  Any backend, any
@@ -49,7 +49,6 @@ def _close(handles) -> None:
 class HostHalo:
     """Ghost rows through host memory and MPI point to point (see the module contract)."""
 
-    path = "host"
     description = "host staging (MPI point to point)"
 
     def __init__(self, backend, comm, sends, recvs):
@@ -80,7 +79,6 @@ class PeerHalo:
     pair of neighbours cannot use it.
     """
 
-    path = "peer"
     description = "CUDA IPC, GPU to GPU (no host copy)"
 
     def __init__(self, backend, comm, sends, recvs, inboxes, remote, outboxes):
