@@ -6,14 +6,18 @@ NumPy only; every object is a frozen dataclass that validates its input.
 from diamondlab.geometry.locality import Transfers, asynchrony, count_transfers, locality
 from diamondlab.geometry.schedule import StageSchedule, stage_schedule
 from diamondlab.geometry.tiles import Conoid, DiamondTile, DiamondTorre
+from diamondlab.geometry.tilings import TILINGS, TilingMeasure, compare_tilings
 
 __all__ = [
     "Conoid",
     "DiamondTile",
     "DiamondTorre",
     "StageSchedule",
+    "TILINGS",
+    "TilingMeasure",
     "Transfers",
     "asynchrony",
+    "compare_tilings",
     "count_transfers",
     "locality",
     "stage_schedule",
