@@ -20,6 +20,12 @@ def test_notebook_runs(path, monkeypatch):
         o.get("text", "") for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
     )
     assert "Traceback" not in outputs
+    if path.name == "08_launch_schemes_and_tilings.ipynb":  # the package's numbers, not hand-written ones
+        from diamondlab.geometry import compare_tilings
+
+        torre = next(r for r in compare_tilings(2, 2, 8, ny=8) if r.name == "diamond_torre")
+        assert f"one DiamondTorre {torre.locality:9.3f}" in outputs
+        assert "a launch per stage" in outputs and "measured on" in outputs
     if path.name == "00_quickstart.ipynb":
         assert "bit for bit equal: True" in outputs
         assert "in-place replay problems: []" in outputs

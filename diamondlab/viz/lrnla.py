@@ -32,6 +32,7 @@ import plotly.graph_objects as go
 
 from diamondlab.geometry import Conoid, DiamondTile, DiamondTorre, StageSchedule, asynchrony, locality
 from diamondlab.geometry.locality import count_transfers
+from diamondlab.geometry.tilings import TilingMeasure
 
 __all__ = [
     "CONOID_COLOURS",
@@ -44,6 +45,7 @@ __all__ = [
     "lrnla_summary",
     "runs_from_vertices",
     "tier_outlines",
+    "tilings_figure",
     "time_levels_figure",
 ]
 
@@ -360,3 +362,33 @@ def conoid_summary(order: int, size: int, nt: int) -> dict[str, int]:
     c: Conoid = torre.bottom_conoid()
     return dict(radius=torre.tile.radius, tile_cells=torre.tile.ncells, torre_vertices=torre.nvertices,
                 conoid_vertices=int(sum(c.ncells_at(k) for k in range(c.steps + 1))))
+
+
+#: Labels of :func:`~diamondlab.geometry.tilings.compare_tilings`' rows in the figures.
+TILING_LABELS = {"stepwise_row": "stepwise z row", "diamond_tile": "DiamondTile (Nt=1)",
+                 "diamond_torre": "one DiamondTorre", "trapezoid": "trapezoid (upright)",
+                 "xt_diamond": "x-t diamond, all rows", "wavefront_diamond": "x-t diamond, wavefront"}
+
+
+def tilings_figure(rows: list[TilingMeasure], width: int = 900) -> go.Figure:
+    """Paper 000 section 5's comparison: each tiling's locality against the fast memory its tile holds
+    (z columns one step reads, log axis), the marker's area its asynchrony; data from
+    :func:`~diamondlab.geometry.tilings.compare_tilings`."""
+    fig = go.Figure()
+    most = max(r.asynchrony for r in rows)
+    for r in rows:
+        fig.add_scatter(
+            x=[r.held], y=[r.locality], mode="markers+text", name=TILING_LABELS[r.name],
+            text=[TILING_LABELS[r.name]], textposition="top center",
+            marker={"size": 10 + 40 * np.sqrt(r.asynchrony / most),
+                    "color": "#1b4f72" if r.name.startswith("diamond") else "#95a5a6"},
+            customdata=[[r.asynchrony, r.note]],
+            hovertemplate="%{text}<br>locality %{y:.3f}<br>holds %{x} columns<br>asynchrony "
+                          "%{customdata[0]} columns<br>%{customdata[1]}<extra></extra>",
+        )  # fmt: skip
+    fig.update_xaxes(type="log", title_text="fast memory a step holds (z columns)")
+    fig.update_yaxes(title_text="locality (updates per value moved)", rangemode="tozero")
+    fig.update_layout(width=width, height=460, showlegend=False, margin={"t": 60, "r": 40},
+                      title="Tilings of section 5: locality against the fast memory it takes<br>"
+                            "<sup>marker area: asynchrony of one tile</sup>")
+    return fig

@@ -161,3 +161,15 @@ def test_time_levels_figure_fits_its_width():
     assert width and fig.layout.margin.r >= 20
     lines = [re.sub(r"<[^>]+>", "", line) for line in fig.layout.title.text.split("<br>")]
     assert len(lines) == 2 and all(len(line) * 9 < width - fig.layout.margin.l for line in lines)
+
+
+def test_tilings_figure_draws_the_geometrys_numbers():
+    """Section 5's chart: one point per tiling at (fast memory held, locality) from compare_tilings."""
+    from diamondlab.geometry import compare_tilings
+    from diamondlab.viz.lrnla import TILING_LABELS, tilings_figure
+
+    rows = compare_tilings(4, 1, 6, ny=6)
+    fig = tilings_figure(rows)
+    assert [t.name for t in fig.data] == [TILING_LABELS[r.name] for r in rows]
+    assert [(t.x[0], t.y[0]) for t in fig.data] == [(r.held, r.locality) for r in rows]
+    assert fig.layout.xaxis.type == "log"
