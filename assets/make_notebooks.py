@@ -288,6 +288,86 @@ client-side rendering where it is installed, else a static image.
         "from diamondlab.widgets import SnapshotPanel\n\npanel = SnapshotPanel(lambda: sim)\n"
         "panel.mode.value = 'volume'\npanel.snapshot()\npanel.widget",
     ],
+    "07_roofline_and_parallel_levels.ipynb": [
+        md("""
+# 07 · The roofline and the rate per NO and DTS (paper 000, Figs. 7 and 11)
+
+LRnLA (*locally recursive, non-locally asynchronous*) algorithms raise the
+locality of a stencil code so that it is no longer bound by memory
+bandwidth.  This notebook follows Levchenko, Perepelkina and Zakirov,
+"DiamondTorre Algorithm for High-Performance Wave Modeling", *Computation*
+4(3):29, 2016 (paper 000): its Fig. 7 (the roofline with the locality
+parameter on the x axis) with this machine's numbers and an H100's, and its
+Fig. 11 (the rate per `NO/DTS`) measured by your own backend next to the
+model.
+"""),
+        md("""
+## Fig. 7 · The roofline with locality on the x axis
+
+A value moved is 4 bytes, so a shape of locality `L` can reach
+`bandwidth x L / 4` cell updates per second until the compute roof
+`fp32 rate / flops per update` stops it.  The dotted lines are the ceilings
+of the paper's shapes; the stars are measurements.  First an H100, with its
+copy bandwidth and the rates measured on it (`records/launch_schemes_h100.json`,
+BENCHMARKS.md):
+"""),
+        SMALL + "import json\n\nfrom diamondlab.engine.perfmodel import H100\n"
+        "from diamondlab.geometry import locality\n"
+        "from diamondlab.viz.perf import roofline_ceilings, roofline_figure\n\n"
+        "with open('records/launch_schemes_h100.json') as fh:\n"
+        "    record = json.load(fh)\n"
+        "big = record['rows'][-1]  # the 2 GiB grid\n"
+        "order, dts, nt = record['order'], record['dts'], record['nt']\n"
+        "points = [('stepwise', locality('stepwise_layer', order), big['stepwise_in_sweep_run']),\n"
+        "          ('DiamondTorre', locality('torre_row', order, dts, nt), big['sweep'])]\n"
+        "for shape, (loc, rate) in roofline_ceilings(order, dts, nt, H100).items():\n"
+        "    print(f'{shape:>15}: locality {loc:.3f}, ceiling {rate:7.1f} G/s')\n"
+        "roofline_figure(order, dts, nt, H100, points)",
+        md("""
+What to look for: stepwise sits on its ceiling (12 bytes an update); the
+row of DiamondTorres has about three times the locality and its measured
+point is close to its ceiling: the run is still bound by memory, now at a
+higher locality.  The same chart with this machine's cores (their bandwidth
+measured now, a small run of each algorithm):
+"""),
+        "from diamondlab import Simulation\nfrom diamondlab.engine.measure import measure_simulation\n"
+        "from diamondlab.engine.perfmodel import cpu_device_numbers\n\n"
+        "cpu = cpu_device_numbers()\n"
+        "shape = (32, 32, 32) if SMALL else (96, 96, 96)\n"
+        "mine = []\n"
+        "for algorithm in ('stepwise', 'diamondtorre'):\n"
+        "    sim = Simulation(shape, 2, size=4, nt=16, backend='cpu', algorithm=algorithm)\n"
+        "    rate = measure_simulation(sim, 32, repeats=1 if SMALL else 3).gcells\n"
+        "    stepwise = algorithm == 'stepwise'\n"
+        "    loc = locality('stepwise_layer', 2) if stepwise else locality('torre_row', 2, 4, 16)\n"
+        "    mine.append((algorithm, loc, rate))\n"
+        "    print(f'{algorithm:>12}: {rate:.3g} G/s')\n"
+        "roofline_figure(2, 4, 16, cpu, mine)",
+        md("""
+On a CPU the DiamondTorre sweep runs far below its memory roof: its tiles
+live in the cores' caches, and its limit is the cores' rate there, not
+memory (the model is the GPU's; BENCHMARKS.md explains the gap).
+"""),
+        md("""
+## Fig. 11 · The rate per NO and DTS
+
+The paper's Fig. 11 plots the rate for `NO/DTS` = 2/1, 4/1, 6/1, 8/1, then
+growing DTS: with DTS = 1 the rate stays about flat as NO grows (memory
+bound: more work per cell costs nothing), and it rises with DTS at fixed
+NO as the locality grows, until the GPU runs short of parallel work.  Here
+your backend measures the same sweep (best Nt of each pair), next to the
+model:
+"""),
+        "from diamondlab.engine.measure import tuning_sweep\n"
+        "from diamondlab.engine.perfmodel import predicted_rate\n"
+        "from diamondlab.viz.perf import order_size_figure\n\n"
+        "grid = (24, 24, 16) if SMALL else (64, 64, 64)\n"
+        "rows = []\n"
+        "for order, sizes in ((2, (1, 2, 4)), (4, (1, 2)), (6, (1,)), (8, (1,))):\n"
+        "    rows += tuning_sweep(grid, [order], sizes, (4, 8) if SMALL else (8, 16),\n"
+        "                         repeats=1 if SMALL else 3, model=predicted_rate)\n"
+        "order_size_figure(rows)",
+    ],
     "08_launch_schemes_and_tilings.ipynb": [
         md("""
 # 08 · Tilings and launch schemes compared (paper 000, sections 5 and 6)

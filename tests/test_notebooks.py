@@ -20,6 +20,13 @@ def test_notebook_runs(path, monkeypatch):
         o.get("text", "") for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
     )
     assert "Traceback" not in outputs
+    if path.name == "07_roofline_and_parallel_levels.ipynb":  # Fig. 7's ceilings are the model's
+        from diamondlab.engine.perfmodel import H100
+        from diamondlab.viz.perf import roofline_ceilings
+
+        loc, rate = roofline_ceilings(2, 4, 32, H100)["torre_row"]
+        assert f"torre_row: locality {loc:.3f}, ceiling {rate:7.1f} G/s" in outputs
+        assert "stepwise:" in outputs and "diamondtorre:" in outputs
     if path.name == "08_launch_schemes_and_tilings.ipynb":  # the package's numbers, not hand-written ones
         from diamondlab.geometry import compare_tilings
 

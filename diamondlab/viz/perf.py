@@ -1,21 +1,36 @@
-"""The tuning figure: measured and modelled rates against Nt (the measurements are the engine's).
+"""The performance figures: the tuning figure, the roofline of paper 000's Fig. 7 and the rate per NO/DTS
+of its Fig. 11 (the measurements and the model are the engine's).
 
 Contract
 --------
 :func:`tuning_figure` draws the :class:`~diamondlab.engine.measure.TuningRow`
 rows of :func:`diamondlab.engine.measure.tuning_sweep`: measured against the
 model (:func:`diamondlab.engine.perfmodel.predicted_rate`), per (NO, DTS),
-with the stepwise rates as lines and the best measured choice marked.  It
-measures nothing.  ``device_numbers`` and ``predicted_rate`` are the
+with the stepwise rates as lines and the best measured choice marked.
+:func:`roofline_figure` draws the roofline with the locality parameter on
+the x axis (paper 000, Fig. 7): the memory roof ``bandwidth x locality / 4 B``,
+the compute roof ``fp32 rate / flops per update``, the ceilings of the
+paper's shapes and measured points.  :func:`order_size_figure` draws
+measured against model rates per ``NO/DTS`` (Fig. 11).  They measure
+nothing.  ``device_numbers`` and ``predicted_rate`` are the
 engine's (:mod:`diamondlab.engine.perfmodel`), named here for the views.
 """
 
 from __future__ import annotations
 
-from diamondlab.engine.measure import TuningRow, best
-from diamondlab.engine.perfmodel import device_numbers, predicted_rate
+import math
 
-__all__ = ["device_numbers", "predicted_rate", "tuning_figure"]
+from diamondlab.engine.measure import TuningRow, best
+from diamondlab.engine.perfmodel import DeviceNumbers, device_numbers, flops_per_update, predicted_rate
+from diamondlab.geometry.locality import locality
+
+__all__ = ["ROOFLINE_SHAPES", "device_numbers", "order_size_figure", "predicted_rate", "roofline_figure",
+           "roofline_ceilings", "tuning_figure"]
+
+#: The shapes whose ceilings the roofline marks, with their labels (paper 000, section 5).
+ROOFLINE_SHAPES = {"naive": "naive (one cell)", "stepwise_row": "stepwise z row",
+                   "stepwise_layer": "stepwise (whole layer)", "diamond_tile": "DiamondTile (Nt=1)",
+                   "torre_row": "row of DiamondTorres"}
 
 
 def tuning_figure(rows: list[TuningRow], title: str = ""):
@@ -49,4 +64,72 @@ def tuning_figure(rows: list[TuningRow], title: str = ""):
                           f"G cell updates/s ({top.measured / top.model:.0%} of the model)")
     fig.update_layout(title=title, xaxis_title="Nt (torre height)", yaxis_title="G cell updates/s",
                       xaxis_type="log", height=420, margin=dict(l=50, r=10, t=50, b=40))
+    return fig
+
+
+def roofline_ceilings(order: int, size: int, nt: int,
+                      device: DeviceNumbers) -> dict[str, tuple[float, float]]:
+    """``{shape: (locality, attainable G cell updates/s)}`` of :data:`ROOFLINE_SHAPES` on ``device``:
+    ``min(bandwidth x locality / 4 B, fp32 rate / flops per update)``, the model of
+    :func:`diamondlab.engine.perfmodel.predict` (a value moved is 4 bytes)."""
+    compute = device.fp32_rate / flops_per_update(order)
+    out = {}
+    for shape in ROOFLINE_SHAPES:
+        loc = locality(shape, order, size, nt)
+        out[shape] = (loc, min(device.bandwidth * loc / 4.0, compute) / 1e9)
+    return out
+
+
+def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measured=(), width: int = 860):
+    """Paper 000's Fig. 7 for ``device``: rate against locality, the memory and compute roofs, the
+    ceilings of the paper's shapes at (NO, DTS, Nt) and ``measured`` points ``(label, locality, G/s)``."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    x = np.geomspace(0.03, 3.0, 120)
+    compute = device.fp32_rate / flops_per_update(order) / 1e9
+    roof = np.minimum(device.bandwidth * x / 4.0 / 1e9, compute)
+    fig.add_scatter(x=x, y=roof, mode="lines", name=f"{device.name}: roofline", line={"color": "#1b4f72"})
+    for shape, (loc, rate) in roofline_ceilings(order, size, nt, device).items():
+        fig.add_scatter(x=[loc, loc], y=[0, rate], mode="lines+markers+text", name=ROOFLINE_SHAPES[shape],
+                        text=["", ROOFLINE_SHAPES[shape]], textposition="top left",
+                        line={"dash": "dot", "width": 1}, marker={"size": [0, 8]})
+    for label, loc, rate in measured:
+        fig.add_scatter(x=[loc], y=[rate], mode="markers", name=f"measured: {label}",
+                        marker={"symbol": "star", "size": 14, "line": {"color": "black", "width": 1}})
+    bound = "" if math.isinf(compute) else f", compute roof {compute:.4g} G/s"
+    fig.update_xaxes(type="log", title_text="locality (cell updates per value moved)")
+    fig.update_yaxes(type="log", title_text="G cell updates/s")
+    fig.update_layout(width=width, height=480, margin={"t": 70, "r": 20},
+                      title=f"Roofline (paper 000, Fig. 7): NO={order} DTS={size} Nt={nt}<br><sup>"
+                            f"{device.bandwidth / 1e9:.0f} GB/s{bound}</sup>")
+    return fig
+
+
+def order_size_figure(rows: list[TuningRow], title: str = "Rate per NO/DTS (paper 000, Fig. 11)"):
+    """Paper 000's Fig. 11 from :func:`~diamondlab.engine.measure.tuning_sweep` rows: the best measured
+    DiamondTorre rate per ``NO/DTS`` (over Nt) next to its model, stepwise per NO as a line."""
+    import plotly.graph_objects as go
+
+    best_of: dict[tuple[int, int], TuningRow] = {}
+    for r in rows:
+        if r.algorithm == "diamondtorre" and (
+                (r.order, r.size) not in best_of or r.measured > best_of[(r.order, r.size)].measured):
+            best_of[(r.order, r.size)] = r
+    keys = sorted(best_of)
+    labels = [f"{o}/{s}" for o, s in keys]
+    fig = go.Figure()
+    fig.add_bar(x=labels, y=[best_of[k].measured for k in keys], name="measured (best Nt)",
+                customdata=[best_of[k].nt for k in keys], hovertemplate="NO/DTS %{x}: %{y:.3g} G/s at "
+                "Nt=%{customdata}<extra></extra>")
+    fig.add_scatter(x=labels, y=[best_of[k].model for k in keys], mode="markers+lines", name="model",
+                    line={"dash": "dash"})
+    for r in rows:
+        if r.algorithm == "stepwise":
+            fig.add_scatter(x=[f"{o}/{s}" for o, s in keys if o == r.order],
+                            y=[r.measured for o, _ in keys if o == r.order], mode="lines",
+                            name=f"stepwise NO={r.order}", line={"color": "#555", "dash": "dot"})
+    fig.update_layout(title=title, xaxis_title="NO/DTS", yaxis_title="G cell updates/s", height=420,
+                      margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig

@@ -12,3 +12,34 @@ def test_tuning_figure_marks_the_best_measured_row():
     assert best(rows) is rows[2] and star[0].y[0] == 2.5 and "best: NO=2 DTS=1 Nt=4" in fig.layout.title.text
     measured = [t for t in fig.data if t.name == "NO=2 DTS=1 measured"][0]
     assert list(measured.x) == [2, 4] and list(measured.y) == [1.5, 2.5]
+
+
+def test_roofline_ceilings_are_the_models():
+    """Fig. 7: the stepwise and row-of-torres ceilings are perfmodel.predict's rates on the same device."""
+    import pytest
+
+    from diamondlab.engine.perfmodel import H100, DeviceNumbers, predict
+    from diamondlab.viz.perf import ROOFLINE_SHAPES, roofline_ceilings, roofline_figure
+
+    for order, size, nt in ((2, 4, 32), (8, 1, 16)):
+        c = roofline_ceilings(order, size, nt, H100)
+        assert c["torre_row"][1] == pytest.approx(predict("diamondtorre", order, size, nt, H100).rate / 1e9)
+        assert c["stepwise_layer"][1] == pytest.approx(predict("stepwise", order, device=H100).rate / 1e9)
+    cpu = DeviceNumbers("a CPU", 20e9, float("inf"))  # no compute roof: the memory roof alone
+    fig = roofline_figure(2, 2, 8, cpu, measured=[("DiamondTorre", 0.5, 3.0)])
+    names = [t.name for t in fig.data]
+    assert names[0] == "a CPU: roofline" and names[-1] == "measured: DiamondTorre"
+    assert set(ROOFLINE_SHAPES.values()) <= set(names)
+    assert fig.data[0].y[-1] == pytest.approx(20e9 * fig.data[0].x[-1] / 4 / 1e9)
+
+
+def test_order_size_figure_keeps_the_best_nt_per_pair():
+    from diamondlab.engine.measure import TuningRow
+    from diamondlab.viz.perf import order_size_figure
+
+    rows = [TuningRow("stepwise", 2, 0, 0, 1.0, 2.0), TuningRow("diamondtorre", 2, 1, 4, 1.5, 3.0),
+            TuningRow("diamondtorre", 2, 1, 8, 1.8, 3.5), TuningRow("diamondtorre", 4, 1, 4, 1.2, 2.5)]
+    fig = order_size_figure(rows)
+    bars = fig.data[0]
+    assert list(bars.x) == ["2/1", "4/1"] and list(bars.y) == [1.8, 1.2] and list(bars.customdata) == [8, 4]
+    assert list(fig.data[1].y) == [3.5, 2.5]
