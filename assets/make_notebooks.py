@@ -290,7 +290,7 @@ client-side rendering where it is installed, else a static image.
     ],
     "07_roofline_and_parallel_levels.ipynb": [
         md("""
-# 07 · The roofline and the rate per NO and DTS (paper 000, Figs. 7 and 11)
+# 07 · The roofline, the rate per NO and DTS, the parallel levels (paper 000, Figs. 7, 10, 11)
 
 LRnLA (*locally recursive, non-locally asynchronous*) algorithms raise the
 locality of a stencil code so that it is no longer bound by memory
@@ -299,7 +299,8 @@ bandwidth.  This notebook follows Levchenko, Perepelkina and Zakirov,
 4(3):29, 2016 (paper 000): its Fig. 7 (the roofline with the locality
 parameter on the x axis) with this machine's numbers and an H100's, and its
 Fig. 11 (the rate per `NO/DTS`) measured by your own backend next to the
-model.
+model, and its Fig. 10 (the rate against the parallel level) with this
+machine's threads.
 """),
         md("""
 ## Fig. 7 · The roofline with locality on the x axis
@@ -367,6 +368,22 @@ model:
         "    rows += tuning_sweep(grid, [order], sizes, (4, 8) if SMALL else (8, 16),\n"
         "                         repeats=1 if SMALL else 3, model=predicted_rate)\n"
         "order_size_figure(rows)",
+        md("""
+## Fig. 10 · The rate against the parallel level
+
+The paper's Fig. 10 raises the parallel level on the GPU (threads, warps,
+blocks up to the multiprocessor count) and watches the rate climb until the
+memory bandwidth caps it.  On a CPU the parallel level is the number of
+threads: here both algorithms run with 1, 2, 4, ... threads up to this
+machine's count (a few cores show only the start of the curve).
+"""),
+        "from diamondlab.engine.measure import thread_sweep\n"
+        "from diamondlab.viz.perf import parallel_levels_figure\n\n"
+        "levels = thread_sweep((32, 32, 16) if SMALL else (96, 96, 64), size=2, nt=8,\n"
+        "                      repeats=1 if SMALL else 3)\n"
+        "for threads, dt, sw in levels:\n"
+        "    print(f'{threads:3d} threads: DiamondTorre {dt:.3g} G/s, stepwise {sw:.3g} G/s')\n"
+        "parallel_levels_figure(levels)",
     ],
     "08_launch_schemes_and_tilings.ipynb": [
         md("""

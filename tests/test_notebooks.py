@@ -27,6 +27,7 @@ def test_notebook_runs(path, monkeypatch):
         loc, rate = roofline_ceilings(2, 4, 32, H100)["torre_row"]
         assert f"torre_row: locality {loc:.3f}, ceiling {rate:7.1f} G/s" in outputs
         assert "stepwise:" in outputs and "diamondtorre:" in outputs
+        assert "  1 threads: DiamondTorre" in outputs  # Fig. 10 from one thread up
     if path.name == "08_launch_schemes_and_tilings.ipynb":  # the package's numbers, not hand-written ones
         from diamondlab.geometry import compare_tilings
 

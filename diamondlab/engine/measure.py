@@ -34,7 +34,7 @@ import numpy as np
 
 __all__ = [
     "Measurement", "TuningRow", "best", "compare_algorithms", "measure_backend", "measure_simulation",
-    "time_repeats", "tuning_sweep",
+    "thread_sweep", "time_repeats", "tuning_sweep",
 ]
 
 
@@ -247,6 +247,43 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
             rows.append(row)
             say(f"NO={order} {algorithm} DTS={row.size} Nt={row.nt}: {row.measured:.3g} G/s "
                 f"(spread {row.spread:.0%}; model {rate:.3g})")
+    return rows
+
+
+def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None = None,
+                 threads: Iterable[int] | None = None, steps: int | None = None,
+                 repeats: int = 3) -> list[tuple[int, float, float]]:
+    """The CPU engine's rate against its parallel level, the number of threads (paper 000, Fig. 10).
+
+    For each thread count (default 1, 2, 4, ... up to Numba's), both algorithms run ``steps`` (default
+    two sweeps) ``repeats`` times on ``shape`` from the same random fields; returns ``(threads,
+    DiamondTorre G/s, stepwise G/s)`` rows.  Numba's thread count is restored afterwards.
+
+    >>> rows = thread_sweep((16, 16, 8), size=1, nt=2, threads=[1], repeats=1)
+    >>> [(n, dt > 0, sw > 0) for n, dt, sw in rows]
+    [(1, True, True)]
+    """
+    import numba
+
+    from diamondlab.engine.simulation import Simulation
+
+    most = numba.config.NUMBA_NUM_THREADS
+    counts = sorted({min(n, most) for n in (threads or [2**k for k in range(most.bit_length())] + [most])})
+    if counts[0] < 1:
+        raise ValueError(f"threads must be >= 1; got {counts[0]}")
+    init = np.random.default_rng(0).standard_normal(tuple(shape), dtype=np.float32) * np.float32(1e-3)
+    sims = {a: Simulation(shape, order, size=size, nt=nt, backend="cpu", algorithm=a, initial=init)
+            for a in ("diamondtorre", "stepwise")}
+    n = steps or 2 * sims["diamondtorre"].nt
+    before = numba.get_num_threads()
+    rows = []
+    try:
+        for count in counts:
+            numba.set_num_threads(count)
+            rates = {a: measure_simulation(sim, n, repeats).gcells for a, sim in sims.items()}
+            rows.append((count, rates["diamondtorre"], rates["stepwise"]))
+    finally:
+        numba.set_num_threads(before)
     return rows
 
 

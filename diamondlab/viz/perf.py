@@ -24,8 +24,8 @@ from diamondlab.engine.measure import TuningRow, best
 from diamondlab.engine.perfmodel import DeviceNumbers, device_numbers, flops_per_update, predicted_rate
 from diamondlab.geometry.locality import locality
 
-__all__ = ["ROOFLINE_SHAPES", "device_numbers", "order_size_figure", "predicted_rate", "roofline_figure",
-           "roofline_ceilings", "tuning_figure"]
+__all__ = ["ROOFLINE_SHAPES", "device_numbers", "order_size_figure", "parallel_levels_figure",
+           "predicted_rate", "roofline_ceilings", "roofline_figure", "tuning_figure"]
 
 #: The shapes whose ceilings the roofline marks, with their labels (paper 000, section 5).
 ROOFLINE_SHAPES = {"naive": "naive (one cell)", "stepwise_row": "stepwise z row",
@@ -132,4 +132,20 @@ def order_size_figure(rows: list[TuningRow], title: str = "Rate per NO/DTS (pape
                             name=f"stepwise NO={r.order}", line={"color": "#555", "dash": "dot"})
     fig.update_layout(title=title, xaxis_title="NO/DTS", yaxis_title="G cell updates/s", height=420,
                       margin={"l": 50, "r": 10, "t": 50, "b": 40})
+    return fig
+
+
+def parallel_levels_figure(rows, title: str = "Rate against parallel level (paper 000, Fig. 10): threads"):
+    """Paper 000's Fig. 10 on the CPU from :func:`~diamondlab.engine.measure.thread_sweep` rows
+    ``(threads, DiamondTorre G/s, stepwise G/s)``, with perfect scaling from one thread dotted."""
+    import plotly.graph_objects as go
+
+    threads = [r[0] for r in rows]
+    fig = go.Figure()
+    fig.add_scatter(x=threads, y=[r[1] for r in rows], mode="lines+markers", name="DiamondTorre")
+    fig.add_scatter(x=threads, y=[r[2] for r in rows], mode="lines+markers", name="stepwise")
+    fig.add_scatter(x=threads, y=[rows[0][1] * n / threads[0] for n in threads], mode="lines",
+                    name="DiamondTorre, perfect scaling", line={"dash": "dot", "color": "#888"})
+    fig.update_layout(title=title, xaxis_title="threads", yaxis_title="G cell updates/s", height=400,
+                      xaxis_type="log", margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig

@@ -43,3 +43,11 @@ def test_order_size_figure_keeps_the_best_nt_per_pair():
     bars = fig.data[0]
     assert list(bars.x) == ["2/1", "4/1"] and list(bars.y) == [1.8, 1.2] and list(bars.customdata) == [8, 4]
     assert list(fig.data[1].y) == [3.5, 2.5]
+
+
+def test_parallel_levels_figure_draws_the_thread_sweep():
+    from diamondlab.viz.perf import parallel_levels_figure
+
+    fig = parallel_levels_figure([(1, 2.0, 1.0), (2, 3.5, 1.8), (4, 6.0, 2.0)])
+    assert list(fig.data[0].y) == [2.0, 3.5, 6.0] and list(fig.data[1].y) == [1.0, 1.8, 2.0]
+    assert list(fig.data[2].y) == [2.0, 4.0, 8.0]  # perfect scaling from one thread
