@@ -288,6 +288,61 @@ client-side rendering where it is installed, else a static image.
         "from diamondlab.widgets import SnapshotPanel\n\npanel = SnapshotPanel(lambda: sim)\n"
         "panel.mode.value = 'volume'\npanel.snapshot()\npanel.widget",
     ],
+    "06_paper_figures_and_table_1.ipynb": [
+        md("""
+# 06 · The scheme, its graph and its subdivisions (paper 000, Table 1 and Figs. 2-4)
+
+LRnLA stands for *locally recursive, non-locally asynchronous* algorithms.
+This notebook follows Levchenko, Perepelkina and Zakirov, "DiamondTorre
+Algorithm for High-Performance Wave Modeling", *Computation* 4(3):29, 2016
+(paper 000), in one space dimension and time, where the pictures are
+clearest: the coefficients of its Table 1, the dependency graph of a
+high-order stencil (Fig. 2), the light cone of a vertex (Fig. 3), and the
+same graph cut into stepwise layers, a domain decomposition and LRnLA shapes
+(Fig. 4).  Everything drawn is computed by `diamondlab.geometry.graph`.
+"""),
+        md("""
+## Table 1 · The scheme's coefficients, in the paper's convention
+
+The paper writes the second difference as `sum_{i=0}^{ShS} C_i (F(x+i) + F(x-i))`,
+counting the centre twice; diamondlab stores the weights `w_i` with the centre
+once, so **`w_0 = 2 C_0`** and `w_i = C_i` beyond it (the text extraction of
+the paper lost its minus signs; these are restored).
+"""),
+        SMALL + "from diamondlab.numerics import paper_coefficients, stencil_weights\n\n"
+        "for order in (2, 4, 6, 8):\n"
+        "    c = ', '.join(str(x) for x in paper_coefficients(order))\n"
+        "    w0 = stencil_weights(order)[0]\n"
+        "    print(f'NO={order}: C = {c:<40} w_0 = 2 C_0 = {w0:g}')",
+        md("""
+## Fig. 2 · The dependency graph of a high-order stencil
+
+A vertex reads `ShS = NO/2` cells on each side one step back and itself two
+steps back.  Look at the bold edges: the higher the order, the wider the
+stencil, and the more a stepwise code reloads.
+"""),
+        "from diamondlab.viz.graph import dependency_graph_figure, light_cone_figure, subdivisions_figure\n\n"
+        "dependency_graph_figure(4)",
+        md("""
+## Fig. 3 · The light cone
+
+Following the edges down from one vertex gives its light cone: everything
+it depends on widens by `ShS` cells a step.  A DiamondTorre is built from
+two such cones (notebooks 01 and 02 draw them in 3D).
+"""),
+        "light_cone_figure(4, depth=5)",
+        md("""
+## Fig. 4 · Three ways to cut the graph
+
+Stepwise codes sweep whole layers (each a shape: all of it must finish
+before the next); a domain decomposition cuts each layer into blocks that
+still synchronise every step; LRnLA shapes are diamonds in x-t (sides of
+slope `ShS`) whose dependencies all point one way, so each can run whole,
+many steps at once, with its data in fast memory.  Hover for a vertex's
+shape.
+"""),
+        "subdivisions_figure(2, nx=24 if SMALL else 48, nt=12 if SMALL else 24, width_cells=8)",
+    ],
     "07_roofline_and_parallel_levels.ipynb": [
         md("""
 # 07 · The roofline, the rate per NO and DTS, the parallel levels (paper 000, Figs. 7, 10, 11)

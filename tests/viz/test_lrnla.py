@@ -173,3 +173,18 @@ def test_tilings_figure_draws_the_geometrys_numbers():
     assert [t.name for t in fig.data] == [TILING_LABELS[r.name] for r in rows]
     assert [(t.x[0], t.y[0]) for t in fig.data] == [(r.held, r.locality) for r in rows]
     assert fig.layout.xaxis.type == "log"
+
+
+def test_paper_graph_figures_draw_the_geometry():
+    """Figs. 2-4: the bold edges are the stencil's offsets, the cone the geometry's, one panel per cut."""
+    from diamondlab.geometry.graph import dependency_offsets, light_cone
+    from diamondlab.viz.graph import dependency_graph_figure, light_cone_figure, subdivisions_figure
+
+    fig = dependency_graph_figure(6, nx=11, nt=5)
+    bold = fig.data[1]
+    pairs = [(bold.x[i + 1] - bold.x[i], bold.y[i + 1] - bold.y[i]) for i in range(0, len(bold.x), 3)]
+    assert sorted(pairs) == sorted(dependency_offsets(6))
+    cone = light_cone_figure(2, depth=3).data[0]
+    assert sorted(zip(cone.x, cone.y, strict=True)) == sorted(map(tuple, light_cone(2, (0, 3), 3).tolist()))
+    assert [a.text for a in subdivisions_figure().layout.annotations] == [
+        "stepwise layers", "domain decomposition", "LRnLA diamonds"]
