@@ -46,8 +46,10 @@ __all__ = [
     "cpu_device_numbers",
     "cuda_device_numbers",
     "device_numbers",
+    "gpu_hierarchy",
     "measure_copy_bandwidth",
     "measure_cpu_bandwidth",
+    "measure_cpu_hierarchy",
     "predict",
     "predicted_rate",
 ]
@@ -177,6 +179,61 @@ def measure_cpu_bandwidth(nbytes: int = 2**28, repeats: int = 7) -> float:
     b = np.zeros_like(a)
     times = time_repeats(lambda: kernel(a, b), lambda: None, repeats)
     return 12 * a.size / statistics.median(times)
+
+
+def measure_cpu_hierarchy(sizes=None, traffic: float = 4e8) -> list[tuple[int, float]]:
+    """One core's memory hierarchy as ``b += a`` sees it: ``(working set bytes, bytes/s)`` per size.
+
+    The two float32 arrays together hold ``size`` bytes (default 16 KiB to 512 MiB, by factors of 4);
+    each size runs ``b += a`` repeatedly until about ``traffic`` bytes moved (12 bytes an element),
+    on one core, so the rate falls as the working set leaves each cache: paper 000's Fig. 1 measured.
+    """
+    import numpy as np
+
+    kernel = _cpu_repeat_add_kernel()
+    out = []
+    for size in sizes or [2**k for k in range(14, 30, 2)]:
+        n = max(256, int(size) // 8)
+        a, b = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+        reps = max(1, int(traffic / (12 * n)))
+        kernel(a, b, 1)  # compile, then warm the caches
+        t0 = time.perf_counter()
+        kernel(a, b, reps)
+        out.append((8 * n, 12 * n * reps / (time.perf_counter() - t0)))
+    return out
+
+
+def gpu_hierarchy(arch: devices.GPUArch = devices.H100, device_bandwidth: float = H100.bandwidth,
+                  device_bytes: float = 80e9) -> list[tuple[str, float, float]]:
+    """``(level, bytes, bytes/s)`` of a GPU's registers, shared memory and device memory.
+
+    Registers: the whole register file, at the rate the FP32 lanes read operands (three of 4 bytes a
+    lane and clock); shared memory: 128 bytes a clock per multiprocessor; device memory: ``device_bytes``
+    at the measured copy bandwidth (H100: 3.0 TB/s, NOTES).  Derived from :mod:`diamondlab.devices`,
+    not measured (L2 is left out: its bandwidth is not in the tables).
+
+    >>> [(name, round(b / 2**20), round(r / 1e12)) for name, b, r in gpu_hierarchy()][:2]
+    [('registers', 33, 401), ('shared memory', 29, 33)]
+    """
+    sms, clock = arch.multiprocessors, arch.clock_hz
+    return [
+        ("registers", 4.0 * arch.registers_per_sm * sms, 3 * 4.0 * arch.fp32_lanes_per_sm * sms * clock),
+        ("shared memory", float(arch.shared_per_sm * sms), 128.0 * sms * clock),
+        ("device memory", float(device_bytes), float(device_bandwidth)),
+    ]
+
+
+@functools.cache
+def _cpu_repeat_add_kernel():
+    from numba import njit
+
+    @njit(cache=False)
+    def add_into(a, b, reps):
+        for _ in range(reps):
+            for i in range(a.size):
+                b[i] += a[i]
+
+    return add_into
 
 
 def _cpu_add_kernel():

@@ -24,7 +24,8 @@ from diamondlab.engine.measure import TuningRow, best
 from diamondlab.engine.perfmodel import DeviceNumbers, device_numbers, flops_per_update, predicted_rate
 from diamondlab.geometry.locality import locality
 
-__all__ = ["ROOFLINE_SHAPES", "device_numbers", "order_size_figure", "parallel_levels_figure",
+__all__ = ["ROOFLINE_SHAPES", "device_numbers", "memory_hierarchy_figure", "order_size_figure",
+           "parallel_levels_figure",
            "predicted_rate", "roofline_ceilings", "roofline_figure", "tuning_figure"]
 
 #: The shapes whose ceilings the roofline marks, with their labels (paper 000, section 5).
@@ -148,4 +149,24 @@ def parallel_levels_figure(rows, title: str = "Rate against parallel level (pape
                     name="DiamondTorre, perfect scaling", line={"dash": "dot", "color": "#888"})
     fig.update_layout(title=title, xaxis_title="threads", yaxis_title="G cell updates/s", height=400,
                       xaxis_type="log", margin={"l": 50, "r": 10, "t": 50, "b": 40})
+    return fig
+
+
+def memory_hierarchy_figure(cpu_points, gpu_levels, cpu_name: str = "this CPU, one core",
+                            gpu_name: str = "NVIDIA H100"):
+    """Paper 000's Fig. 1, log-log: bandwidth against capacity, this CPU's hierarchy measured
+    (:func:`~diamondlab.engine.perfmodel.measure_cpu_hierarchy`) against a GPU's levels
+    (:func:`~diamondlab.engine.perfmodel.gpu_hierarchy`)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.add_scatter(x=[b for b, _ in cpu_points], y=[r for _, r in cpu_points], mode="lines+markers",
+                    name=f"{cpu_name} (measured: b += a)")
+    fig.add_scatter(x=[b for _, b, _ in gpu_levels], y=[r for _, _, r in gpu_levels],
+                    mode="lines+markers+text", text=[name for name, _, _ in gpu_levels],
+                    textposition="top right", name=f"{gpu_name} (from its tables)")
+    fig.update_xaxes(type="log", title_text="capacity / working set (bytes)")
+    fig.update_yaxes(type="log", title_text="bandwidth (bytes/s)")
+    fig.update_layout(title="Memory hierarchy (paper 000, Fig. 1): the higher the level, the smaller and "
+                            "faster", height=440, margin={"t": 60})
     return fig

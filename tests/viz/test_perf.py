@@ -51,3 +51,17 @@ def test_parallel_levels_figure_draws_the_thread_sweep():
     fig = parallel_levels_figure([(1, 2.0, 1.0), (2, 3.5, 1.8), (4, 6.0, 2.0)])
     assert list(fig.data[0].y) == [2.0, 3.5, 6.0] and list(fig.data[1].y) == [1.0, 1.8, 2.0]
     assert list(fig.data[2].y) == [2.0, 4.0, 8.0]  # perfect scaling from one thread
+
+
+def test_memory_hierarchy_figure_draws_the_measured_and_the_tabled_levels():
+    """Fig. 1: the CPU's points as measured, the GPU's levels from devices (registers fastest)."""
+    from diamondlab.engine.perfmodel import gpu_hierarchy, measure_cpu_hierarchy
+    from diamondlab.viz.perf import memory_hierarchy_figure
+
+    cpu = measure_cpu_hierarchy([2**14, 2**24], traffic=2e7)
+    assert [b for b, _ in cpu] == [2**14, 2**24] and all(r > 1e8 for _, r in cpu)
+    gpu = gpu_hierarchy()
+    assert [name for name, _, _ in gpu] == ["registers", "shared memory", "device memory"]
+    assert gpu[0][2] > gpu[1][2] > gpu[2][2] and gpu[0][1] < gpu[2][1]
+    fig = memory_hierarchy_figure(cpu, gpu)
+    assert list(fig.data[0].x) == [2**14, 2**24] and list(fig.data[1].text) == [n for n, _, _ in gpu]
