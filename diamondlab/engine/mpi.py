@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend
+from diamondlab.engine.halo import connect
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
 __all__ = ["SlabBackend", "slab_bounds"]
@@ -93,8 +94,6 @@ class SlabBackend:
             if recv[1] > recv[0]:
                 self._recvs.append((q, recv))
         self._physics = PartPhysics.cut(None, (), (), 1, self.rows, self.owned)
-        from diamondlab.engine.halo import connect
-
         local = [[(q, (y0 - self.rows[0], y1 - self.rows[0])) for q, (y0, y1) in pairs]
                  for pairs in (self._sends, self._recvs)]
         self._halo = connect(inner, comm, *local, halo)  # collective: every rank builds its slab now
