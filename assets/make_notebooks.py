@@ -437,7 +437,8 @@ model:
         "from diamondlab.viz.perf import order_size_figure\n\n"
         "grid = (24, 24, 16) if SMALL else (64, 64, 64)\n"
         "rows = []\n"
-        "for order, sizes in ((2, (1, 2, 4)), (4, (1, 2)), (6, (1,)), (8, (1,))):\n"
+        "pairs = ((2, (1, 2)), (4, (1,))) if SMALL else ((2, (1, 2, 4)), (4, (1, 2)), (6, (1,)), (8, (1,)))\n"
+        "for order, sizes in pairs:\n"
         "    rows += tuning_sweep(grid, [order], sizes, (4, 8) if SMALL else (8, 16),\n"
         "                         repeats=1 if SMALL else 3, model=predicted_rate)\n"
         "order_size_figure(rows)",
