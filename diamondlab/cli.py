@@ -718,12 +718,12 @@ def _bench_split(args, shape, rows, comm) -> str | None:
     if args.window is None or args.window >= shape[0]:
         return None
     from diamondlab.engine.subdomain import ghost_rows
-    from diamondlab.engine.window import window_chunks
+    from diamondlab.engine.window import bytes_per_cell, window_chunks
 
     parts = []
     for r in rows:
         chunks = window_chunks(shape[0], args.window, ghost_rows(r["order"], r["nt"]))
-        moved = 16.0 * len(chunks) * args.window / shape[0]  # bytes a cell a sweep: 2 levels in and out
+        moved = bytes_per_cell(shape[0], args.window, len(chunks))
         r.update(window=args.window, windows=len(chunks), bytes_per_cell_sweep=moved,
                  bus_cells_per_byte=r["nt"] / moved)
         parts.append(f"NO={r['order']}: {len(chunks)} windows, {moved:.1f} B a cell a sweep of Nt={r['nt']}, "

@@ -128,9 +128,9 @@ class Backend(abc.ABC):
         """The backend's own checks of :meth:`check` (option names known)."""
 
     @classmethod
-    def claim_device(cls, comm) -> str | None:
+    def claim_device(cls, comm) -> None:
         """Bind this process to its device before anything is allocated, given the MPI ranks that share
-        the run; return the device's name (None: no device to choose, the CPU engine)."""
+        the run (the CPU engine: nothing to choose)."""
         return None
 
     # ------------------------------------------------------------ building

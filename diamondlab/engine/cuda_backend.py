@@ -240,7 +240,7 @@ class CUDABackend(Backend):
         )
 
     @classmethod
-    def claim_device(cls, comm) -> str | None:
+    def claim_device(cls, comm) -> None:
         """Select the GPU of this MPI rank: its rank among the ranks of its node, modulo the node's GPUs
         (ranks beyond the GPU count share them); call before any CUDA context exists."""
         from mpi4py import MPI
@@ -251,14 +251,12 @@ class CUDABackend(Backend):
         if not cls.available():
             raise RuntimeError(cls.unavailable_reason())
         if simulator_enabled():
-            return "the CUDA simulator"
+            return
         node = comm.Split_type(MPI.COMM_TYPE_SHARED)
         try:
-            index = node.rank % len(cuda.gpus)
+            cuda.select_device(node.rank % len(cuda.gpus))
         finally:
             node.Free()
-        name = cuda.select_device(index).name
-        return f"GPU {index} ({name.decode() if isinstance(name, bytes) else name})"
 
     @classmethod
     def fit_size(cls, order: int, size: int, shape) -> int:

@@ -56,11 +56,6 @@ class HostHalo:
         nx, _, nz = backend.shape
         self._inbox = {q: np.empty((2, nx, y1 - y0, nz), dtype=np.float32) for q, (y0, y1) in recvs}
 
-    def bytes_per_exchange(self) -> int:
-        """Bytes this rank sends per exchange."""
-        nx, _, nz = self.backend.shape
-        return sum(2 * 4 * nx * (y1 - y0) * nz for _, (y0, y1) in self.sends)
-
     def exchange(self) -> None:
         from mpi4py import MPI
 
@@ -87,8 +82,6 @@ class PeerHalo:
         self._parity = 0
         self._ready = {q: np.zeros(1, dtype=np.int64) for q, _ in recvs}
         self._token = np.zeros(1, dtype=np.int64)
-
-    bytes_per_exchange = HostHalo.bytes_per_exchange
 
     @classmethod
     def open(cls, backend, comm, sends, recvs) -> PeerHalo | None:

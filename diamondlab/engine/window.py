@@ -31,7 +31,7 @@ import numpy as np
 from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
-__all__ = ["WindowBackend", "window_chunks"]
+__all__ = ["WindowBackend", "bytes_per_cell", "window_chunks"]
 
 
 def window_chunks(nx: int, window: int, ghosts: int) -> list[tuple[int, int, int, int]]:
@@ -55,6 +55,15 @@ def window_chunks(nx: int, window: int, ghosts: int) -> list[tuple[int, int, int
         o1 = e0 + window - ghosts
         chunks.append((e0, e0 + window, o0, o1))
         o0 = o1
+
+
+def bytes_per_cell(nx: int, window: int, nchunks: int) -> float:
+    """Bytes a sweep moves across the bus per cell of the grid: both levels of every window, in and out.
+
+    >>> bytes_per_cell(30, 12, 4)  # 4 windows of 12 rows for 30: 16 B x 48 / 30
+    25.6
+    """
+    return 16.0 * nchunks * window / nx
 
 
 class WindowBackend:
@@ -82,8 +91,8 @@ class WindowBackend:
 
     def bytes_per_sweep(self) -> int:
         """Bytes a sweep moves across the bus: both levels of every window, in and out."""
-        ny, nz = self.shape[1:]
-        return 2 * 2 * 4 * len(self.chunks) * self.window * ny * nz
+        nx, ny, nz = self.shape
+        return round(bytes_per_cell(nx, self.window, len(self.chunks)) * nx * ny * nz)
 
     # ------------------------------------------------------------ the backend contract
     @property
