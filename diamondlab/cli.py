@@ -156,8 +156,9 @@ def _subdomain(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument(
         "--window", type=_count(1), default=None, metavar="ROWS", help="calculation window: the device "
-        "holds ROWS x rows at a time (ghost rows included), the fields stay in host memory and every sweep "
-        "streams through it (for grids larger than the GPU's memory; default: the whole grid)"
+        "holds ROWS x rows at a time, the fields stay in (pinned) host memory and every sweep streams "
+        "through it, copies overlapped with the torres on the GPU (for grids larger than the GPU's memory; "
+        "take Nt >= 64; default: the whole grid)"
     )  # fmt: skip
 
 
@@ -515,10 +516,10 @@ def _run(args, comm=None) -> int:
     )  # fmt: skip
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
     if sim.plan.window is not None:
-        moved = sim.backend.bytes_per_sweep() / sim.cells
-        print(f"window: {sim.plan.window} of {sim.shape[0]} x rows on the device, {len(sim.backend.chunks)} "
-              f"windows a sweep, {moved:.1f} bytes a cell a sweep of Nt={sim.nt} across the bus: at most "
-              f"bus bandwidth x {sim.nt / moved:.2f} cell updates/s (copies not yet overlapped with sweeps)")
+        from diamondlab.engine.window import describe_traffic
+
+        print(f"window: {sim.plan.window} of {sim.shape[0]} x rows on the device, "
+              f"{describe_traffic(sim.backend.traffic(), sim.nt)}")
     first = sim.fields if args.save else None
     first_step = sim.time_step
     interrupted = False
@@ -717,17 +718,9 @@ def _bench_split(args, shape, rows, comm) -> str | None:
                 f"DiamondTorre {rows[0]['diamondtorre'] / comm.size:.4g} a rank")
     if args.window is None or args.window >= shape[0]:
         return None
-    from diamondlab.engine.subdomain import ghost_rows
-    from diamondlab.engine.window import bytes_per_cell, window_chunks
+    from diamondlab.engine.window import describe_traffic
 
-    parts = []
-    for r in rows:
-        chunks = window_chunks(shape[0], args.window, ghost_rows(r["order"], r["nt"]))
-        moved = bytes_per_cell(shape[0], args.window, len(chunks))
-        r.update(window=args.window, windows=len(chunks), bytes_per_cell_sweep=moved,
-                 bus_cells_per_byte=r["nt"] / moved)
-        parts.append(f"NO={r['order']}: {len(chunks)} windows, {moved:.1f} B a cell a sweep of Nt={r['nt']}, "
-                     f"at most bus bandwidth x {r['nt'] / moved:.2f} cell updates/s")
+    parts = [f"NO={r['order']}: {describe_traffic(r['window_traffic'], r['nt'])}" for r in rows]
     return f"window of {args.window} x rows (" + "; ".join(parts) + ")"
 
 

@@ -170,3 +170,17 @@ def test_gpu_mpi_example_runs_on_two_gpu_ranks(monkeypatch, tmp_path):
     out = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "2 MPI ranks:" in out.stdout and "ghost rows by CUDA IPC" in out.stdout, out.stdout
+
+
+@pytest.mark.gpu
+def test_gpu_window_example_gives_the_in_memory_traces(monkeypatch, tmp_path, capsys):
+    """The README's ``--window`` line on the GPU: streamed (it says so), the in-memory traces bit for bit."""
+    (words,) = [argv for argv in COMMANDS.values() if "--window" in argv]
+    monkeypatch.chdir(tmp_path)
+    assert main([*words, "--no-progress"]) == 0
+    assert "streamed in" in capsys.readouterr().out
+    whole = [*words[:words.index("--window")], *words[words.index("--window") + 2:], "--no-progress"]
+    whole[whole.index("--out") + 1] = "out-memory"
+    assert main(whole) == 0
+    traces = [np.load(Path(d) / "traces.npz")["traces"] for d in ("out-window", "out-memory")]
+    assert traces[0].shape == (256, 1) and np.array_equal(*traces) and np.abs(traces[1]).max() > 0

@@ -128,6 +128,12 @@ class Backend(abc.ABC):
         """The backend's own checks of :meth:`check` (option names known)."""
 
     @classmethod
+    def window_class(cls) -> type | None:
+        """The backend that streams DiamondTorre sweeps through a calculation window on this device
+        (None: :class:`~diamondlab.engine.window.WindowBackend` runs the grid window by window)."""
+        return None
+
+    @classmethod
     def claim_device(cls, comm) -> None:
         """Bind this process to its device before anything is allocated, given the MPI ranks that share
         the run (the CPU engine: nothing to choose)."""

@@ -88,9 +88,9 @@ class PointQueue:
     #: Device bytes for receiver rows before they are copied back (at least one sweep's rows).
     RECEIVER_BYTES = 16 * 2**20
 
-    def __init__(self, cuda, nsources: int, nreceivers: int, width: int):
+    def __init__(self, cuda, nsources: int, nreceivers: int, width: int, stream=None):
         self._cuda = cuda
-        self._stream = cuda.default_stream()
+        self._stream = cuda.default_stream() if stream is None else stream
         self._nsources, self._nreceivers = nsources, nreceivers
         self._events = [cuda.event() for _ in range(self.RING)]
         self._used = [False] * self.RING
@@ -240,6 +240,12 @@ class CUDABackend(Backend):
         )
 
     @classmethod
+    def window_class(cls) -> type:
+        from diamondlab.engine.cuda_window import StreamedCUDABackend
+
+        return StreamedCUDABackend
+
+    @classmethod
     def claim_device(cls, comm) -> None:
         """Select the GPU of this MPI rank: its rank among the ranks of its node, modulo the node's GPUs
         (ranks beyond the GPU count share them); call before any CUDA context exists."""
@@ -372,9 +378,8 @@ class CUDABackend(Backend):
         self._point_arrays: tuple | None = None
         self._point_io: PointQueue | None = None
         self._events: dict[int, tuple] = {}
-        ncells = int(np.prod(shape, dtype=np.int64))
-        self._prev = self._zeros(ncells)
-        self._curr = self._zeros(ncells)
+        self._stream = None  # the stream the kernels run on (None: the default stream)
+        self._prev, self._curr = self._allocate_fields()
         self._schedules: dict[int, tuple] = {}
         self._rows: dict[tuple[int, int], tuple] = {}  # halo buffers per row range (MPI ranks)
         self._done = None
@@ -382,6 +387,15 @@ class CUDABackend(Backend):
         self._tickets = 0
         self._epoch = 0
         self.last_sweep_kernel = None
+
+    def _allocate_fields(self) -> tuple:
+        """The two levels on the device, zero."""
+        ncells = int(np.prod(self.shape, dtype=np.int64))
+        return self._zeros(ncells), self._zeros(ncells)
+
+    def _device_kappa(self, kappa: np.ndarray):
+        """A velocity model's ``K`` per cell where the kernels read it (the device)."""
+        return self._cuda.to_device(np.ascontiguousarray(kappa, dtype=np.float32).ravel())
 
     def _zeros(self, n: int):
         cuda = self._cuda
@@ -465,7 +479,7 @@ class CUDABackend(Backend):
         if medium is not None and medium.variant != "constant":
             if medium.variant == "model":
                 self._check_model_memory(held)
-                k = cuda.to_device(np.ascontiguousarray(medium.kappa, dtype=np.float32).ravel())
+                k = self._device_kappa(medium.kappa)
             else:
                 k = np.float32(medium.kappa)
             factors = (cuda.to_device(np.ascontiguousarray(f, dtype=np.float32)) for f in medium.factors())
@@ -481,7 +495,7 @@ class CUDABackend(Backend):
             self._point_arrays = tuple(
                 cuda.to_device(np.ascontiguousarray(a, dtype=np.int64)) for a in (index, t.pt_kind, t.pt_slot)
             )
-            self._point_io = PointQueue(cuda, max(t.nsources, 1), t.nreceivers, self.nt)
+            self._point_io = PointQueue(cuda, max(t.nsources, 1), t.nreceivers, self.nt, self._stream)
         self._kernels = None  # selected on first use: one variant per run
 
     @property
@@ -499,7 +513,7 @@ class CUDABackend(Backend):
         (``held``: a previous model's, being freed, counts as free)."""
         if self._kernels_api.simulator_enabled():
             return
-        ncells = int(np.prod(self.shape, dtype=np.int64))
+        ncells = len(self._curr)  # K per cell of what the device holds of a field
         free, _ = device_memory()
         if 4 * ncells + MEMORY_MARGIN_BYTES > free + 4 * ncells * held:
             raise ValueError(

@@ -190,6 +190,8 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
             "bit_equal": same, "backend": dt_sim.backend_name, "options": dict(dt_sim.backend.options),
             "launch": launch,
         })  # fmt: skip
+        if dt_sim.plan.window is not None:  # what DiamondTorre's sweeps move across the bus
+            rows[-1].update(window=dt_sim.plan.window, window_traffic=dt_sim.backend.traffic())
     bar.close()
     return rows
 

@@ -160,7 +160,10 @@ class RunPlan:
     def make_backend(self) -> Backend:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant);
         with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.mpi.SlabBackend`)."""
-        if self.window is not None:
+        streamed = self.backend_class.window_class() if self.algorithm == "diamondtorre" else None
+        if self.window is not None and streamed is not None:
+            backend = streamed.from_plan(self)
+        elif self.window is not None:
             from diamondlab.engine.window import WindowBackend
 
             inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, window=None))
@@ -297,19 +300,25 @@ class RunPlan:
             nt = min(default_nt, max(1, (shape[1] // ranks) // (2 * params.order))) if nt is None else int(nt)
             device_shape = SlabBackend.slab_shape(shape, params.order, nt, ranks, comm.rank)
         nt = default_nt if nt is None else int(nt)
-        if ranks > 1:
-            options = _check_slab(backend_class, params, shape, device_shape, size, nt, dict(options or {}),
-                                  comm.rank, ranks)
-        else:
-            options = backend_class.check(params, device_shape, size, nt, dict(options or {}))
-        if window is not None:
-            from diamondlab.engine.subdomain import ghost_rows
-            from diamondlab.engine.window import window_chunks
-
-            window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, shape,
                                                                physics.velocity_model is not None)
+        streamed = None if window is None or algorithm != "diamondtorre" else backend_class.window_class()
+        options = dict(options or {})
+        if streamed is not None:  # a streamed sweep runs stage by stage
+            options.setdefault("band", 0)
+        if ranks > 1:
+            options = _check_slab(backend_class, params, shape, device_shape, size, nt, options, comm.rank,
+                                  ranks)
+        else:
+            options = backend_class.check(params, device_shape, size, nt, options)
+        if streamed is not None:
+            streamed.check_window(params, shape, size, nt, window, options)
+        elif window is not None:
+            from diamondlab.engine.subdomain import ghost_rows
+            from diamondlab.engine.window import window_chunks
+
+            window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows
         return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason,
                    comm=comm, window=window)

@@ -159,10 +159,12 @@ class Simulation:
         ``"auto"`` (default) peer where every neighbour's GPU is reachable.
     window : int, optional
         The calculation window: the device holds this many x rows at a time
-        (ghost rows included) and the fields live in host memory; each sweep
-        streams the grid through it window by window
-        (:mod:`diamondlab.engine.window`), bit for bit the in-memory result.
-        For grids larger than the GPU's memory.  Default: the whole grid.
+        and the fields live in host memory, bit for bit the in-memory result.
+        On the GPU a DiamondTorre sweep streams through it stage group by
+        stage group, the copies overlapped with the torres
+        (:mod:`diamondlab.engine.cuda_window`); elsewhere it goes window by
+        window (:mod:`diamondlab.engine.window`).  For grids larger than the
+        GPU's memory.  Default: the whole grid.
 
     Examples
     --------

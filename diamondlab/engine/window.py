@@ -18,20 +18,35 @@ them; the medium is cut to each window.
 What a sweep moves: each field crosses to the device and back once, plus
 the overlap: about ``2 * 2 * 4 * window / (window - 2G)`` bytes per cell
 and sweep of ``Nt`` steps (:meth:`WindowBackend.bytes_per_sweep`), so a
-bus of ``B`` bytes/s caps the rate near ``B * Nt / 16`` cell updates/s.  The copies
-do not yet overlap the sweeps (one stream): the next step of paper 002's
-window is to load the next slab and store the last one while the torres of
-the current one compute.
+bus of ``B`` bytes/s caps the rate near ``B * Nt / 16`` cell updates/s.  Its
+copies do not overlap the sweeps: it serves the CPU engine and stepwise runs.
+
+DiamondTorre on the GPU streams instead (paper 002's window;
+:class:`~diamondlab.engine.cuda_window.StreamedCUDABackend`): the sweep runs
+in groups of consecutive stages, and :func:`stream_plan` says, per group,
+which x rows enter the device before it (loaded once, at their old level),
+which leave after it (stored once, final), and where on the device each row
+lives: a ring of ``window`` rows in which row ``x`` sits at ``x - base``,
+the rows still needed moved to the top when the group's rows would fall off
+the bottom.  Nothing is computed twice; each field crosses the bus exactly
+once each way a sweep (8 bytes a cell in, 8 out, on two copy engines at
+once), while the next group's rows load and the last group's store as the
+torres of the current one compute.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
-__all__ = ["WindowBackend", "bytes_per_cell", "window_chunks"]
+__all__ = [
+    "StreamGroup", "WindowBackend", "bytes_per_cell", "describe_traffic", "rows_overlap", "stream_plan",
+    "window_chunks",
+]
 
 
 def window_chunks(nx: int, window: int, ghosts: int) -> list[tuple[int, int, int, int]]:
@@ -66,6 +81,117 @@ def bytes_per_cell(nx: int, window: int, nchunks: int) -> float:
     return 16.0 * nchunks * window / nx
 
 
+@dataclass(frozen=True)
+class StreamGroup:
+    """One launch of a streamed sweep (:func:`stream_plan`); rows are x rows of the grid, ``[lo, hi)``.
+
+    Device row of grid row ``x``: ``x - base``.  Before the group runs, ``move`` (when not None:
+    ``(lo, hi, old_base)``) takes rows the group still needs from ``x - old_base`` to ``x - base``
+    and ``load`` copies the rows that enter; after it, ``store`` copies the rows it finished out.
+    """
+
+    tickets: tuple[int, int]
+    base: int
+    live: tuple[int, int]
+    load: tuple[int, int]
+    store: tuple[int, int]
+    move: tuple[int, int, int] | None = None
+
+
+def _run_of(mask: np.ndarray, what: str) -> tuple[int, int]:
+    """``[lo, hi)`` of the True entries of ``mask``, which must be one run (``(0, 0)`` for none)."""
+    idx = np.flatnonzero(mask)
+    if idx.size == 0:
+        return 0, 0
+    if idx[-1] - idx[0] + 1 != idx.size:
+        raise ValueError(f"the rows a group {what} are not one run of x rows: stream a sweep stage by "
+                         "stage (band=0)")
+    return int(idx[0]), int(idx[-1]) + 1
+
+
+def rows_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether row ranges ``[a0, a1)`` and ``[b0, b1)`` share a row.
+
+    >>> rows_overlap((0, 4), (3, 9)), rows_overlap((0, 4), (4, 9)), rows_overlap((2, 2), (0, 9))
+    (True, False, False)
+    """
+    return max(a[0], b[0]) < min(a[1], b[1])
+
+
+def stream_plan(schedule, capacity: int, stages: int) -> tuple[StreamGroup, ...]:
+    """Stream a sweep of ``schedule`` (stage order) through ``capacity`` device rows, ``stages`` a group.
+
+    Each x row is loaded before the first group that reads or writes it
+    (:meth:`~diamondlab.geometry.StageSchedule.torre_rows`) and stored after
+    the last; a group's rows (``live``) lie in ``[base, base + capacity)``.
+    A move happens only when the group's rows would fall below the ring, and
+    puts them at its top, where they overlap neither what the group before
+    used (still running, its rows being stored) nor what moves.  Raises
+    ``ValueError`` when ``capacity`` is too small for groups of ``stages``.
+
+    >>> from diamondlab.geometry import stage_schedule
+    >>> s = stage_schedule(order=2, size=1, nt=4, nx=40, ny=8)
+    >>> plan = stream_plan(s, capacity=20, stages=2)
+    >>> plan[0].load, plan[1].load, plan[0].store, plan[-1].store  # every row in once and out once
+    ((37, 40), (35, 37), (0, 0), (0, 3))
+    >>> max(g.live[1] - g.live[0] for g in plan), sum(g.move is not None for g in plan)
+    (8, 2)
+    >>> stream_plan(s, capacity=16, stages=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: a window of 16 x rows cannot move 8 rows clear of the 8 the group before used
+    """
+    nx = schedule.nx
+    rows = schedule.torre_rows()
+    bounds = [int(b) for b in schedule.stage_start[::stages]]
+    if bounds[-1] != schedule.ntorres:
+        bounds.append(int(schedule.ntorres))
+    ngroups = len(bounds) - 1
+    first = np.full(nx, ngroups, dtype=np.int64)
+    last = np.full(nx, -1, dtype=np.int64)
+    for g in range(ngroups):
+        lo, hi = int(rows[bounds[g]:bounds[g + 1], 0].min()), int(rows[bounds[g]:bounds[g + 1], 1].max())
+        first[lo:hi] = np.minimum(first[lo:hi], g)
+        last[lo:hi] = g
+    groups: list[StreamGroup] = []
+    base = used = None
+    for g in range(ngroups):
+        live = _run_of((first <= g) & (last >= g), "holds")
+        if live[1] - live[0] > capacity:
+            raise ValueError(f"a group of {stages} stages holds {live[1] - live[0]} x rows: more than the "
+                             f"window's {capacity}")
+        move = None
+        if base is None:
+            base = live[1] - capacity
+        elif live[0] < base:
+            kept = _run_of((first < g) & (last >= g), "keeps")
+            new = live[1] - capacity
+            if rows_overlap((live[0] - new, live[1] - new), used):
+                raise ValueError(f"a window of {capacity} x rows cannot move {live[1] - live[0]} rows "
+                                 f"clear of the {used[1] - used[0]} the group before used")
+            move, base = (*kept, base), new
+        groups.append(StreamGroup((bounds[g], bounds[g + 1]), int(base), live,
+                                  _run_of(first == g, "loads"), _run_of(last == g, "stores"), move))
+        used = (live[0] - base, live[1] - base)
+    return tuple(groups)
+
+
+def describe_traffic(traffic: dict, nt: int) -> str:
+    """A window backend's ``traffic()`` in words, with the rate the bus allows a sweep of ``nt`` steps.
+
+    >>> describe_traffic({"groups": 30, "bytes_per_cell_sweep": 16.0, "overlapped": True}, 32)[-51:]
+    'at most one-way bus bandwidth x 4.00 cell updates/s'
+    """
+    moved = traffic["bytes_per_cell_sweep"]
+    if traffic["overlapped"]:  # in and out on two copy engines at once: each way carries half
+        return (f"streamed in {traffic['groups']} groups a sweep, {moved:.1f} bytes a cell a sweep of "
+                f"Nt={nt} across the bus, in and out at once while the torres compute: at most one-way bus "
+                f"bandwidth x {2 * nt / moved:.2f} cell updates/s")
+    return (f"{traffic['windows']} windows a sweep, {moved:.1f} bytes a cell a sweep of Nt={nt} across the "
+            f"bus: at most bus bandwidth x {nt / moved:.2f} cell updates/s (copies not overlapped with "
+            "sweeps)")
+
+
 class WindowBackend:
     """The fields in host memory, each sweep run window by window on ``inner`` (see the module contract).
 
@@ -93,6 +219,11 @@ class WindowBackend:
         """Bytes a sweep moves across the bus: both levels of every window, in and out."""
         nx, ny, nz = self.shape
         return round(bytes_per_cell(nx, self.window, len(self.chunks)) * nx * ny * nz)
+
+    def traffic(self) -> dict:
+        """What a sweep moves across the bus (:func:`describe_traffic` says it in words)."""
+        moved = bytes_per_cell(self.shape[0], self.window, len(self.chunks))
+        return {"windows": len(self.chunks), "bytes_per_cell_sweep": moved, "overlapped": False}
 
     # ------------------------------------------------------------ the backend contract
     @property

@@ -154,6 +154,23 @@ class StageSchedule:
         keep = (y >= 0) & (y < self.ny) & (lo <= hi)
         return np.stack([y[keep], lo[keep], hi[keep]], axis=1)
 
+    def torre_rows(self) -> np.ndarray:
+        """x rows ``[lo, hi)`` each torre reads or writes over its ``Nt`` tiers (its tiers' cells and the
+        stencil reach beyond them), clipped to the domain: an int array ``(ntorres, 2)``.
+
+        A calculation window (:mod:`diamondlab.engine.window`) holds these rows on the device while
+        the torre runs.
+
+        >>> s = stage_schedule(order=2, size=2, nt=4, nx=9, ny=7)
+        >>> s.torre_rows()[s.stage_start[3]].tolist()  # x0 = 2: its tiers cover x 1..7, read 0..8
+        [0, 9]
+        """
+        rows = self.tile.rows()
+        shs, nt = self.tile.shs, self.nt
+        lo = self.torre_x0 + int(rows[:, 1].min()) - shs
+        hi = self.torre_x0 + shs * (nt - 1) + int(rows[:, 2].max()) + shs + 1
+        return np.stack([np.clip(lo, 0, self.nx), np.clip(hi, 0, self.nx)], axis=1)
+
     def tier_cells(self) -> np.ndarray:
         """Cells per (torre, tier) after clipping, an int array ``(ntorres, Nt)``."""
         out = np.zeros((self.ntorres, self.nt), dtype=np.int64)

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from diamondlab import Simulation
+from diamondlab.engine.cuda_window import StreamedCUDABackend, streamed_sweep
 from diamondlab.engine.plan import RunPlan
-from diamondlab.engine.window import window_chunks
+from diamondlab.engine.window import stream_plan, window_chunks
+from diamondlab.geometry import stage_schedule
 from diamondlab.media import layered_model
 from diamondlab.sources import Receiver, Source
 
@@ -89,6 +91,86 @@ def test_bench_with_a_window_reports_what_crosses_the_bus(tmp_path, capsys):
                  "--dts", "1", "--repeats", "1", "--no-progress", "--window", "12",
                  "--json", str(tmp_path / "w.json")]) == 0
     (row,) = json.loads((tmp_path / "w.json").read_text())["rows"]
-    assert row["bit_equal"] and row["window"] == 12 and row["windows"] == 4  # 10 + 8 + 8 + 4 owned rows
-    assert row["bytes_per_cell_sweep"] == 16 * 4 * 12 / 30
+    traffic = row["window_traffic"]
+    assert row["bit_equal"] and row["window"] == 12 and traffic["windows"] == 4  # 10 + 8 + 8 + 4 owned rows
+    assert traffic["bytes_per_cell_sweep"] == 16 * 4 * 12 / 30 and not traffic["overlapped"]
     assert "window of 12 x rows (NO=2: 4 windows" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("order", "size", "nt", "nx", "ny", "window"),
+                         [(2, 1, 4, 40, 8, 20), (2, 4, 8, 160, 40, 90), (4, 2, 5, 90, 30, 60),
+                          (8, 1, 6, 120, 20, 110), (2, 2, 1, 30, 10, 14), (6, 2, 3, 70, 26, 60)])
+def test_a_streamed_sweep_loads_every_row_once_before_use_and_stores_it_once_after(order, size, nt, nx, ny,
+                                                                                    window):
+    """Replay the plan row by row: where each row sits on the device, and that nothing it needs is missing."""
+    s = stage_schedule(order=order, size=size, nt=nt, nx=nx, ny=ny)
+    plan = streamed_sweep(s, window)
+    reach = s.torre_rows()
+    loaded, stored, device = np.full(nx, -1), np.full(nx, -1), {}
+    assert [g.tickets[0] for g in plan] == [0] + [g.tickets[1] for g in plan[:-1]]
+    assert plan[-1].tickets[1] == s.ntorres and len(plan) > 1
+    used = None
+    for i, g in enumerate(plan):
+        if g.move is not None:
+            lo, hi, old = g.move
+            assert all(device[x] == x - old for x in range(lo, hi))
+            device.update({x: x - g.base for x in range(lo, hi)})
+            # where the group's rows go is clear of what the group before used (it may still run)
+            assert not set(range(g.live[0] - g.base, g.live[1] - g.base)) & set(range(*used))
+        for x in range(*g.load):
+            assert loaded[x] == -1  # once
+            loaded[x], device[x] = i, x - g.base
+        t0, t1 = g.tickets
+        need = range(int(reach[t0:t1, 0].min()), int(reach[t0:t1, 1].max()))
+        assert all(stored[x] == -1 and device.get(x) == x - g.base for x in need)  # on the device, in place
+        assert g.live[0] <= need.start and need.stop <= g.live[1] and g.live[0] - g.base >= 0
+        assert g.live[1] - g.base <= window
+        for x in range(*g.store):
+            assert stored[x] == -1
+            stored[x] = i
+        used = (g.live[0] - g.base, g.live[1] - g.base)
+    last = np.full(nx, -1)
+    for i, g in enumerate(plan):
+        t0, t1 = g.tickets
+        last[int(reach[t0:t1, 0].min()):int(reach[t0:t1, 1].max())] = i
+    assert (loaded >= 0).all() and np.array_equal(stored, last)  # out once, after the last group needing it
+
+
+def test_a_window_too_small_to_stream_names_one_that_works():
+    s = stage_schedule(order=4, size=2, nt=5, nx=90, ny=30)
+    with pytest.raises(ValueError, match=r"window=30 x rows cannot stream this sweep \(NO=4, DTS=2, Nt=5\): "
+                                         r"use window >= (\d+)") as err:
+        streamed_sweep(s, 30)
+    enough = int(str(err.value).rsplit(" ", 1)[1])
+    assert len(stream_plan(s, enough, 1)) > 1
+    with pytest.raises(ValueError, match="cannot move"):
+        stream_plan(s, enough - 1, 1)
+
+
+def test_a_streamed_window_takes_no_diagonal_bands():
+    from diamondlab.numerics import WaveParameters
+
+    params = WaveParameters(order=2)
+    with pytest.raises(ValueError, match=r"band must be 0 with window; got band=16"):
+        StreamedCUDABackend.check_window(params, (80, 30, 8), 2, 4, 40, {"band": 16})
+    StreamedCUDABackend.check_window(params, (80, 30, 8), 2, 4, 40, {"band": 0})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("order", "size", "nt", "window", "options"),
+                         [(2, 4, 8, 96, None), (8, 1, 4, 110, None), (2, 2, 6, 80, {"launch": "per-stage"})])
+def test_a_streamed_window_on_the_gpu_equals_the_in_memory_gpu_run_bit_for_bit(order, size, nt, window,
+                                                                                 options):
+    """Device rows past the ring are real memory here (not NaN): a plan that read them would differ."""
+    shape = (300, 40, 36)
+    physics = {"initial": "gaussian", "velocity": layered_model(shape, (1.0, 1.5)), "sponge": 4,
+               "sources": [Source((150, 20, 18), units="grid", frequency=0.1, delay=2.0)],
+               "receivers": [Receiver((145, 20, 18), units="grid"), Receiver((156, 16, 15), units="grid")]}
+    sims = [Simulation(shape, order, backend="cuda", algorithm="diamondtorre", size=size, nt=nt, window=w,
+                       backend_options=options, **physics) for w in (window, None)]
+    for sim in sims:
+        sim.run(3 * nt + 1)
+    streamed, whole = sims
+    assert type(streamed.backend).__name__ == "StreamedCUDABackend"
+    assert all(np.array_equal(a, b) for a, b in zip(streamed.fields, whole.fields, strict=True))
+    assert np.array_equal(streamed.traces, whole.traces) and np.abs(whole.traces).max() > 0

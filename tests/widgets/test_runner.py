@@ -1,5 +1,6 @@
 """The background run: responsive, pausable, always at one consistent time level."""
 
+import threading
 import time
 
 import numpy as np
@@ -14,10 +15,11 @@ def _sim(**kw):
 
 def test_run_returns_at_once_and_records_every_sweep():
     run = BackgroundRun(_sim())
-    seen = []
-    run.on_sweep(lambda sim, rec: seen.append((sim.time_step, rec.current)))
+    seen, gate = [], threading.Event()  # the first sweep waits at the gate: the run is still going below
+    run.on_sweep(lambda sim, rec: seen.append((sim.time_step, rec.current)) or gate.wait(60))
     assert run.run(20)
     assert not run.run(4)  # one run at a time
+    gate.set()
     assert run.wait(60) and run.state == "done"
     assert [t for t, _ in seen] == [4, 8, 12, 16, 20]
     assert all(rate > 0 for _, rate in seen) and run.history[-1].average > 0
