@@ -172,6 +172,42 @@ def test_ctrl_c_under_mpiexec_stops_every_rank_at_one_level(tmp_path):
     assert traces[0].shape == (steps, 1) and np.array_equal(*traces)
 
 
+def _rank_pid(marker: str, rank: int) -> int:
+    """The process id of MPI rank ``rank`` of the run whose command line holds ``marker`` (Linux /proc)."""
+    names = {f"{name}={rank}".encode() for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK")}  # MPICH, Open MPI
+    for proc in Path("/proc").iterdir():
+        try:
+            if marker in (proc / "cmdline").read_bytes().decode(errors="replace") and names & set(
+                    (proc / "environ").read_bytes().split(b"\0")):
+                return int(proc.name)
+        except (OSError, ValueError):
+            continue
+    raise AssertionError(f"no process of rank {rank} found")
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds the rank's process in /proc")
+def test_a_rank_killed_mid_run_stops_every_rank_within_30_seconds(tmp_path):
+    """SIGKILL to one of 3 CPU ranks mid-run: mpiexec stops the other two and says which died."""
+    import os
+    import signal
+    import time
+
+    out_dir = tmp_path / "killed"
+    proc = subprocess.Popen([_need_mpiexec(), "-n", "3", sys.executable, "-m", "diamondlab", "run", "--shape",
+                             "24x30x12", "--backend", "cpu", "--dts", "1", "--nt", "4", "--steps", "10000000",
+                             "--no-progress", "--out", str(out_dir), "--snapshot-every", "40"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):  # running (past its compile) once rank 0 wrote the snapshot of step 40
+        if (out_dir / "snapshot_0000040.npz").exists():
+            break
+        time.sleep(0.2)
+    os.kill(_rank_pid(str(out_dir), 1), signal.SIGKILL)
+    killed = time.monotonic()
+    out, err = proc.communicate(timeout=120)
+    assert time.monotonic() - killed < 30 and proc.returncode != 0
+    assert re.search(r"signal 9|Killed", out + err), out + err
+
+
 def test_bench_under_mpiexec_prints_once_and_checks_both_algorithms(tmp_path):
     """``mpiexec -n 2 diamondlab bench``: rank 0 prints one table; the rows are the whole grid's, both
     algorithms split the same way and equal bit for bit."""
