@@ -515,6 +515,10 @@ def _run(args, comm=None) -> int:
         **problem,
     )  # fmt: skip
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
+    if sim.plan.swap_xz:
+        swapped = "x".join(map(str, sim.plan.device_shape))
+        print(f"z column of {sim.shape[2]} cells, taller than a {sim.backend_name} block holds: the device "
+              f"runs the grid as {swapped} (x and z swapped; fields, planes and traces in your axes)")
     if sim.plan.window is not None:
         from diamondlab.engine.window import describe_traffic
 

@@ -280,6 +280,20 @@ class Medium:
         shape = tuple(stop - start if a == axis else n for a, n in enumerate(self.shape))
         return Medium(kappa, damping, shape)
 
+    def swap_xz(self) -> Medium:
+        """The same medium on the grid with x and z swapped (shape ``(nz, ny, nx)``; K transposed, copied).
+
+        >>> m = Medium(np.arange(24, dtype=np.float32).reshape(2, 3, 4), None, (2, 3, 4))
+        >>> s = m.swap_xz()
+        >>> s.shape, float(s.kappa[3, 2, 1]) == float(m.kappa[1, 2, 3])
+        ((4, 3, 2), True)
+        """
+        kappa = self.kappa
+        if np.ndim(kappa):
+            kappa = np.ascontiguousarray(kappa.transpose(2, 1, 0))
+        damping = None if self.damping is None else self.damping[::-1]
+        return Medium(kappa, damping, self.shape[::-1])
+
     @property
     def variant(self) -> str:
         if np.ndim(self.kappa):

@@ -128,6 +128,12 @@ class Backend(abc.ABC):
         """The backend's own checks of :meth:`check` (option names known)."""
 
     @classmethod
+    def swaps_xz(cls, order: int, shape) -> bool:
+        """Whether the backend runs ``shape`` with x and z swapped (:mod:`diamondlab.engine.axes`: a z
+        column taller than it holds, an x axis that is not; default: never)."""
+        return False
+
+    @classmethod
     def window_class(cls) -> type | None:
         """The backend that streams DiamondTorre sweeps through a calculation window on this device
         (None: :class:`~diamondlab.engine.window.WindowBackend` runs the grid window by window)."""

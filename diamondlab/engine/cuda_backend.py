@@ -240,6 +240,14 @@ class CUDABackend(Backend):
         )
 
     @classmethod
+    def swaps_xz(cls, order: int, shape) -> bool:
+        """A z column taller than a block of DTS=1 holds, and an x axis that fits one: swap them."""
+        from diamondlab.kernels.cuda import max_nz
+
+        limit = max_nz(order, 1)
+        return int(shape[2]) > limit >= int(shape[0])
+
+    @classmethod
     def window_class(cls) -> type:
         from diamondlab.engine.cuda_window import StreamedCUDABackend
 

@@ -132,6 +132,8 @@ class RunPlan:
     window: int | None = None
     #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.halo.HALO_CHOICES`)
     halo: str = "auto"
+    #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.axes`: a tall column)
+    swap_xz: bool = False
 
     @property
     def ranks(self) -> int:
@@ -146,6 +148,8 @@ class RunPlan:
             from diamondlab.engine.mpi import SlabBackend
 
             return SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, self.comm.rank)
+        if self.swap_xz:
+            return self.shape[::-1]
         return self.shape if self.window is None else (self.window, *self.shape[1:])
 
     @property
@@ -161,7 +165,12 @@ class RunPlan:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant);
         with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.mpi.SlabBackend`)."""
         streamed = self.backend_class.window_class() if self.algorithm == "diamondtorre" else None
-        if self.window is not None and streamed is not None:
+        if self.swap_xz:
+            from diamondlab.engine.axes import SwappedXZBackend
+
+            backend = SwappedXZBackend(self.backend_class.from_plan(replace(self, shape=self.device_shape,
+                                                                            swap_xz=False)))
+        elif self.window is not None and streamed is not None:
             backend = streamed.from_plan(self)
         elif self.window is not None:
             from diamondlab.engine.window import WindowBackend
@@ -276,8 +285,15 @@ class RunPlan:
         check_host_memory(shape, need)
         ranks = 1 if comm is None else comm.size
         # what the backend allocates: the window, this rank's slab (its ghost rows once Nt is known), the grid
+        swap_xz = backend_class.swaps_xz(params.order, shape)
+        if swap_xz and (ranks > 1 or window is not None):
+            raise ValueError(f"backend {name!r} runs a z column of {shape[2]} cells with x and z swapped, "
+                             "which MPI ranks and a calculation window do not do yet: put the longest axis "
+                             "along x")
         if ranks > 1:
             device_shape = (shape[0], -(-shape[1] // ranks), shape[2])  # for the tuner; ghost rows below
+        elif swap_xz:
+            device_shape = shape[::-1]
         else:
             device_shape = shape if window is None else (window, *shape[1:])
         if size == "auto" or nt == "auto":
@@ -290,7 +306,7 @@ class RunPlan:
                 options = tuned.options
         damped = physics.sponge > 0 or physics.velocity_model is not None
         # the default tile fits what one device holds: a window's x rows, a rank's own y rows
-        held = (window or shape[0], shape[1] // ranks, shape[2])
+        held = device_shape if swap_xz else (window or shape[0], shape[1] // ranks, shape[2])
         default_size, default_nt = default_tiling(backend_class, params.order, held, damped)
         size = default_size if size is None else int(size)
         if ranks > 1:
@@ -321,4 +337,4 @@ class RunPlan:
 
             window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows
         return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason,
-                   comm=comm, window=window)
+                   comm=comm, window=window, swap_xz=swap_xz)
