@@ -27,13 +27,15 @@ planes, when to report) are agreed with :meth:`SlabBackend.agree`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from diamondlab.engine.backends import Backend
 from diamondlab.engine.halo import connect
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
-__all__ = ["SlabBackend", "slab_bounds"]
+__all__ = ["SlabBackend", "predict_scaling", "slab_bounds"]
 
 
 def slab_bounds(ny: int, ranks: int) -> list[tuple[int, int]]:
@@ -51,6 +53,43 @@ def slab_bounds(ny: int, ranks: int) -> list[tuple[int, int]]:
         bounds.append((y, y + width))
         y += width
     return bounds
+
+
+def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: float,
+                    latency: float = 20e-6, staged: float | None = None) -> dict:
+    """The y split's model: what ``ranks`` ranks of a ``shape`` grid get against one device of ``rate``.
+
+    Each rank computes its own ``ny / ranks`` rows plus ``G = Nt * order / 2``
+    ghost rows on each inner side, at ``rate`` cell updates/s (a slab is
+    taken to run at the one device's rate); once a sweep it sends ``G``
+    rows of both levels (``8 G nx nz`` bytes) to each neighbour over
+    ``link`` bytes/s each way, plus ``latency`` seconds and the run loop's
+    one agreement a sweep (an allreduce: ``latency * log2(ranks)``), then
+    waits (the exchange is not overlapped with the sweep).  ``staged`` (bytes/s), when
+    given, adds a device-to-host and a host-to-device copy of those bytes
+    (host staging: MPI that is not CUDA-aware).  Returns the seconds a sweep
+    computes and exchanges, the speed-up over one device and the
+    efficiency (speed-up / ranks).
+
+    >>> m = predict_scaling((1024, 2048, 512), 2, 32, 2, rate=605.7e9, link=450e9)
+    >>> round(m["speedup"], 2), round(m["compute"] * 1e3, 1), round(m["exchange"] * 1e3, 2)
+    (1.92, 29.3, 0.34)
+    """
+    nx, ny, nz = (int(n) for n in shape)
+    ghosts = ghost_rows(order, nt)
+    if ranks == 1:
+        compute, exchange = nx * ny * nz * nt / rate, 0.0
+    else:
+        width = -(-ny // ranks)
+        held = width + 2 * ghosts if ranks > 2 else width + ghosts  # the widest rank waits for the rest
+        compute = nx * held * nz * nt / rate
+        volume = 8.0 * ghosts * nx * nz  # both levels, float32
+        exchange = volume / link + latency * (1 + math.log2(ranks))
+        if staged is not None:
+            exchange += 2 * volume / staged
+    one = nx * ny * nz * nt / rate
+    speedup = one / (compute + exchange)
+    return {"compute": compute, "exchange": exchange, "speedup": speedup, "efficiency": speedup / ranks}
 
 
 def _extended(bounds, r: int, ghosts: int, ny: int) -> tuple[int, int]:
