@@ -102,6 +102,23 @@ Their intersection is the **DiamondTorre** prism: everything in it can be
 computed from data already inside it or below it.  All figures are drawn
 from `diamondlab.geometry`; rotate them with the mouse.
 """),
+        md("""
+## First in one dimension: diamonds in x-t
+
+Before the 3D torre, the idea in one space dimension.  Each vertex `(x, t)`
+reads level `t-1` at `x-ShS .. x+ShS` and level `t-2` at `x`.  Cut x-t into
+diamonds whose sides have the slope `ShS` and every diamond reads only from
+the diamonds below it (green) and is read only by those above it (yellow):
+nothing it needs is computed after it, so a whole diamond runs in one go,
+its data in fast memory (paper 000, sections 3-4, Fig. 4).  Drag the
+diamond's size and the picked vertex; a larger NO makes the slope steeper.
+"""),
+        "from diamondlab.widgets.lrnla import xt_app\n\nxt = xt_app(order=2, width_cells=8)\nxt",
+        "# the same from Python: smaller diamonds, NO=4\nno, diagonal, x, t = xt.controls\n"
+        "diagonal.value, no.value = 6, 4\nprint(xt.figure.layout.title.text)",
+        md("""
+## In 3D: the torre
+"""),
         SMALL + "from diamondlab.viz import lrnla\n\nNT = 4 if SMALL else 6\n"
         "lrnla.conoid_figure(order=2, size=2, nt=NT)",
         md("""

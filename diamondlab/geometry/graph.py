@@ -20,7 +20,8 @@ import numpy as np
 from diamondlab.geometry.tiles import _positive_int
 from diamondlab.numerics import validate_order
 
-__all__ = ["SUBDIVISIONS", "dependency_edges", "dependency_offsets", "light_cone", "subdivision"]
+__all__ = ["SUBDIVISIONS", "dependency_edges", "dependency_offsets", "light_cone", "shape_neighbours",
+           "subdivision"]
 
 #: The subdivisions of :func:`subdivision` (paper 000, Fig. 4).
 SUBDIVISIONS = ("stepwise", "domain_decomposition", "lrnla")
@@ -92,3 +93,29 @@ def subdivision(kind: str, order: int, nx: int, nt: int, width: int = 8) -> np.n
         a, b = (x + shs * t) // width, (x - shs * t) // width
         return a * (2 * (nx + shs * nt) // width + 4) + (b - b.min())
     raise ValueError(f"kind must be one of {SUBDIVISIONS}; got {kind!r}")
+
+
+def shape_neighbours(ids: np.ndarray, order: int, shape: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(reads, feeds)``: the shapes of a :func:`subdivision` ``ids`` that shape ``shape`` reads from
+    (its vertices' dependencies lie there) and the shapes that read from it, each sorted, itself excluded.
+
+    With LRnLA diamonds every dependency points one way, so a diamond reads
+    from the diamonds below it (earlier in u, later in v) and feeds those above:
+
+    >>> ids = subdivision("lrnla", 2, 16, 8, 4)
+    >>> me = ids[4, 8]
+    >>> reads, feeds = shape_neighbours(ids, 2, me)
+    >>> len(reads), len(feeds), bool(set(reads.tolist()) & set(feeds.tolist()))
+    (3, 3, False)
+    """
+    nt, nx = ids.shape
+    reads, feeds = set(), set()
+    for dx, dt in dependency_offsets(order):
+        # vertex (x, t) reads (x + dx, t + dt): both inside the window
+        dst = ids[max(0, -dt):, max(0, -dx):nx - max(0, dx)]
+        src = ids[:nt + dt, max(0, dx):nx + min(0, dx)]
+        reads |= set(np.unique(src[dst == shape]).tolist())
+        feeds |= set(np.unique(dst[src == shape]).tolist())
+    reads.discard(shape)
+    feeds.discard(shape)
+    return np.array(sorted(reads), dtype=np.int64), np.array(sorted(feeds), dtype=np.int64)

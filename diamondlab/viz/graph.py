@@ -16,10 +16,11 @@ from diamondlab.geometry.graph import (
     dependency_edges,
     dependency_offsets,
     light_cone,
+    shape_neighbours,
     subdivision,
 )
 
-__all__ = ["dependency_graph_figure", "light_cone_figure", "subdivisions_figure"]
+__all__ = ["dependency_graph_figure", "diamond_xt_figure", "light_cone_figure", "subdivisions_figure"]
 
 _TITLES = {"stepwise": "stepwise layers", "domain_decomposition": "domain decomposition",
            "lrnla": "LRnLA diamonds"}
@@ -84,4 +85,34 @@ def subdivisions_figure(order: int = 2, nx: int = 32, nt: int = 12, width_cells:
     fig.update_yaxes(title_text="t", row=1, col=1)
     fig.update_layout(title=f"Subdivisions of the dependency graph, NO={order} (paper 000, Fig. 4)",
                       width=width, height=360, margin={"t": 80})
+    return fig
+
+
+def diamond_xt_figure(order: int = 2, width_cells: int = 8, pick: tuple[int, int] | None = None,
+                      nx: int = 48, nt: int = 24, width: int = 760) -> go.Figure:
+    """The 1D picture before the 3D torre: LRnLA diamonds of diagonal ``width_cells`` tiling x-t, the
+    diamond of vertex ``pick = (x, t)`` (default: the middle), the diamonds it reads from and those
+    that read from it (:func:`~diamondlab.geometry.graph.shape_neighbours`), and the slope ``ShS``
+    of their sides: the stencil's reach per step, which is why a diamond needs nothing from above it.
+    """
+    ids = subdivision("lrnla", order, nx, nt, width_cells)
+    x, t = pick if pick is not None else (nx // 2, nt // 2)
+    me = int(ids[min(max(t, 0), nt - 1), min(max(x, 0), nx - 1)])
+    reads, feeds = shape_neighbours(ids, order, me)
+    role = np.zeros(ids.shape)  # 0 other, 1 reads, 2 feeds, 3 the diamond
+    role[np.isin(ids, reads)], role[np.isin(ids, feeds)], role[ids == me] = 1, 2, 3
+    _, codes = np.unique(ids, return_inverse=True)
+    shade = ((codes.reshape(ids.shape) * 7919) % 5) / 40.0  # neighbouring diamonds told apart, faintly
+    fig = go.Figure()
+    fig.add_heatmap(z=role + shade, zmin=0, zmax=3.2, showscale=False, customdata=ids,
+                    colorscale=[[0, "#f2f3f4"], [0.06, "#d5d8dc"], [0.3, "#27ae60"], [0.36, "#82e0aa"],
+                                [0.62, "#f4d03f"], [0.68, "#f9e79f"], [0.93, "#8e44ad"], [1, "#bb8fce"]],
+                    hovertemplate="x %{x}, t %{y}: diamond %{customdata}<extra></extra>")
+    fig.add_scatter(x=[x], y=[t], mode="markers", marker={"symbol": "x", "size": 12, "color": "#000"},
+                    name=f"picked ({x}, {t})")
+    fig.update_layout(
+        title=f"x-t diamonds, NO={order}, diagonal {width_cells}: picked (purple), reads {len(reads)} "
+              f"(green), read by {len(feeds)} (yellow)",
+        width=width, height=420, xaxis_title="x", yaxis_title="t (time step)", margin={"t": 70},
+        showlegend=False, title_font_size=13)
     return fig

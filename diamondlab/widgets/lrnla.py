@@ -30,7 +30,7 @@ from diamondlab.geometry import stage_schedule
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture
 
-__all__ = ["ShapesPanel", "StageExplorer", "explorer_domain", "shapes_app"]
+__all__ = ["ShapesPanel", "StageExplorer", "explorer_domain", "shapes_app", "xt_app"]
 
 READS_LABEL = "show the torres it reads from"
 
@@ -219,4 +219,27 @@ def shapes_app(order: int = 2, size: int = 2, nt: int = 8, shape=(64, 64, 64)) -
     app = widgets.VBox([widgets.HBox([no, dts, nts]), message, panel.widget])
     app.panel = panel
     app.controls = (no, dts, nts)
+    return app
+
+
+def xt_app(order: int = 2, width_cells: int = 8, nx: int = 48, nt: int = 24) -> widgets.VBox:
+    """The 1D (x-t) intuition before the 3D torre (notebook 01): NO, the diamond's diagonal and a picked
+    vertex (x, t) as sliders; :func:`~diamondlab.viz.graph.diamond_xt_figure` redrawn in place."""
+    from diamondlab.viz.graph import diamond_xt_figure
+
+    style = {"description_width": "110px"}
+    no = widgets.Dropdown(options=[2, 4, 6, 8], value=order, description="NO", style=style)
+    diag = widgets.IntSlider(value=width_cells, min=2, max=16, description="diamond (cells)", style=style)
+    px = widgets.IntSlider(value=nx // 2, min=0, max=nx - 1, description="picked x", style=style)
+    pt = widgets.IntSlider(value=nt // 2, min=0, max=nt - 1, description="picked t", style=style)
+    figure = go.FigureWidget(diamond_xt_figure(order, width_cells, (px.value, pt.value), nx, nt))
+
+    def changed(_=None):
+        _replace_figure(figure, diamond_xt_figure(no.value, diag.value, (px.value, pt.value), nx, nt))
+
+    for w in (no, diag, px, pt):
+        w.observe(changed, names="value")
+    app = widgets.VBox([widgets.HBox([no, diag]), widgets.HBox([px, pt]), figure])
+    app.figure = figure
+    app.controls = (no, diag, px, pt)
     return app

@@ -8,6 +8,7 @@ from diamondlab.geometry.graph import (
     dependency_edges,
     dependency_offsets,
     light_cone,
+    shape_neighbours,
     subdivision,
 )
 
@@ -45,3 +46,25 @@ def test_lrnla_diamonds_depend_one_way_and_layers_do_not_mix(order):
     assert np.all(ids["stepwise"][t, x] != ids["stepwise"][ts, xs])  # a layer never reads itself
     with pytest.raises(ValueError, match=r"kind must be one of \('stepwise', 'domain_decomposition'"):
         subdivision("trapezoid", 2, 8, 4)
+
+
+@pytest.mark.parametrize("kind", SUBDIVISIONS)
+@pytest.mark.parametrize("order", [2, 4, 8])
+def test_shape_neighbours_are_the_shapes_its_vertices_read_and_are_read_by(kind, order):
+    """Against a vertex-by-vertex walk of the edges; LRnLA diamonds never read a diamond they feed."""
+    ids = subdivision(kind, order, 30, 12, 6)
+    nt, nx = ids.shape
+    for me in np.unique(ids)[::4]:
+        reads, feeds = set(), set()
+        for t in range(nt):
+            for x in range(nx):
+                for dx, dt in dependency_offsets(order):
+                    if 0 <= x + dx < nx and 0 <= t + dt < nt and ids[t, x] != ids[t + dt, x + dx]:
+                        if ids[t, x] == me:
+                            reads.add(int(ids[t + dt, x + dx]))
+                        if ids[t + dt, x + dx] == me:
+                            feeds.add(int(ids[t, x]))
+        got = shape_neighbours(ids, order, int(me))
+        assert (set(got[0].tolist()), set(got[1].tolist())) == (reads, feeds)
+        if kind == "lrnla":
+            assert not reads & feeds

@@ -188,3 +188,18 @@ def test_paper_graph_figures_draw_the_geometry():
     assert sorted(zip(cone.x, cone.y, strict=True)) == sorted(map(tuple, light_cone(2, (0, 3), 3).tolist()))
     assert [a.text for a in subdivisions_figure().layout.annotations] == [
         "stepwise layers", "domain decomposition", "LRnLA diamonds"]
+
+
+def test_the_xt_diamond_figure_colours_the_picked_diamond_and_its_neighbours():
+    from diamondlab.geometry.graph import shape_neighbours, subdivision
+    from diamondlab.viz.graph import diamond_xt_figure
+    fig = diamond_xt_figure(4, 6, pick=(20, 9), nx=40, nt=18)
+    heat = fig.data[0]
+    ids = subdivision("lrnla", 4, 40, 18, 6)
+    assert np.array_equal(np.asarray(heat.customdata), ids)
+    me = ids[9, 20]
+    reads, feeds = shape_neighbours(ids, 4, me)
+    role = np.floor(np.asarray(heat.z)).astype(int)  # 0 other, 1 reads, 2 read by, 3 picked
+    assert np.array_equal(role == 3, ids == me)
+    assert np.array_equal(role == 1, np.isin(ids, reads)) and np.array_equal(role == 2, np.isin(ids, feeds))
+    assert f"reads {len(reads)} (green), read by {len(feeds)}" in fig.layout.title.text

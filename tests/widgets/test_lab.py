@@ -293,3 +293,15 @@ def test_the_lab_runs_the_plan_it_checked(cell, monkeypatch):
         assert lab.sim.order == 4 and lab.sim.time_step > 0
     finally:
         lab.close()
+
+
+def test_the_xt_explorer_redraws_for_each_control():
+    from diamondlab.widgets.lrnla import xt_app
+    app = xt_app(order=2, width_cells=8, nx=32, nt=16)
+    no, diag, px, pt = app.controls
+    before = np.asarray(app.figure.data[0].customdata).copy()
+    diag.value = 4  # smaller diamonds: more of them
+    assert len(np.unique(app.figure.data[0].customdata)) > len(np.unique(before))
+    no.value, px.value, pt.value = 8, 3, 12
+    assert "NO=8, diagonal 4" in app.figure.layout.title.text
+    assert (app.figure.data[1].x, app.figure.data[1].y) == ((3,), (12,))
