@@ -7,7 +7,10 @@ Contract
 :class:`~diamondlab.widgets.runner.BackgroundRun` of the configured
 simulation, and the panels; ``lab.widget`` (or displaying ``lab``) shows
 them as tabs: *Run* (controllers and live view), *Shapes*, *Stages*,
-*Tuning*, *Snapshot*.
+*Tuning*, *Snapshot*, each opening with the part of paper 000 it
+illustrates (:data:`PAPER_SECTIONS`, linked to the paper).  The "present"
+button (:meth:`Lab.set_present`) sets every text and figure of the lab in
+large type for a lecture room.
 
 Buttons do what they say from Python too (:meth:`Lab.run`, :meth:`Lab.pause`,
 :meth:`Lab.step`, :meth:`Lab.reset`), so tests and notebooks drive the lab
@@ -42,9 +45,54 @@ from diamondlab.widgets.runner import BackgroundRun
 from diamondlab.widgets.snapshot import SnapshotPanel
 from diamondlab.widgets.tuning import TuningPanel
 
-__all__ = ["Lab"]
+__all__ = ["PAPER_000", "PAPER_SECTIONS", "Lab", "paper_note"]
 
 TABS = ("Run", "Shapes", "Stages", "Tuning", "Snapshot")
+
+#: Paper 000: Levchenko, Perepelkina, Zakirov, "DiamondTorre Algorithm for High-Performance Wave Modeling",
+#: Computation 4(3):29, 2016 (open access).
+PAPER_000 = "https://doi.org/10.3390/computation4030029"
+
+#: What each view illustrates, by section and figure of paper 000 (each tab opens with it, linked).
+PAPER_SECTIONS = {
+    "Run": "section 3 (the scheme) and section 7 (results: the rate against stepwise)",
+    "Shapes": "section 4 (the torre from two conoids, Figs. 5-6) and section 5 (locality, asynchrony)",
+    "Stages": "section 6 (the CUDA mapping: stages, Fig. 8; time levels mid-sweep, Fig. 9)",
+    "Tuning": "section 7 (results: rate per DTS and Nt, Figs. 10-11)",
+    "Snapshot": "section 3 (the wave field the scheme computes)",
+}
+
+#: Font size (px) of the lab's text and figures in present mode (a projector at the back of a room).
+PRESENT_FONT = 20
+
+#: The present mode's style: larger text in every control, label and message of the lab.
+_PRESENT_CSS = (f"<style>.diamondlab-present, .diamondlab-present .widget-label, "
+                f".diamondlab-present .widget-html-content, .diamondlab-present button, "
+                f".diamondlab-present .widget-readout, .diamondlab-present .lm-TabBar-tabLabel "
+                f"{{font-size: {PRESENT_FONT}px !important; line-height: 1.3 !important}}</style>")
+
+
+def paper_note(view: str) -> widgets.HTML:
+    """The line that opens tab ``view``: which part of paper 000 it illustrates, with a link to the paper.
+
+    >>> "section 6" in paper_note("Stages").value
+    True
+    """
+    return widgets.HTML(f"<div style='color:#555'>Paper 000 (<a href='{PAPER_000}' target='_blank' "
+                        f"style='color:#2471a3'>Levchenko, Perepelkina, Zakirov, <i>Computation</i> 4(3):29, "
+                        f"2016</a>), {PAPER_SECTIONS[view]}</div>")
+
+
+def _figures(root):
+    """The plotly figure widgets under ``root`` (depth first)."""
+    import plotly.graph_objects as go
+
+    stack = [root]
+    while stack:
+        w = stack.pop()
+        if isinstance(w, go.FigureWidget):
+            yield w
+        stack.extend(getattr(w, "children", ()) or ())
 
 
 def _cell_id() -> str | None:
@@ -133,33 +181,45 @@ class Lab:
         c.pause_button.on_click(lambda _: self.pause())
         c.step_button.on_click(lambda _: self.step())
         c.reset_button.on_click(lambda _: self.reset())
-        children, titles = [], []
+        views = {}
         self.shapes = self.explorer = self.tuning = self.snapshot = None
         if "Run" in panels:
-            children.append(widgets.VBox([c.widget, self.live.widget]))
-            titles.append("Run")
+            views["Run"] = [c.widget, self.live.widget]
         if "Shapes" in panels:
             self.shapes = ShapesPanel(cfg)
-            children.append(self.shapes.widget)
-            titles.append("Shapes")
+            views["Shapes"] = [self.shapes.widget]
         if "Stages" in panels:
             self.explorer = StageExplorer(cfg)
-            children.append(self.explorer.widget)
-            titles.append("Stages")
+            views["Stages"] = [self.explorer.widget]
         if "Tuning" in panels:
             self.tuning = TuningPanel(c, runner=self.runner)
-            children.append(self.tuning.widget)
-            titles.append("Tuning")
+            views["Tuning"] = [self.tuning.widget]
         if "Snapshot" in panels:
             self.snapshot = SnapshotPanel(lambda: self.runner.sim, busy=lambda: self.runner.running)
-            children.append(self.snapshot.widget)
-            titles.append("Snapshot")
+            views["Snapshot"] = [self.snapshot.widget]
         c.on_change(self._changed)  # through the lab: a closed lab's panels are let go
-        self.tabs = widgets.Tab(children=children, titles=titles)
-        self.widget = widgets.VBox([widgets.HTML("<h3 style='margin:4px 0'>diamondlab · the interactive "
-                                                 "lab</h3>"), self.tabs])
+        self.tabs = widgets.Tab(children=[widgets.VBox([paper_note(v), *ws]) for v, ws in views.items()],
+                                titles=list(views))
+        self.present = widgets.ToggleButton(description="present", icon="desktop",
+                                            tooltip=f"large text and figures ({PRESENT_FONT} px) for a room")
+        self.present.observe(lambda change: self.set_present(change["new"]), names="value")
+        header = widgets.HBox([widgets.HTML("<h3 style='margin:4px 0'>diamondlab · the interactive lab</h3>"),
+                               self.present], layout=widgets.Layout(justify_content="space-between"))
+        self.widget = widgets.VBox([widgets.HTML(_PRESENT_CSS), header, self.tabs])
         self.widget.add_class("diamondlab-lab")
         Lab._live.add(self)
+
+    def set_present(self, on: bool = True) -> None:
+        """Present mode: every text of the lab and every figure's font at :data:`PRESENT_FONT` px (the
+        tabs already show one view at a time); ``False`` goes back.  The "present" button does this."""
+        if on:
+            self.widget.add_class("diamondlab-present")
+        else:
+            self.widget.remove_class("diamondlab-present")
+        for figure in _figures(self.widget):
+            figure.layout.font.size = PRESENT_FONT if on else None
+        if self.present.value != on:
+            self.present.value = on
 
     def _ipython_display_(self):
         from IPython.display import display
@@ -243,6 +303,8 @@ class Lab:
         for panel in (self.shapes, self.explorer):
             if panel is not None:
                 panel.update(config, message)
+        if self.present.value:  # redrawn figures come with their own layouts
+            self.set_present(True)
 
     def _on_state(self, state: str, message: str) -> None:
         running = state in ("running", "compiling")

@@ -305,3 +305,22 @@ def test_the_xt_explorer_redraws_for_each_control():
     no.value, px.value, pt.value = 8, 3, 12
     assert "NO=8, diagonal 4" in app.figure.layout.title.text
     assert (app.figure.data[1].x, app.figure.data[1].y) == ((3,), (12,))
+
+
+def test_each_view_names_its_paper_section_and_present_mode_enlarges_everything(lab):
+    from diamondlab.widgets.lab import PAPER_000, PAPER_SECTIONS, PRESENT_FONT, _figures
+
+    for view, tab in zip(lab.tabs.titles, lab.tabs.children, strict=True):
+        note = tab.children[0].value
+        assert PAPER_000 in note and PAPER_SECTIONS[view] in note
+    figures = list(_figures(lab.widget))
+    assert len(figures) >= 3  # the live view's, the conoids, the stages
+    lab.present.value = True  # the button
+    assert "diamondlab-present" in lab.widget._dom_classes
+    assert all(f.layout.font.size == PRESENT_FONT for f in figures)
+    lab.controls.order.value = 6  # the views redraw: present mode stays
+    assert all(f.layout.font.size == PRESENT_FONT for f in _figures(lab.widget))
+    lab.set_present(False)
+    assert not lab.present.value and "diamondlab-present" not in lab.widget._dom_classes
+    assert all(f.layout.font.size is None for f in _figures(lab.widget))
+    lab.controls.order.value = 2
