@@ -15,7 +15,10 @@ uses kaleido with Debian's ``chromium``; pyvista renders off screen).  It writes
 - ``lab_tuning.png`` (``--tuning``): a DTS x Nt tuning sweep measured on this
   machine against the model;
 - ``lab_browser.png`` (``--browser``): JupyterLab in headless Chromium running
-  notebook 03 (the browser test, at full size).
+  notebook 03 (the browser test, at full size);
+- ``paper_*.png`` (``--paper``, alone): paper 000's Figs. 1-4 and 7, the x-t
+  diamonds and section 5's tilings, drawn as notebooks 01, 06, 07 and 08 draw
+  them (this machine's memory hierarchy is measured for Fig. 1).
 """
 
 from __future__ import annotations
@@ -45,6 +48,36 @@ def geometry_figures() -> None:
     _write_plotly(picture.figure(picture.nstages // 2), "lab_stages.png", 900, 560)
     loc = locality_figure(order=2, size=4, nt=16, shape=(256, 256, 256))
     _write_plotly(loc, "lab_locality.png", 1000, 360)
+
+
+def paper_figures() -> None:
+    """Paper 000's figures as the notebooks draw them (06, 07, 08 and 01), for the README's table."""
+    import json
+
+    from diamondlab.engine.perfmodel import H100, gpu_hierarchy, measure_cpu_hierarchy
+    from diamondlab.geometry import compare_tilings, locality
+    from diamondlab.viz.graph import (
+        dependency_graph_figure,
+        diamond_xt_figure,
+        light_cone_figure,
+        subdivisions_figure,
+    )
+    from diamondlab.viz.lrnla import tilings_figure
+    from diamondlab.viz.perf import memory_hierarchy_figure, roofline_figure
+
+    cpu = measure_cpu_hierarchy([2**k for k in range(14, 29, 2)])
+    _write_plotly(memory_hierarchy_figure(cpu, gpu_hierarchy()), "paper_fig1_hierarchy.png", 760, 420)
+    _write_plotly(dependency_graph_figure(4), "paper_fig2_graph.png", 700, 380)
+    _write_plotly(light_cone_figure(4, depth=5), "paper_fig3_light_cone.png", 700, 360)
+    subdivisions = subdivisions_figure(2, nx=48, nt=24, width_cells=8)
+    _write_plotly(subdivisions, "paper_fig4_subdivisions.png", 960, 360)
+    _write_plotly(diamond_xt_figure(2, 8), "paper_xt_diamonds.png", 760, 420)
+    record = json.loads((HERE.parent / "notebooks" / "records" / "launch_schemes_h100.json").read_text())
+    big, (order, dts, nt) = record["rows"][-1], (record["order"], record["dts"], record["nt"])
+    points = [("stepwise", locality("stepwise_layer", order), big["stepwise_in_sweep_run"]),
+              ("DiamondTorre", locality("torre_row", order, dts, nt), big["sweep"])]
+    _write_plotly(roofline_figure(order, dts, nt, H100, points), "paper_fig7_roofline.png", 820, 460)
+    _write_plotly(tilings_figure(compare_tilings(2, 2, 8, ny=32)), "paper_sec5_tilings.png", 900, 420)
 
 
 def _wave_run(n: int = 96, frames: int = 20, every: int = 10):
@@ -108,7 +141,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tuning", action="store_true", help="also measure and draw a tuning sweep")
     parser.add_argument("--browser", action="store_true", help="also take the JupyterLab screenshot")
+    parser.add_argument("--paper", action="store_true", help="only paper 000's figures (paper_*.png)")
     args = parser.parse_args(argv)
+    if args.paper:
+        paper_figures()
+        return
     geometry_figures()
     wavefield_figures()
     if args.tuning:
