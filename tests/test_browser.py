@@ -1,4 +1,5 @@
-"""A real browser: JupyterLab in headless Chromium opens notebook 03, runs it, and the lab renders.
+"""A real browser: JupyterLab in headless Chromium runs notebook 03 (the lab renders) and notebook 06 (the
+paper's figures render, no title or axis label clipped).
 
 Needs Debian's ``chromium`` (``/usr/bin/chromium``) and the ``playwright``
 package (never ``playwright install``: the system browser is used).  Skipped
@@ -38,9 +39,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def jupyter(tmp_path):
+def jupyter(tmp_path, request):
+    """JupyterLab serving a copy of ``NOTEBOOK`` (or the notebook given as the fixture's parameter)."""
     pytest.importorskip("jupyterlab", reason="needs jupyterlab (pip install -e '.[test]')")
-    shutil.copy(ROOT / "notebooks" / NOTEBOOK, tmp_path / NOTEBOOK)
+    notebook = getattr(request, "param", NOTEBOOK)
+    shutil.copy(ROOT / "notebooks" / notebook, tmp_path / notebook)
     port, token = _free_port(), "diamondlab-test"
     small = os.environ.get("DIAMONDLAB_SMALL", "1")  # DIAMONDLAB_SMALL=0: full size (the README screenshot)
     env = dict(os.environ, DIAMONDLAB_SMALL=small, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"),
@@ -91,18 +94,24 @@ def _run_all(page, tries: int = 6) -> None:
     pytest.fail("JupyterLab never started running the notebook")
 
 
+def _open_and_run(playwright, address: str):
+    """Chromium on a notebook's page in JupyterLab, every cell queued: ``(browser, page)``."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page.set_default_timeout(90_000)
+    page.goto(address)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    _run_all(page)
+    return browser, page
+
+
 def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="needs playwright (pip; no browser download)")
     url, token = jupyter
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.set_default_timeout(90_000)
-        page.goto(f"{url}/lab/tree/{NOTEBOOK}?reset&token={token}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-        _run_all(page)
+        browser, page = _open_and_run(p, f"{url}/lab/tree/{NOTEBOOK}?reset&token={token}")
         page.wait_for_selector(".diamondlab-lab", timeout=120_000)
         readout = page.wait_for_selector(".diamondlab-throughput", timeout=120_000)
         rate, deadline = None, time.time() + 180
@@ -125,3 +134,37 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
         browser.close()
     assert rate is not None and rate > 0, "the readout never showed a positive rate:\n" + text[-2000:]
     assert "Traceback" not in text and "G cell updates/s on average" in text
+
+
+def _clipped(page) -> list[str]:
+    """Titles and axis titles of the page's plotly figures that reach outside their figure."""
+    out = []
+    for plot in page.locator(".js-plotly-plot .main-svg:first-child").all():
+        frame = plot.bounding_box()
+        for label in plot.locator(".gtitle, .g-xtitle text, .g-ytitle text").all():
+            box = label.bounding_box()
+            if not (box and frame):
+                continue
+            right, frame_right = box["x"] + box["width"], frame["x"] + frame["width"]
+            if box["x"] < frame["x"] - 1 or right > frame_right + 1 or box["y"] < frame["y"] - 1:
+                out.append(label.inner_text())
+    return out
+
+
+@pytest.mark.parametrize("jupyter", ["06_paper_figures_and_table_1.ipynb"], indirect=True)
+def test_notebook_06_draws_the_papers_figures_unclipped_in_jupyterlab(jupyter):
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="needs playwright (pip; no browser download)")
+    url, token = jupyter
+    name = "06_paper_figures_and_table_1.ipynb"
+    with sync_api.sync_playwright() as p:
+        browser, page = _open_and_run(p, f"{url}/lab/tree/{name}?reset&token={token}")
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=180_000)
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 5", timeout=60_000)
+        titles = page.locator(".js-plotly-plot .gtitle").all_inner_texts()
+        clipped = _clipped(page)
+        text = page.locator(".jp-Notebook").inner_text()
+        browser.close()
+    assert "Traceback" not in text, text[-2000:]
+    assert any("Fig. 2" in t for t in titles) and any("Fig. 4" in t for t in titles), titles
+    assert not clipped, f"clipped labels: {clipped}"

@@ -156,6 +156,7 @@ class StreamedCUDABackend(CUDABackend):
 
     def set_physics(self, medium=None, sources=(), receivers=()) -> None:
         self._host_kappa = None  # a model's K comes back through _device_kappa
+        self._views.clear()  # views of a K ring about to be replaced
         super().set_physics(medium, sources, receivers)
 
     # ------------------------------------------------------------------ fields (on the host)
