@@ -54,12 +54,12 @@ def streamed_sweep(schedule, window: int) -> tuple[StreamGroup, ...]:
     >>> from diamondlab.geometry import stage_schedule
     >>> s = stage_schedule(order=2, size=1, nt=4, nx=40, ny=8)
     >>> plan = streamed_sweep(s, 20)
-    >>> len(plan), plan[0].tickets
-    (22, (0, 8))
+    >>> len(plan), plan[0].tickets  # one stage a group in so small a window
+    (44, (0, 4))
     >>> streamed_sweep(s, 12)
     Traceback (most recent call last):
     ...
-    ValueError: window=12 x rows cannot stream this sweep (NO=2, DTS=1, Nt=4): use window >= 16
+    ValueError: window=12 x rows cannot stream this sweep (NO=2, DTS=1, Nt=4): use window >= 14
     """
     radius = schedule.tile.radius
     span = int((schedule.torre_rows()[:, 1] - schedule.torre_rows()[:, 0]).max())
