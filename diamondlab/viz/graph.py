@@ -47,8 +47,8 @@ def dependency_graph_figure(order: int, nx: int = 11, nt: int = 5, width: int = 
     grid_t, grid_x = np.mgrid[0:nt, 0:nx]
     fig.add_scatter(x=grid_x.ravel(), y=grid_t.ravel(), mode="markers", marker={"color": "#1b4f72"},
                     name="vertices")
-    fig.update_layout(title=f"Dependency graph, NO={order} (paper 000, Fig. 2): offsets "
-                            f"{dependency_offsets(order)}", width=width, height=380,
+    fig.update_layout(title=f"Dependency graph, NO={order} (paper 000, Fig. 2)<br><sup>what a vertex reads, "
+                            f"(dx, dt): {dependency_offsets(order)}</sup>", width=width, height=380,
                       xaxis_title="x", yaxis_title="t", margin={"t": 60})
     return fig
 
