@@ -135,7 +135,9 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
         shot = os.environ.get("DIAMONDLAB_SCREENSHOT") or str(tmp_path / "lab.png")
         page.locator(".diamondlab-lab").screenshot(path=shot)
         text = page.locator(".jp-Notebook").inner_text()
+        checked, clipped = _clipped(page)
         browser.close()
+    assert checked >= 3 and not clipped, f"{checked} labels checked, clipped: {clipped}"
     assert rate is not None and rate > 0, "the readout never showed a positive rate:\n" + text[-2000:]
     assert "Traceback" not in text and "G cell updates/s on average" in text
 
