@@ -191,7 +191,17 @@ class CUDABackend(Backend):
     @classmethod
     def choose_algorithm(cls, order: int, shape, velocity_model: bool) -> tuple[str, str]:
         """Stepwise for a velocity model at the orders where the model sweep measured slower
-        (the tuning's ``stepwise_with_model``), else DiamondTorre (ahead from 128^3 up: BENCHMARKS.md)."""
+        (the tuning's ``stepwise_with_model``) and for NO=8 on a column taller than the tuning's
+        ``full_register_nz`` (its one tile, DTS=1, spills under the register cap of a block of more
+        than 256 threads); else DiamondTorre (ahead from 128^3 up: BENCHMARKS.md).  ``shape`` is
+        what the device runs (x and z swapped for a tall column)."""
+        tallest = cls.tuning().full_register_nz
+        if order == 8 and int(shape[2]) > tallest:
+            return "stepwise", (
+                f"on this GPU a z column of {shape[2]} cells (over {tallest}) leaves the NO=8 sweep at most "
+                "128 registers a thread, which its tile overflows (0.73x stepwise measured at 512x512x1280); "
+                "algorithm='diamondtorre' runs it anyway"
+            )
         if velocity_model and order in cls.tuning().stepwise_with_model:
             return "stepwise", (
                 f"on this GPU DiamondTorre with a velocity model runs slower than stepwise at NO={order} "

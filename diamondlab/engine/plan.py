@@ -318,7 +318,7 @@ class RunPlan:
         nt = default_nt if nt is None else int(nt)
         reason = "asked for"
         if algorithm == "auto":
-            algorithm, reason = backend_class.choose_algorithm(params.order, shape,
+            algorithm, reason = backend_class.choose_algorithm(params.order, device_shape,
                                                                physics.velocity_model is not None)
         streamed = None if window is None or algorithm != "diamondtorre" else backend_class.window_class()
         options = dict(options or {})

@@ -98,7 +98,8 @@ def test_algorithm_auto_runs_what_the_backend_chooses_and_says_why(monkeypatch):
 
 
 def test_the_gpu_runs_stepwise_only_where_diamondtorre_measured_slower():
-    """A velocity model at NO >= 4 (0.54-0.86x measured at 256^3, BENCHMARKS.md); else DiamondTorre."""
+    """A velocity model at NO >= 4 (0.54-0.86x measured at 256^3, BENCHMARKS.md), NO=8 on a column over
+    256 cells; else DiamondTorre."""
     from diamondlab.engine.cuda_backend import CUDABackend
 
     for order in (2, 4, 6, 8):
@@ -107,3 +108,7 @@ def test_the_gpu_runs_stepwise_only_where_diamondtorre_measured_slower():
     for order in (4, 6, 8):
         algorithm, why = CUDABackend.choose_algorithm(order, (256, 256, 256), True)
         assert algorithm == "stepwise" and "velocity model" in why and f"NO={order}" in why
+    # NO=8 on a column over 256 cells spills (0.73x at 512x512x1280, run as 1280x512x512); NO=2 does not
+    algorithm, why = CUDABackend.choose_algorithm(8, (1280, 512, 512), False)
+    assert algorithm == "stepwise" and "z column of 512 cells" in why
+    assert CUDABackend.choose_algorithm(2, (1280, 512, 512), False)[0] == "diamondtorre"
