@@ -20,6 +20,12 @@ grid); :func:`cuda_tuning` gives the one for a device.  Only Hopper has
 been measured (BENCHMARKS.md); other generations use it as the starting
 point, and ``--dts auto --nt auto`` measures on the device itself.
 
+The CPU's part is one fact: :func:`usable_cpus`, the cores this process may
+use (its affinity, lowered to a container's CPU quota), which
+``import diamondlab`` hands to Numba as its thread count unless
+``NUMBA_NUM_THREADS`` is set (Numba counts the host's cores: 8 threads on a
+2-CPU Binder container cost 36 %).
+
 This module is a bottom floor: it imports nothing of diamondlab, and
 numba.cuda only inside :func:`current_gpu`.
 """
@@ -27,9 +33,13 @@ numba.cuda only inside :func:`current_gpu`.
 from __future__ import annotations
 
 import functools
+import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["GENERATIONS", "H100", "CUDATuning", "GPUArch", "cuda_tuning", "current_gpu", "gpu_arch"]
+__all__ = ["GENERATIONS", "H100", "CUDATuning", "GPUArch", "cuda_tuning", "current_gpu", "gpu_arch",
+           "usable_cpus"]
 
 KIB = 1024
 
@@ -186,3 +196,28 @@ HOPPER_TUNING = CUDATuning(
 def cuda_tuning(arch: GPUArch | None = None) -> CUDATuning:
     """The tuning tables for ``arch`` (only Hopper has been measured: every device starts from it)."""
     return HOPPER_TUNING
+
+
+def usable_cpus(cgroup: str | os.PathLike = "/sys/fs/cgroup") -> int:
+    """Cores this process may use: its CPU affinity, lowered to the cgroup's CPU quota (rounded up).
+
+    Reads cgroup v2's ``cpu.max`` (``"quota period"`` or ``"max period"``) or
+    v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` (quota -1: none) under ``cgroup``.
+
+    >>> usable_cpus("/nonexistent") >= 1
+    True
+    """
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    root, quota = Path(cgroup), None
+    try:
+        limit, period = (root / "cpu.max").read_text().split()[:2]
+        quota = None if limit == "max" else int(limit) / int(period)
+    except (OSError, ValueError):
+        try:
+            limit = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+            period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+            quota = limit / period if limit > 0 and period > 0 else None
+        except (OSError, ValueError):
+            quota = None
+    return cores if quota is None else max(1, min(cores, math.ceil(quota)))

@@ -60,3 +60,33 @@ def test_the_gpu_is_read_from_the_driver():
     name = cuda.get_current_device().name
     assert gpu.name == (name.decode() if isinstance(name, bytes) else name)
     assert gpu.multiprocessors == cuda.get_current_device().MULTIPROCESSOR_COUNT and gpu.fp32_rate > 1e12
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"cpu.max": "150000 100000\n"}, 2),  # cgroup v2: 1.5 CPUs -> 2 threads
+    ({"cpu.max": "max 100000\n"}, None),  # no quota: every core of the affinity
+    ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),  # cgroup v1
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({}, None),
+])
+def test_usable_cpus_follow_the_containers_quota(tmp_path, files, expected):
+    import os
+
+    from diamondlab.devices import usable_cpus
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    cores = len(os.sched_getaffinity(0))
+    assert usable_cpus(tmp_path) == (cores if expected is None else min(cores, expected))
+
+
+def test_import_leaves_a_chosen_numba_thread_count_alone():
+    import os
+    import subprocess
+    import sys
+
+    code = "import diamondlab, os; print(os.environ['NUMBA_NUM_THREADS'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=os.environ | {"NUMBA_NUM_THREADS": "1"})
+    assert out.stdout.strip() == "1"
