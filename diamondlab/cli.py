@@ -160,6 +160,10 @@ def _subdomain(p: argparse.ArgumentParser) -> None:
         "through it, copies overlapped with the torres on the GPU (for grids larger than the GPU's memory; "
         "take Nt >= 64; default: the whole grid)"
     )  # fmt: skip
+    p.add_argument(
+        "--window-dir", default=None, metavar="DIR", help="with --window: keep the fields in files in DIR "
+        "(for grids larger than host memory; no file remains) instead of host memory"
+    )  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -511,7 +515,8 @@ def _run(args, comm=None) -> int:
               flush=True)
     sim = Simulation(
         size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
-        backend_options=dict(args.backend_option) or None, comm=comm, window=args.window, halo=args.halo,
+        backend_options=dict(args.backend_option) or None, comm=comm, window=args.window,
+        window_dir=args.window_dir, halo=args.halo,
         **problem,
     )  # fmt: skip
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
@@ -648,7 +653,7 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
     from diamondlab.engine.simulation import SourceTimingWarning
 
     medium, physics = _bench_medium(args, shape)
-    physics["window"] = args.window
+    physics.update(window=args.window, window_dir=args.window_dir)
     if comm is not None:
         physics.update(comm=comm, halo=args.halo)
     with warnings.catch_warnings():

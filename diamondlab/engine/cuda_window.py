@@ -35,7 +35,7 @@ import numpy as np
 
 from diamondlab.engine.backends import planes_of
 from diamondlab.engine.cuda_backend import CUDABackend
-from diamondlab.engine.window import StreamGroup, rows_overlap, stream_plan
+from diamondlab.engine.window import StreamGroup, host_fields, rows_overlap, stream_plan
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 
 __all__ = ["StreamedCUDABackend", "streamed_sweep"]
@@ -103,6 +103,7 @@ class StreamedCUDABackend(CUDABackend):
     def from_plan(cls, plan) -> StreamedCUDABackend:
         self = cls.__new__(cls)
         self.window = int(plan.window)
+        self._window_dir = plan.window_dir
         self._build(plan.params, plan.shape, plan.size, plan.nt, dict(plan.options))
         return self
 
@@ -119,6 +120,11 @@ class StreamedCUDABackend(CUDABackend):
         self._host_kappa = None
         self._stores: list[tuple] = []  # (sweep, host rows, device rows, event) of the copies out
         self._sweeps = 0
+        # fields in files: copies go through two pinned buffers each way, a copy out's rows reaching the
+        # files once the buffer is needed again (or at synchronize)
+        self._bounces: dict[str, list] = {"in": [], "out": []}
+        self._next_bounce = {"in": 0, "out": 0}
+        self._written: dict[int, tuple] = {}  # out buffer -> (rows, host arrays) still to write
         if self._simulated:
             for ring in (self._prev, self._curr):
                 ring[:] = np.nan
@@ -134,21 +140,28 @@ class StreamedCUDABackend(CUDABackend):
         self._row = ny * nz
         self._pad = self.params.order // 2 * (self.size + 1)  # a stray read past a group's rows stays inside
         need = 2 * 4 * nx * ny * nz
-        try:
-            self._host_prev = self._cuda.pinned_array(self.shape, dtype=np.float32)
-            self._host_curr = self._cuda.pinned_array(self.shape, dtype=np.float32)
-        except Exception as err:  # the driver's out-of-memory error, or MemoryError
-            raise MemoryError(f"the calculation window keeps both fields in pinned host memory: it needs "
-                              f"{need / 2**30:.2f} GiB ({err})") from err
-        self._host_prev[...] = 0.0
-        self._host_curr[...] = 0.0
+        if self._window_dir is not None:  # in files (zero): every copy goes through pinned buffers
+            self._host_prev, self._host_curr = host_fields(self.shape, self._window_dir)
+        else:
+            try:
+                self._host_prev = self._cuda.pinned_array(self.shape, dtype=np.float32)
+                self._host_curr = self._cuda.pinned_array(self.shape, dtype=np.float32)
+            except Exception as err:  # the driver's out-of-memory error, or MemoryError
+                raise MemoryError(f"the calculation window keeps both fields in pinned host memory: it needs "
+                                  f"{need / 2**30:.2f} GiB ({err})") from err
+            self._host_prev[...] = 0.0
+            self._host_curr[...] = 0.0
         ncells = (self.window + 2 * self._pad) * self._row
         return self._zeros(ncells), self._zeros(ncells)
 
     def _device_kappa(self, kappa: np.ndarray):
-        """A velocity model's ``K``: the whole grid pinned on the host, a ring of rows on the GPU."""
-        self._host_kappa = self._cuda.pinned_array(self.shape, dtype=np.float32)
-        self._host_kappa[...] = kappa
+        """A velocity model's ``K``: the whole grid pinned on the host (as given, with fields in files),
+        a ring of rows on the GPU."""
+        if self._window_dir is not None:
+            self._host_kappa = np.ascontiguousarray(kappa, dtype=np.float32)
+        else:
+            self._host_kappa = self._cuda.pinned_array(self.shape, dtype=np.float32)
+            self._host_kappa[...] = kappa
         ring = self._zeros(len(self._curr))
         if self._simulated:
             ring[:] = np.nan
@@ -223,9 +236,18 @@ class StreamedCUDABackend(CUDABackend):
         p0, p1 = self._device_rows(group.load, group.base)
         if a < b:
             self._wait_stores(self._copy_in, group.load, (p0, p1))
-            for ring, host in self._rings():
-                ring[p0 * self._row:p1 * self._row].copy_to_device(host[a:b].reshape(-1),
-                                                                   stream=self._copy_in)
+            n, bounce = (b - a) * self._row, None
+            if self._window_dir is not None:
+                self._write_back(group.load)  # what the files still owe these rows
+                bounce, event = self._bounce("in", b - a)
+            for i, (ring, host) in enumerate(self._rings()):
+                source = host[a:b].reshape(-1)
+                if bounce is not None:
+                    bounce[i, :n] = source
+                    source = bounce[i, :n]
+                ring[p0 * self._row:p1 * self._row].copy_to_device(source, stream=self._copy_in)
+            if bounce is not None:
+                event.record(self._copy_in)
         self._loaded.record(self._copy_in)
 
     def _move(self, group: StreamGroup) -> None:
@@ -243,13 +265,52 @@ class StreamedCUDABackend(CUDABackend):
             return
         p0, p1 = self._device_rows(group.store, group.base)
         self._computed.wait(self._copy_out)
-        for ring, host in self._rings()[:2]:
-            ring[p0 * self._row:p1 * self._row].copy_to_host(host[c:d].reshape(-1), stream=self._copy_out)
+        n, bounce = (d - c) * self._row, None
+        if self._window_dir is not None:
+            bounce, buffer_event = self._bounce("out", d - c)
+        for i, (ring, host) in enumerate(self._rings()[:2]):
+            target = host[c:d].reshape(-1) if bounce is None else bounce[i, :n]
+            ring[p0 * self._row:p1 * self._row].copy_to_host(target, stream=self._copy_out)
             if self._simulated:  # what left the ring is gone: a plan that reads it again gives NaN
                 ring[p0 * self._row:p1 * self._row] = np.nan
+        if bounce is not None:
+            buffer_event.record(self._copy_out)
+            self._written[self._next_bounce["out"] ^ 1] = (group.store, (self._host_prev, self._host_curr))
         event = self._cuda.event()
         event.record(self._copy_out)
         self._stores.append((self._sweeps, group.store, (p0, p1), event))
+
+    def _bounce(self, kind: str, rows: int) -> tuple:
+        """The next of the two pinned buffers of ``kind`` ("in", "out") for ``rows`` rows of each array, free
+        (its last copy done and, for "out", its rows written to the files), and its event."""
+        pairs = self._bounces[kind]
+        if not pairs or pairs[0][0].shape[1] < rows * self._row:
+            self.synchronize()  # the buffers in use go: every copy done, every row written
+            size = max(rows, *(g.load[1] - g.load[0] for p in self._plans.values() for g in p),
+                       *(g.store[1] - g.store[0] for p in self._plans.values() for g in p))
+            pairs[:] = [(self._cuda.pinned_array((3, size * self._row), dtype=np.float32), self._cuda.event())
+                        for _ in range(2)]
+        k = self._next_bounce[kind]
+        self._next_bounce[kind] ^= 1
+        buffer, event = pairs[k]
+        event.synchronize()
+        if kind == "out" and k in self._written:
+            self._write_back(index=k)
+        return buffer, event
+
+    def _write_back(self, rows: tuple[int, int] | None = None, index: int | None = None) -> None:
+        """Copy out buffers' rows into the files: buffer ``index``, those holding any of ``rows``, or all."""
+        for k, ((c, d), hosts) in list(self._written.items()):
+            if (index is None or k == index) and (rows is None or rows_overlap(rows, (c, d))):
+                buffer, event = self._bounces["out"][k]
+                event.synchronize()
+                for i, host in enumerate(hosts):
+                    host[c:d].reshape(-1)[:] = buffer[i, :(d - c) * self._row]
+                del self._written[k]
+
+    def synchronize(self) -> None:
+        super().synchronize()
+        self._write_back()
 
     def _view(self, ring, base: int):
         """``ring`` as a whole-grid flat array: grid row ``x`` at ring row ``x - base + pad``."""

@@ -134,6 +134,8 @@ class RunPlan:
     halo: str = "auto"
     #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.axes`: a tall column)
     swap_xz: bool = False
+    #: a calculation window's fields in files in this folder (:func:`~diamondlab.engine.window.host_fields`)
+    window_dir: str | None = None
 
     @property
     def ranks(self) -> int:
@@ -176,7 +178,7 @@ class RunPlan:
             from diamondlab.engine.window import WindowBackend
 
             inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, window=None))
-            backend = WindowBackend(inner, self.shape)
+            backend = WindowBackend(inner, self.shape, self.window_dir)
         elif self.ranks > 1:
             from diamondlab.engine.mpi import SlabBackend
 
@@ -209,6 +211,7 @@ class RunPlan:
         sponge: int | None = None,
         comm=None,
         window: int | None = None,
+        window_dir=None,
         halo: str = "auto",
         stacklevel: int = 2,
     ) -> RunPlan:
@@ -234,6 +237,13 @@ class RunPlan:
             window = None if window >= shape[0] else int(window)  # the whole grid fits: no window
             if window is not None and ranks > 1:
                 raise ValueError("window and comm together are not built yet: use one of them")
+        if window_dir is not None:
+            from diamondlab.engine.window import check_window_dir
+
+            if window is None:
+                raise ValueError("window_dir keeps a calculation window's fields in files: give window (x "
+                                 "rows the device holds) too, smaller than the grid's nx")
+            window_dir = check_window_dir(window_dir, 8 * int(np.prod(shape, dtype=np.int64)))
         if halo not in HALO_CHOICES:
             raise ValueError(f"halo must be one of {HALO_CHOICES}; got {halo!r}")
         name = resolve_backend(backend)
@@ -248,7 +258,7 @@ class RunPlan:
             backend_options = None
         args = (shape, params, algorithm, physics, size, nt)
         try:
-            plan = cls._for_backend(name, *args, backend_options, window, comm)
+            plan = cls._for_backend(name, *args, backend_options, window, comm, window_dir)
             if ranks > 1:
                 plan = replace(plan, halo=halo)
                 plan.check_slabs()
@@ -259,7 +269,7 @@ class RunPlan:
             # block, no memory left for a velocity model): the CPU engine can
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU",
                           stacklevel=stacklevel)
-            plan = cls._for_backend("cpu", *args, None, window)
+            plan = cls._for_backend("cpu", *args, None, window, None, window_dir)
         if algorithm == "auto" and plan.algorithm == "stepwise":
             warnings.warn(f"algorithm 'auto' runs stepwise: {plan.algorithm_reason}", stacklevel=stacklevel)
         return plan
@@ -276,13 +286,14 @@ class RunPlan:
 
     @classmethod
     def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options, window=None,
-                     comm=None) -> RunPlan:
+                     comm=None, window_dir=None) -> RunPlan:
         backend_class = get_backend(name)
         if physics.needs_backend and not backend_class.RUNS_PHYSICS:
             raise ValueError(f"backend {name!r} does not run velocity models, sponges, sources or receivers "
                              "yet; use backend='cpu'")
-        need = host_bytes(shape, params.order, name, velocity_model=physics.velocity_model is not None)
-        check_host_memory(shape, need)
+        if window_dir is None:  # else the fields live in files (checked against the disk's free space)
+            need = host_bytes(shape, params.order, name, velocity_model=physics.velocity_model is not None)
+            check_host_memory(shape, need)
         ranks = 1 if comm is None else comm.size
         # what the backend allocates: the window, this rank's slab (its ghost rows once Nt is known), the grid
         swap_xz = backend_class.swaps_xz(params.order, shape)
@@ -337,4 +348,4 @@ class RunPlan:
 
             window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows
         return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason,
-                   comm=comm, window=window, swap_xz=swap_xz)
+                   comm=comm, window=window, swap_xz=swap_xz, window_dir=window_dir)

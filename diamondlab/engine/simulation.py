@@ -165,6 +165,10 @@ class Simulation:
         (:mod:`diamondlab.engine.cuda_window`); elsewhere it goes window by
         window (:mod:`diamondlab.engine.window`).  For grids larger than the
         GPU's memory.  Default: the whole grid.
+    window_dir : path, optional
+        With ``window``: keep the two fields in files in this folder
+        (``numpy.memmap``, for grids larger than host memory; no file remains)
+        instead of (pinned) host memory.  The folder must hold them.
 
     Examples
     --------
@@ -196,13 +200,14 @@ class Simulation:
         step: int = 0,
         comm=None,
         window: int | None = None,
+        window_dir=None,
         halo: str = "auto",
     ):
         self._check_start(initial, pulse_width, step)
         plan = RunPlan.build(
             shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
             backend=backend, backend_options=backend_options, algorithm=algorithm, sources=sources,
-            receivers=receivers, sponge=sponge, comm=comm, window=window, halo=halo,
+            receivers=receivers, sponge=sponge, comm=comm, window=window, window_dir=window_dir, halo=halo,
             stacklevel=3,
         )  # fmt: skip
         self._start(plan, initial, pulse_width, step)

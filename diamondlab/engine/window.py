@@ -36,6 +36,8 @@ torres of the current one compute.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,9 +46,39 @@ from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
 __all__ = [
-    "StreamGroup", "WindowBackend", "bytes_per_cell", "describe_traffic", "rows_overlap", "stream_plan",
-    "window_chunks",
+    "StreamGroup", "WindowBackend", "bytes_per_cell", "check_window_dir", "describe_traffic", "host_fields",
+    "rows_overlap", "stream_plan", "window_chunks",
 ]
+
+
+def check_window_dir(directory, nbytes: int) -> str:
+    """``directory`` as a str if it is a writable folder with ``nbytes`` free, else ``ValueError``."""
+    import os
+
+    path = os.fspath(directory)
+    if not os.path.isdir(path) or not os.access(path, os.W_OK):
+        raise ValueError(f"window_dir must be a writable folder (the fields go there as files); got {path!r}")
+    free = shutil.disk_usage(path).free
+    if nbytes > free:
+        raise ValueError(f"window_dir {path!r} has {free / 2**30:.2f} GiB free; the fields need "
+                         f"{nbytes / 2**30:.2f} GiB")
+    return path
+
+
+def host_fields(shape, directory: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The two levels of a window run on the host, zero: in memory, or (``directory``) ``numpy.memmap``
+    files there that no name points to (the space is freed when they are closed, even after a crash:
+    no file remains).
+
+    >>> prev, curr = host_fields((4, 3, 2), tempfile.gettempdir())
+    >>> type(curr).__name__, float(abs(prev).sum())
+    ('memmap', 0.0)
+    """
+    if directory is None:
+        return np.zeros(shape, dtype=np.float32), np.zeros(shape, dtype=np.float32)
+    shape = tuple(int(n) for n in shape)
+    return tuple(np.memmap(tempfile.TemporaryFile(dir=directory), dtype=np.float32, mode="w+", shape=shape)
+                 for _ in range(2))
 
 
 def window_chunks(nx: int, window: int, ghosts: int) -> list[tuple[int, int, int, int]]:
@@ -201,17 +233,18 @@ class WindowBackend:
         Built for ``(window, ny, nz)``.
     shape : (nx, ny, nz)
         The whole grid.
+    directory : str, optional
+        Keep the two fields in files there (:func:`host_fields`) instead of memory.
     """
 
-    def __init__(self, inner: Backend, shape):
+    def __init__(self, inner: Backend, shape, directory: str | None = None):
         self.inner, self.shape = inner, tuple(int(n) for n in shape)
         self.params, self.size, self.nt = inner.params, inner.size, inner.nt
         self.window = inner.shape[0]
         self.name = f"{inner.name}, window of {self.window} x rows"
         self.ghosts = ghost_rows(self.params.order, self.nt)
         self.chunks = window_chunks(self.shape[0], self.window, self.ghosts)
-        self._prev = np.zeros(self.shape, dtype=np.float32)
-        self._curr = np.zeros(self.shape, dtype=np.float32)
+        self._prev, self._curr = host_fields(self.shape, directory)
         self._physics: list[PartPhysics] | None = None  # per window
         self._taken: list[np.ndarray] = []
 

@@ -74,8 +74,12 @@ def test_cli_window_reports_its_traffic_and_writes_the_in_memory_traces(tmp_path
     out = capsys.readouterr().out
     assert "window: 14 of 40 x rows on the device, 5 windows a sweep" in out and "bytes a cell a sweep" in out
     assert main([*run, "--out", str(tmp_path / "m")]) == 0
-    traces = [np.load(tmp_path / d / "traces.npz")["traces"] for d in ("w", "m")]
-    assert np.array_equal(*traces) and np.abs(traces[1]).max() > 0
+    (tmp_path / "files").mkdir()
+    in_files = ["--window", "14", "--window-dir", str(tmp_path / "files"), "--out", str(tmp_path / "f")]
+    assert main([*run, *in_files]) == 0
+    traces = [np.load(tmp_path / d / "traces.npz")["traces"] for d in ("w", "m", "f")]
+    assert np.array_equal(*traces[:2]) and np.array_equal(*traces[1:]) and np.abs(traces[1]).max() > 0
+    assert list((tmp_path / "files").iterdir()) == []
     assert main([*run, "--window", "6", "--out", str(tmp_path / "bad")]) == 2
     assert "window must hold more than 2 x 3 ghost rows" in capsys.readouterr().err
 
@@ -157,20 +161,48 @@ def test_a_streamed_window_takes_no_diagonal_bands():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("order", "size", "nt", "window", "options"),
-                         [(2, 4, 8, 96, None), (8, 1, 4, 110, None), (2, 2, 6, 80, {"launch": "per-stage"})])
+@pytest.mark.parametrize(("order", "size", "nt", "window", "options", "in_files"),
+                         [(2, 4, 8, 96, None, False), (8, 1, 4, 110, None, False),
+                          (2, 2, 6, 80, {"launch": "per-stage"}, False), (2, 4, 8, 96, None, True)])
 def test_a_streamed_window_on_the_gpu_equals_the_in_memory_gpu_run_bit_for_bit(order, size, nt, window,
-                                                                                 options):
-    """Device rows past the ring are real memory here (not NaN): a plan that read them would differ."""
+                                                                                 options, in_files, tmp_path):
+    """Device rows past the ring are real memory here (not NaN): a plan that read them would differ; with
+    the fields in files (``window_dir``) the copies go through pinned buffers."""
     shape = (300, 40, 36)
     physics = {"initial": "gaussian", "velocity": layered_model(shape, (1.0, 1.5)), "sponge": 4,
                "sources": [Source((150, 20, 18), units="grid", frequency=0.1, delay=2.0)],
                "receivers": [Receiver((145, 20, 18), units="grid"), Receiver((156, 16, 15), units="grid")]}
     sims = [Simulation(shape, order, backend="cuda", algorithm="diamondtorre", size=size, nt=nt, window=w,
-                       backend_options=options, **physics) for w in (window, None)]
+                       window_dir=tmp_path if in_files and w else None, backend_options=options, **physics)
+            for w in (window, None)]
     for sim in sims:
         sim.run(3 * nt + 1)
     streamed, whole = sims
     assert type(streamed.backend).__name__ == "StreamedCUDABackend"
     assert all(np.array_equal(a, b) for a, b in zip(streamed.fields, whole.fields, strict=True))
     assert np.array_equal(streamed.traces, whole.traces) and np.abs(whole.traces).max() > 0
+
+
+def test_a_window_in_files_equals_the_in_memory_run_and_leaves_no_file(tmp_path):
+    """``window_dir``: the fields as ``numpy.memmap`` files that no name points to, bit for bit in memory."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sims = [Simulation(SHAPE, 2, backend="cpu", size=1, nt=3, window=w, window_dir=d, **PHYSICS)
+                for w, d in ((10, tmp_path), (None, None))]
+        for sim in sims:
+            sim.run(13)
+    in_files, whole = sims
+    assert isinstance(in_files.backend.field_views()[1], np.memmap) and list(tmp_path.iterdir()) == []
+    assert all(np.array_equal(a, b) for a, b in zip(in_files.fields, whole.fields, strict=True))
+    assert np.array_equal(in_files.traces, whole.traces)
+
+
+def test_window_dir_needs_a_window_and_a_folder_that_holds_the_fields(tmp_path):
+    with pytest.raises(ValueError, match="window_dir keeps a calculation window's fields in files"):
+        RunPlan.build((30, 14, 10), 2, backend="cpu", window_dir=tmp_path)
+    with pytest.raises(ValueError, match="window_dir must be a writable folder"):
+        RunPlan.build((30, 14, 10), 2, backend="cpu", window=10, window_dir=tmp_path / "missing")
+    from diamondlab.engine.window import check_window_dir
+
+    with pytest.raises(ValueError, match=r"GiB free; the fields need"):
+        check_window_dir(tmp_path, 2**62)

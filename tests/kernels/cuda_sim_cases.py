@@ -236,11 +236,15 @@ def run_simulation() -> str:
     if traces[0].shape != (24, 2) or not np.abs(traces[1]).max() > 0 or not qrel <= 1e-5:
         raise AssertionError(f"queued receiver rows: shape {traces[0].shape}, cuda vs cpu {qrel}")
     # the calculation window on the (simulated) GPU: a sweep streamed through a ring of 10 of 20 x rows
-    # (rows outside it NaN to the kernels), bit for bit the in-memory run, with every kind of physics
-    windowed = []
+    # (rows outside it NaN to the kernels), the fields in files (through pinned buffers), bit for bit the
+    # in-memory run, with every kind of physics; no file remains
+    import tempfile
+
+    windowed, folder = [], tempfile.mkdtemp()
     for window in (10, None):
         shape = (20, 6, 5)
         sim = Simulation(shape, order=2, size=1, nt=2, backend="cuda", window=window, initial="gaussian",
+                         window_dir=folder if window else None,
                          velocity=layered_model(shape, (1.0, 1.5)), sponge=1,
                          sources=[Source((6, 3, 2), units="grid", frequency=0.1, delay=2.0)],
                          receivers=[Receiver((2, 3, 2), units="grid"), Receiver((15, 4, 1), units="grid")])
@@ -249,9 +253,11 @@ def run_simulation() -> str:
     same = all(np.array_equal(a, b) for a, b in zip(windowed[0][:3], windowed[1][:3], strict=True))
     if windowed[0][3] != "StreamedCUDABackend" or not same or not np.abs(windowed[1][2]).max() > 0:
         raise AssertionError(f"a streamed window run on the GPU ({windowed[0][3]}) != the in-memory GPU run")
+    if os.listdir(folder):
+        raise AssertionError(f"files left in the window's folder: {os.listdir(folder)}")
     return (f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}; "
             f"with physics on 'auto' (cuda) rel={prel:.1e}; 12 queued sweeps rel={qrel:.1e}; "
-            "streamed through 10 of 20 rows == in memory")
+            "streamed through 10 of 20 rows, fields in files == in memory")
 
 
 def main(argv: list[str]) -> int:
