@@ -195,7 +195,7 @@ class StreamedCUDABackend(CUDABackend):
 
     def fields(self):
         self.synchronize()
-        return self._host_prev.copy(), self._host_curr.copy()
+        return np.array(self._host_prev), np.array(self._host_curr)  # plain arrays, also of fields in files
 
     def current_view(self) -> np.ndarray:
         self.synchronize()

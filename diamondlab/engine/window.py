@@ -278,7 +278,7 @@ class WindowBackend:
                 field[...] = level
 
     def fields(self):
-        return self._prev.copy(), self._curr.copy()
+        return np.array(self._prev), np.array(self._curr)  # plain arrays, also of fields in files
 
     def current_view(self):
         view = self._curr.view()
