@@ -34,6 +34,13 @@ def md(text: str) -> str:
     return "#!" + text.strip()
 
 
+#: How the paper notebooks open: what LRnLA stands for and the full citation of paper 000.
+CITATION = """LRnLA stands for *locally recursive, non-locally asynchronous* algorithms.
+This notebook follows Levchenko, Perepelkina and Zakirov, "DiamondTorre
+Algorithm for High-Performance Wave Modeling", *Computation* 4(3):29, 2016
+(paper 000)"""
+
+
 NOTEBOOKS = {
     "00_quickstart.ipynb": [
         md("""
@@ -309,10 +316,7 @@ client-side rendering where it is installed, else a static image.
         md("""
 # 06 · The hierarchy, the scheme, its graph and its subdivisions (paper 000, Figs. 1-4, Table 1)
 
-LRnLA stands for *locally recursive, non-locally asynchronous* algorithms.
-This notebook follows Levchenko, Perepelkina and Zakirov, "DiamondTorre
-Algorithm for High-Performance Wave Modeling", *Computation* 4(3):29, 2016
-(paper 000): the memory hierarchy of its Fig. 1 (this machine's, measured),
+""" + CITATION + """: the memory hierarchy of its Fig. 1 (this machine's, measured),
 then in one space dimension and time, where the pictures are clearest: the
 coefficients of its Table 1, the dependency graph of a
 high-order stencil (Fig. 2), the light cone of a vertex (Fig. 3), and the
@@ -480,10 +484,7 @@ machine's count (a few cores show only the start of the curve).
         md("""
 # 08 · Tilings and launch schemes compared (paper 000, sections 5 and 6)
 
-LRnLA stands for *locally recursive, non-locally asynchronous* algorithms.
-This notebook follows Levchenko, Perepelkina and Zakirov, "DiamondTorre
-Algorithm for High-Performance Wave Modeling", *Computation* 4(3):29, 2016
-(paper 000).  You will see (1) section 5's comparison of DiamondTorre with
+""" + CITATION + """.  You will see (1) section 5's comparison of DiamondTorre with
 the trapezoid, x-t diamond and wavefront tilings, counted exactly on the
 dependency graph, and (2) section 6's CUDA launch scheme (one launch per
 stage) measured against the engine's one launch per sweep.

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.backends import planes_of
+from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.engine.cuda_backend import CUDABackend
 from diamondlab.engine.window import StreamGroup, host_fields, rows_overlap, stream_plan
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
@@ -62,7 +62,8 @@ def streamed_sweep(schedule, window: int) -> tuple[StreamGroup, ...]:
     ValueError: window=12 x rows cannot stream this sweep (NO=2, DTS=1, Nt=4): use window >= 14
     """
     radius = schedule.tile.radius
-    span = int((schedule.torre_rows()[:, 1] - schedule.torre_rows()[:, 0]).max())
+    reach = schedule.torre_rows()
+    span = int((reach[:, 1] - reach[:, 0]).max())
     most = max(1, min((window - 2 * span) // (4 * radius), -(-schedule.nstages // GROUPS_PER_SWEEP)))
     for stages in range(most, 0, -1):
         try:
@@ -173,15 +174,19 @@ class StreamedCUDABackend(CUDABackend):
         super().set_physics(medium, sources, receivers)
 
     # ------------------------------------------------------------------ fields (on the host)
+    @property
+    def _bytes_per_cell(self) -> int:
+        """Both levels in and out once a sweep, ``K`` in once with a model."""
+        return 16 + 4 * (self._host_kappa is not None)
+
     def bytes_per_sweep(self) -> int:
-        """Bytes a sweep moves across the bus: both levels in and out once, ``K`` in once with a model."""
-        per_cell = 16 + 4 * (self._host_kappa is not None)
-        return per_cell * int(np.prod(self.shape, dtype=np.int64))
+        """Bytes a sweep moves across the bus."""
+        return self._bytes_per_cell * int(np.prod(self.shape, dtype=np.int64))
 
     def traffic(self) -> dict:
         """What a sweep moves across the bus (:func:`~diamondlab.engine.window.describe_traffic`)."""
         return {"groups": len(self._stream_plan(self.nt, self._schedule(self.nt)[2])),
-                "bytes_per_cell_sweep": self.bytes_per_sweep() / np.prod(self.shape, dtype=np.float64),
+                "bytes_per_cell_sweep": float(self._bytes_per_cell),
                 "overlapped": True}
 
     def field_views(self):
@@ -206,8 +211,9 @@ class StreamedCUDABackend(CUDABackend):
     def planes(self, index, strides):
         return planes_of(self.current_view(), index, strides)
 
-    def get_rows(self, y0: int, y1: int):
-        return np.stack([level[:, y0:y1] for level in self.field_views()])
+    # the fields are on the host: the contract's own row copies (not the device packing of CUDABackend)
+    get_rows = Backend.get_rows
+    set_rows = Backend.set_rows
 
     def step(self, nsteps: int, src_samples=None) -> None:
         raise NotImplementedError("the streamed window runs DiamondTorre sweeps; a stepwise run with a "
@@ -321,15 +327,13 @@ class StreamedCUDABackend(CUDABackend):
             whole[lo:hi] = ring.copy_to_host()[lo + shift:hi + shift]
             return self._cuda.to_device(whole)
         key = (id(ring), base)
-        view = self._views.get(key)
-        if view is None:
+        if key not in self._views:
             from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
             n = int(np.prod(self.shape, dtype=np.int64))
             view = DeviceNDArray((n,), (4,), np.float32, gpu_data=ring.gpu_data.view(4 * shift))
             self._views[key] = (view, ring)  # the ring is kept alive with its view
-            return view
-        return view[0]
+        return self._views[key][0]
 
     def _unview(self, ring, view, base: int) -> None:
         """Under the simulator: what the kernels wrote into the whole-grid stand-in, back into the ring."""
