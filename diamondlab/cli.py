@@ -204,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--algorithm", default="auto", choices=["auto", "diamondtorre", "stepwise"],
         help="default auto: diamondtorre unless the backend measured stepwise faster for this run "
-        "(the GPU with a velocity model at NO >= 4; it says why); both give the same fields bit for bit",
+        "(the GPU at NO=8 on a z column over 256 cells; it says why); both give the same fields bit for bit",
     )  # fmt: skip
     run.add_argument(
         "--initial",

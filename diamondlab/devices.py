@@ -159,15 +159,23 @@ class CUDATuning:
     #: (DTS, Nt) per NO where a damped medium (sponge or velocity model) measured faster than
     #: :attr:`tiling` (the medium variant of the NO=2 DTS=4 sweep spills under its register cap)
     damped_tiling: dict = field(default_factory=dict)
-    #: NO at which DiamondTorre with a velocity model measured slower than stepwise (its model kernel
-    #: loads K per cell and tier: BENCHMARKS.md); ``algorithm="auto"`` runs stepwise there
+    #: (DTS, Nt) per NO where a velocity model with K per cell measured faster than the damped tiles
+    model_tiling: dict = field(default_factory=dict)
+    #: NO at which DiamondTorre with a velocity model measured slower than stepwise (BENCHMARKS.md);
+    #: ``algorithm="auto"`` runs stepwise there
     stepwise_with_model: tuple = ()
+    #: (NO, DTS) pairs whose sweep with a velocity model measured faster with the tile's K kept in
+    #: registers (loading only the entering cells' K each tier) than with K loaded per cell and tier
+    kappa_in_registers: tuple = ()
     #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre waits
     pipelined: dict = field(default_factory=dict)
     #: register cap of the generic sweep per (NO, DTS) (128: two 256-thread blocks a multiprocessor)
     max_registers: dict = field(default_factory=dict)
     #: register cap of the (ny, nz)-specialised sweep per (NO, DTS)
     specialised_max_registers: dict = field(default_factory=dict)
+    #: register cap of the sweep with a medium (sponge, layered or per-cell K), generic or specialised,
+    #: per (NO, DTS) where the bare scheme's cap makes its update spill
+    medium_max_registers: dict = field(default_factory=dict)
     #: grids of at least this many cells get the (ny, nz)-specialised sweep (5-10 % faster)
     specialise_min_cells: int = 2**26
     #: tallest column at which a kernel with level n-1 in shared memory keeps its 255 registers
@@ -180,10 +188,12 @@ HOPPER_TUNING = CUDATuning(
     measured_on=H100.name,
     tiling={2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)},
     damped_tiling={2: (3, 32)},
-    stepwise_with_model=(4, 6, 8),
+    model_tiling={6: (1, 16)},
+    kappa_in_registers=((2, 3), (4, 1), (4, 2), (6, 1), (8, 1)),
     pipelined={(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)},
     max_registers={(2, 3): 128, (2, 4): 128, (4, 2): 128},
     specialised_max_registers={(2, 3): 80, (2, 4): 128, (4, 2): 128},
+    medium_max_registers={(2, 3): 128, (4, 2): 255},
     tuning_options=(
         {"pipelined": False},
         {"pipelined": True, "band": 0, "chunk": 2},

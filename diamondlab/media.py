@@ -222,8 +222,10 @@ class Medium:
     Parameters
     ----------
     kappa : float or array
-        ``K = (c dt / h)^2``: one number for a constant velocity, or a float32
-        array of the grid's shape for a velocity model (the only 3D array).
+        ``K = (c dt / h)^2``: one number for a constant velocity, a float32
+        profile of length ``nz`` for a layered model (``K`` per depth, the same
+        in every column), or a float32 array of the grid's shape for any other
+        velocity model (the only 3D array).
     damping : (sx, sy, sz) or None
         Per-axis profiles of ``s = eta dt / 2`` (:func:`sponge_profiles`),
         the sponge being their maximum; None without a sponge.
@@ -233,9 +235,10 @@ class Medium:
     Notes
     -----
     ``variant`` names the kernels that run it: ``"constant"`` (a number and
-    no sponge: the bare scheme), ``"sponge"`` (a number and a sponge) or
-    ``"model"`` (K per cell).  Arrays are materialised only when asked
-    (:meth:`kappa_array`, :meth:`damping_array`, for run records).
+    no sponge: the bare scheme), ``"sponge"`` (a number and a sponge),
+    ``"layered"`` (K per depth: a GPU thread, which owns one z, keeps its K in
+    a register) or ``"model"`` (K per cell).  Arrays are materialised only when
+    asked (:meth:`kappa_array`, :meth:`damping_array`, for run records).
 
     Examples
     --------
@@ -244,6 +247,8 @@ class Medium:
     ('sponge', 0.25, (16, 16, 16))
     >>> Medium(0.25, None, (16, 16, 16)).variant
     'constant'
+    >>> Medium(np.linspace(0.1, 0.2, 16), None, (8, 8, 16)).variant
+    'layered'
     """
 
     __slots__ = ("damping", "kappa", "shape")
@@ -254,8 +259,11 @@ class Medium:
             kappa = float(kappa)
         else:
             kappa = np.asarray(kappa, dtype=np.float32)
-            if kappa.shape != self.shape:
-                raise ValueError(f"kappa must be a number or have shape {self.shape}; got {kappa.shape}")
+            if kappa.shape not in (self.shape, self.shape[2:]):
+                raise ValueError(
+                    f"kappa must be a number, a depth profile of length {self.shape[2]} or have shape "
+                    f"{self.shape}; got {kappa.shape}"
+                )
         if damping is not None:
             damping = tuple(np.asarray(p, dtype=np.float32) for p in damping)
             if tuple(len(p) for p in damping) != self.shape or any(p.ndim != 1 for p in damping):
@@ -273,7 +281,9 @@ class Medium:
         """
         part = [slice(None)] * 3
         part[axis] = slice(start, stop)
-        kappa = self.kappa if np.ndim(self.kappa) == 0 else self.kappa[tuple(part)]
+        kappa = self.kappa
+        if np.ndim(kappa) == 3 or (np.ndim(kappa) == 1 and axis == 2):
+            kappa = kappa[tuple(part[-np.ndim(kappa):])]
         damping = None
         if self.damping is not None:
             damping = tuple(p[start:stop] if a == axis else p for a, p in enumerate(self.damping))
@@ -281,7 +291,8 @@ class Medium:
         return Medium(kappa, damping, shape)
 
     def swap_xz(self) -> Medium:
-        """The same medium on the grid with x and z swapped (shape ``(nz, ny, nx)``; K transposed, copied).
+        """The same medium on the grid with x and z swapped (shape ``(nz, ny, nx)``; K transposed, copied:
+        a layered model's K varies along x there, so it becomes K per cell).
 
         >>> m = Medium(np.arange(24, dtype=np.float32).reshape(2, 3, 4), None, (2, 3, 4))
         >>> s = m.swap_xz()
@@ -290,14 +301,14 @@ class Medium:
         """
         kappa = self.kappa
         if np.ndim(kappa):
-            kappa = np.ascontiguousarray(kappa.transpose(2, 1, 0))
+            kappa = np.ascontiguousarray(self.kappa_array().transpose(2, 1, 0))
         damping = None if self.damping is None else self.damping[::-1]
         return Medium(kappa, damping, self.shape[::-1])
 
     @property
     def variant(self) -> str:
         if np.ndim(self.kappa):
-            return "model"
+            return "model" if np.ndim(self.kappa) == 3 else "layered"
         return "constant" if self.damping is None else "sponge"
 
     def factors(self) -> tuple[np.ndarray, ...]:
@@ -306,10 +317,15 @@ class Medium:
         return damping_factors(profiles)
 
     def kappa_array(self) -> np.ndarray:
-        """``K`` per cell as a float32 array (materialised; for run records)."""
-        if np.ndim(self.kappa):
+        """``K`` per cell as a float32 array (materialised; for run records).
+
+        >>> Medium(np.float32([0.1, 0.2]), None, (3, 1, 2)).kappa_array()[2, 0].tolist() == [
+        ...     np.float32(0.1), np.float32(0.2)]
+        True
+        """
+        if np.ndim(self.kappa) == 3:
             return self.kappa
-        return np.full(self.shape, self.kappa, dtype=np.float32)
+        return np.ascontiguousarray(np.broadcast_to(np.float32(self.kappa), self.shape))
 
     def damping_array(self) -> np.ndarray:
         """``s`` per cell as a float32 array (materialised; zeros without a sponge)."""

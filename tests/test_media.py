@@ -53,3 +53,19 @@ def test_sponge_is_the_maximum_of_three_profiles():
     bumpy[10, 9, 12] = 0.5  # one damped cell inside: not separable
     with pytest.raises(ValueError, match="per-axis profiles"):
         damping_profiles(bumpy)
+
+
+def test_layered_medium_keeps_k_per_depth_through_cuts_and_swaps():
+    from diamondlab.media import Medium
+
+    shape = (6, 5, 4)
+    profile = np.float32([0.1, 0.2, 0.3, 0.4])
+    m = Medium(profile, None, shape)
+    assert m.variant == "layered" and m.kappa.shape == (4,)
+    assert np.array_equal(m.kappa_array(), np.broadcast_to(profile, shape))
+    assert m.cut(0, 1, 4).variant == "layered" and m.cut(1, 2, 5).kappa.shape == (4,)
+    assert np.array_equal(m.cut(2, 1, 3).kappa, profile[1:3])
+    swapped = m.swap_xz()  # K now varies along x: per cell
+    assert swapped.variant == "model" and np.array_equal(swapped.kappa, m.kappa_array().transpose(2, 1, 0))
+    with pytest.raises(ValueError, match="depth profile of length 4"):
+        Medium(np.ones(5, np.float32), None, shape)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.backends import Backend
+from diamondlab.engine.backends import Backend, Wrapper
 
 __all__ = ["SwappedXZBackend"]
 
@@ -28,24 +28,12 @@ def _swap(a):
     return None if a is None else a.transpose(2, 1, 0)
 
 
-class SwappedXZBackend:
+class SwappedXZBackend(Wrapper):
     """``inner``, built for the swapped shape ``(nz, ny, nx)``, seen in the caller's ``(nx, ny, nz)`` axes."""
 
     def __init__(self, inner: Backend):
-        self.inner = inner
-        self.shape = tuple(inner.shape[::-1])
-        self.params, self.size, self.nt = inner.params, inner.size, inner.nt
-        self.name = f"{inner.name}, x and z swapped (a column of {self.shape[2]} cells)"
-
-    @property
-    def options(self) -> dict:
-        return self.inner.options
-
-    def agree(self, flags: tuple) -> tuple:
-        return self.inner.agree(flags)
-
-    def compile(self) -> None:
-        self.inner.compile()
+        name = f"{inner.name}, x and z swapped (a column of {inner.shape[0]} cells)"
+        super().__init__(inner, inner.shape[::-1], name)
 
     def field_views(self):
         """The inner backend's host views, transposed (writable views; ``(None, None)`` on the GPU)."""
@@ -80,6 +68,3 @@ class SwappedXZBackend:
 
     def take_traces(self) -> np.ndarray:
         return self.inner.take_traces()
-
-    def synchronize(self) -> None:
-        self.inner.synchronize()

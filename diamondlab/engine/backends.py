@@ -42,6 +42,8 @@ with all of it switched on.  The simulation object
 
 Backends are registered by name with the module that defines them, so that
 looking one up imports only that backend (``"cuda"`` imports numba.cuda).
+What runs a grid on another backend (an MPI slab, a calculation window, the
+swapped axes of a tall column) derives from :class:`Wrapper`.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from typing import ClassVar
 import numpy as np
 
 __all__ = [
-    "BACKENDS", "Backend", "available_backends", "get_backend", "planes_of", "register_backend",
+    "BACKENDS", "Backend", "Wrapper", "available_backends", "get_backend", "planes_of", "register_backend",
     "resolve_backend",
 ]
 
@@ -84,12 +86,12 @@ class Backend(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def default_tiling(cls, order: int, shape=None, damped: bool = False) -> tuple[int, int]:
-        """Default (DTS, Nt) for stencil order ``order`` (on ``shape`` where it matters; ``damped``:
-        with a sponge or a velocity model, where the backend's best tile may differ)."""
+    def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
+        """Default (DTS, Nt) for stencil order ``order`` (on ``shape`` where it matters; ``medium``:
+        the run's :attr:`~diamondlab.media.Medium.variant`, where the backend's best tile may differ)."""
 
     @classmethod
-    def choose_algorithm(cls, order: int, shape, velocity_model: bool) -> tuple[str, str]:
+    def choose_algorithm(cls, order: int, shape, medium: str = "constant") -> tuple[str, str]:
         """``(algorithm, why)`` for ``algorithm="auto"``: DiamondTorre unless this backend measured
         stepwise faster for such a run (default: DiamondTorre everywhere)."""
         return "diamondtorre", f"DiamondTorre is the faster algorithm on backend {cls.name!r}"
@@ -220,6 +222,29 @@ class Backend(abc.ABC):
     def synchronize(self) -> None: ...
 
 
+class Wrapper:
+    """A backend that runs its grid on another one, ``inner`` (an MPI slab, a calculation window, the
+    swapped axes): what it passes on unchanged, the speed options, compiling, the clock's decisions
+    and waiting."""
+
+    def __init__(self, inner: Backend, shape, name: str):
+        self.inner, self.shape, self.name = inner, tuple(int(n) for n in shape), name
+        self.params, self.size, self.nt = inner.params, inner.size, inner.nt
+
+    @property
+    def options(self) -> dict:
+        return self.inner.options
+
+    def agree(self, flags: tuple) -> tuple:
+        return self.inner.agree(flags)
+
+    def compile(self) -> None:
+        self.inner.compile()
+
+    def synchronize(self) -> None:
+        self.inner.synchronize()
+
+
 #: name -> "module:Class"
 BACKENDS: dict[str, str] = {
     "cpu": "diamondlab.engine.cpu_backend:CPUBackend",
@@ -238,8 +263,6 @@ def planes_of(u, index, strides):
     >>> xy.shape, bool(xy[0, 1] == u[1, 2, 3]), yz.shape
     ((2, 3), True, (3, 3))
     """
-    import numpy as np
-
     (ix, iy, iz), (sx, sy, sz) = index, strides
     ox, oy, oz = ix % sx, iy % sy, iz % sz
     return (np.array(u[ox::sx, oy::sy, iz]), np.array(u[ox::sx, iy, oz::sz]), np.array(u[ix, oy::sy, oz::sz]))
@@ -269,27 +292,23 @@ def get_backend(name: str):
     return cls
 
 
+def _usable(name: str) -> bool:
+    """Whether backend ``name`` loads and can run on this machine."""
+    try:
+        return bool(get_backend(name).available())
+    except RuntimeError:
+        return False
+
+
 def available_backends() -> list[str]:
     """Names of the registered backends that can run on this machine."""
-    out = []
-    for name in BACKENDS:
-        try:
-            if get_backend(name).available():
-                out.append(name)
-        except RuntimeError:
-            continue
-    return out
+    return [name for name in BACKENDS if _usable(name)]
 
 
 def resolve_backend(name: str) -> str:
     """Turn ``"auto"`` into ``"cuda"`` where a GPU is present, else ``"cpu"``; check the rest."""
     if name == "auto":
-        try:
-            if get_backend("cuda").available():
-                return "cuda"
-        except RuntimeError:
-            pass
-        return "cpu"
+        return "cuda" if _usable("cuda") else "cpu"
     cls = get_backend(name)
     if not cls.available():
         raise RuntimeError(cls.unavailable_reason())

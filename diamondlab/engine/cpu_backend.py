@@ -41,7 +41,7 @@ class CPUBackend(Backend):
     TILING = {2: (12, 48), 4: (6, 48), 6: (4, 48), 8: (3, 48)}
 
     @classmethod
-    def default_tiling(cls, order: int, shape=None, damped: bool = False) -> tuple[int, int]:
+    def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order`` (any ``shape``, any medium)."""
         return cls.TILING[order]
 
@@ -135,8 +135,8 @@ class CPUBackend(Backend):
         """The medium (:class:`~diamondlab.media.Medium`; None: the bare scheme) and the integer
         ``(x, y, z)`` cells of the source and receiver points (see kernels.points).
 
-        A constant ``K`` stays a number; ``K`` per cell (a velocity model) is
-        kept as a padded array; the sponge as padded per-axis profiles of
+        A constant ``K`` stays a number; ``K`` per cell (a velocity model, layered
+        or not) is kept as a padded array; the sponge as padded per-axis profiles of
         :func:`~diamondlab.media.damping_factors`.
         """
         self._points = point_tables(self.shape, self.halo, sources, receivers)
@@ -145,12 +145,13 @@ class CPUBackend(Backend):
             self._medium = None
             return
         padded = [np.pad(f, self.halo, constant_values=1) for f in medium.factors()]
-        if medium.variant == "model":
+        per_cell = medium.variant in ("model", "layered")  # a layered K is spread over the cells here
+        if per_cell:
             k = np.zeros(self._prev.shape, dtype=np.float32)
             k[self._interior] = medium.kappa
         else:
             k = np.float32(medium.kappa)
-        self._medium = ("model" if medium.variant == "model" else "sponge", k, *padded)
+        self._medium = ("model" if per_cell else "sponge", k, *padded)
 
     def compile(self) -> None:
         """Compile (or load from Numba's cache) the kernels before anything is timed.

@@ -171,7 +171,8 @@ class CUDABackend(Backend):
     """Fields in GPU memory; stepwise and one-launch DiamondTorre sweeps in Numba-CUDA."""
 
     name = "cuda"
-    OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk", "launch")
+    OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk", "launch",
+               "kappa_in_registers")
     PEER_HALO = True
 
     @staticmethod
@@ -180,18 +181,23 @@ class CUDABackend(Backend):
         return cuda_tuning(current_gpu())
 
     @classmethod
-    def default_tiling(cls, order: int, shape=None, damped: bool = False) -> tuple[int, int]:
+    def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz;
-        ``damped``: the tuning's tile for a sponge or a velocity model where it has one."""
+        ``medium`` (a :attr:`~diamondlab.media.Medium.variant`): the tuning's tile for K per cell
+        (``model_tiling``) or for any damped medium (``damped_tiling``) where it has one."""
         tuning = cls.tuning()
-        table = tuning.damped_tiling if damped and order in tuning.damped_tiling else tuning.tiling
+        table = tuning.tiling
+        if medium == "model" and order in tuning.model_tiling:
+            table = tuning.model_tiling
+        elif medium != "constant" and order in tuning.damped_tiling:
+            table = tuning.damped_tiling
         size, nt = table[order]
         return (size if shape is None else cls.fit_size(order, size, shape)), nt
 
     @classmethod
-    def choose_algorithm(cls, order: int, shape, velocity_model: bool) -> tuple[str, str]:
-        """Stepwise for a velocity model at the orders where the model sweep measured slower
-        (the tuning's ``stepwise_with_model``) and for NO=8 on a column taller than the tuning's
+    def choose_algorithm(cls, order: int, shape, medium: str = "constant") -> tuple[str, str]:
+        """Stepwise for K per cell (``medium="model"``) at the orders where the model sweep measured
+        slower (the tuning's ``stepwise_with_model``) and for NO=8 on a column taller than the tuning's
         ``full_register_nz`` (its one tile, DTS=1, spills under the register cap of a block of more
         than 256 threads); else DiamondTorre (ahead from 128^3 up: BENCHMARKS.md).  ``shape`` is
         what the device runs (x and z swapped for a tall column)."""
@@ -202,11 +208,10 @@ class CUDABackend(Backend):
                 "128 registers a thread, which its tile overflows (0.73x stepwise measured at 512x512x1280); "
                 "algorithm='diamondtorre' runs it anyway"
             )
-        if velocity_model and order in cls.tuning().stepwise_with_model:
+        if medium == "model" and order in cls.tuning().stepwise_with_model:
             return "stepwise", (
                 f"on this GPU DiamondTorre with a velocity model runs slower than stepwise at NO={order} "
-                "(0.54-0.86x measured at 256^3: its sweep loads K per cell and tier); "
-                "algorithm='diamondtorre' runs it anyway"
+                "(the tuning's stepwise_with_model); algorithm='diamondtorre' runs it anyway"
             )
         return "diamondtorre", "DiamondTorre measured faster than stepwise on the GPU for this run"
 
@@ -309,6 +314,11 @@ class CUDABackend(Backend):
         number of tiers between two waits (fewer waits, a longer lag).  Left
         at None, the three come from the tuning's ``pipelined`` table
         (pipelined where it measured faster, else whole-torre waits).
+        ``kappa_in_registers`` (a velocity model that is not layered): the
+        sweep keeps the tile's ``K`` in registers and loads only the entering
+        cells' each tier, instead of every cell's ``K`` every tier (default: the
+        tuning's ``kappa_in_registers`` pairs; not for tiles whose level n-1
+        lives in shared memory).
         """
         from diamondlab.kernels import cuda as kernels
         from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
@@ -360,11 +370,18 @@ class CUDABackend(Backend):
                     f"{total / 2**30:.2f} GiB: use a smaller shape or backend='cpu'"
                 )
         specialize = options.get("specialize")
+        kappa_in_registers = options.get("kappa_in_registers")
+        if kappa_in_registers is None:
+            kappa_in_registers = (params.order, size) in tuning.kappa_in_registers
+        elif kappa_in_registers and (params.order, size) in kernels.SHARED_PREVIOUS_SEGMENTS:
+            raise ValueError(f"kappa_in_registers does not apply to NO={params.order} DTS={size}: its sweep "
+                             "keeps level n-1 in shared memory (use another DTS or leave it out)")
         return {
             "max_registers": options.get("max_registers"),
             "specialize": ncells >= tuning.specialise_min_cells if specialize is None else bool(specialize),
             "left_from_memory": bool(options.get("left_from_memory", False)),
             "pipelined": bool(pipelined), "band": int(band), "chunk": int(chunk), "launch": launch,
+            "kappa_in_registers": bool(kappa_in_registers),
         }  # fmt: skip
 
     def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:
@@ -384,14 +401,14 @@ class CUDABackend(Backend):
         self.specialized = options["specialize"]
         self._kernels_api = kernels
         self._cuda = cuda
-        cap = kernels.sweep_register_cap(params.order, size, shape[2], options["max_registers"],
-                                         self.specialized)
-        yz = shape[1:] if self.specialized else None
-        self._variant_args = (params.order, size, cap, yz, options["left_from_memory"])
+        self._max_registers = options["max_registers"]  # the cap follows the medium (see kernels)
+        self._left_from_memory = options["left_from_memory"]
+        self.kappa_in_registers = options["kappa_in_registers"]
         self._kernels = None  # the variant's module, selected on first use (after set_physics)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._bare = cuda.to_device(np.ascontiguousarray(bare_weights(params.order), dtype=np.float32))
         self._medium: tuple | None = None
+        self._medium_variant: str | None = None  # the kernels' medium: None, sponge, layered or model
         self._points = None
         self._point_arrays: tuple | None = None
         self._point_io: PointQueue | None = None
@@ -486,22 +503,25 @@ class CUDABackend(Backend):
         ``(x, y, z)`` cells of the source and receiver points (see kernels.points), on the device.
 
         A constant ``K`` stays a number and the sponge three pairs of 1D
-        profiles (:meth:`~diamondlab.media.Medium.factors`); only ``K`` per cell
-        (a velocity model) takes one more field of GPU memory (``ValueError``
-        before anything is copied if it does not fit).  The kernel variant is
-        selected once, here.
+        profiles (:meth:`~diamondlab.media.Medium.factors`), a layered model's
+        ``K`` a depth profile; only ``K`` per cell (any other velocity model)
+        takes one more field of GPU memory (``ValueError`` before anything is
+        copied if it does not fit).  The kernel variant is selected once, here.
         """
         cuda = self._cuda
-        held = self._medium is not None and np.ndim(self._medium[0]) > 0  # a model's K, freed below
-        self._medium = None
+        held = self._medium_variant == "model"  # a model's K, freed below
+        self._medium = self._medium_variant = None
         if medium is not None and medium.variant != "constant":
             if medium.variant == "model":
                 self._check_model_memory(held)
                 k = self._device_kappa(medium.kappa)
+            elif medium.variant == "layered":
+                k = cuda.to_device(np.ascontiguousarray(medium.kappa, dtype=np.float32))
             else:
                 k = np.float32(medium.kappa)
             factors = (cuda.to_device(np.ascontiguousarray(f, dtype=np.float32)) for f in medium.factors())
             self._medium = (k, *factors)
+            self._medium_variant = medium.variant
         t = point_tables(self.shape, 0, sources, receivers)
         self._events = {}
         if len(t.pt_z) == 0:
@@ -520,9 +540,13 @@ class CUDABackend(Backend):
     def kernels(self):
         """The generated kernel module of this backend's variant (medium, points, waits), imported once."""
         if self._kernels is None:
-            medium = None if self._medium is None else "model" if np.ndim(self._medium[0]) else "sponge"
-            self._kernels = self._kernels_api.cuda_kernels(
-                *self._variant_args, medium=medium, points=self._points is not None, pipelined=self.pipelined
+            api, order, medium = self._kernels_api, self.params.order, self._medium_variant
+            cap = api.sweep_register_cap(order, self.size, self.shape[2], self._max_registers,
+                                         self.specialized, medium=medium is not None)
+            self._kernels = api.cuda_kernels(
+                order, self.size, cap, self.shape[1:] if self.specialized else None, self._left_from_memory,
+                medium=medium, points=self._points is not None, pipelined=self.pipelined,
+                kappa_in_registers=self.kappa_in_registers and medium == "model",
             )
         return self._kernels
 
@@ -661,7 +685,8 @@ class CUDABackend(Backend):
     @property
     def options(self) -> dict:
         """The sweep options in force (after the tuning's defaults)."""
-        return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk, "launch": self.launch}
+        return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk, "launch": self.launch,
+                "kappa_in_registers": self.kappa_in_registers}
 
     def synchronize(self) -> None:
         self._cuda.synchronize()

@@ -237,9 +237,8 @@ def load_run(path) -> RunRecord:
             out[key] = default
             keys.append(key)
     for key in ("order", "steps", "first_step", "size", "nt", "sponge"):
-        if key not in out:
-            continue
-        out[key] = int(out[key])
+        if key in out:
+            out[key] = int(out[key])
     for key in ("courant", "spacing", "velocity", "dt"):
         out[key] = float(out[key])
     out["shape"] = tuple(int(n) for n in out["shape"])

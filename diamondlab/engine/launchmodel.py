@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.devices import H100, GPUArch
-from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
+from diamondlab.geometry import StageSchedule, stage_schedule
 from diamondlab.geometry.tiles import _positive_int
 
 __all__ = ["LaunchModel", "cuda_backend_efficiency", "launch_rounds", "resident_blocks", "sweep_efficiency"]
@@ -152,7 +152,7 @@ def sweep_efficiency(order: int, size: int, nt: int, shape, slots: int, pipeline
     >>> round(sweep_efficiency(2, 4, 32, (512, 1024, 256), 264, True, 32, 2), 2)
     0.95
     """
-    schedule = StageSchedule(DiamondTorre(DiamondTile(order, size), nt), int(shape[0]), int(shape[1]))
+    schedule = stage_schedule(order, size, nt, int(shape[0]), int(shape[1]))
     return launch_rounds(schedule, slots, pipelined, band, chunk).efficiency
 
 

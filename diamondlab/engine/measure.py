@@ -76,7 +76,10 @@ def time_repeats(run: Callable[[], object], synchronize: Callable[[], None], rep
 
     ``cuda_events`` times on the GPU's own clock (not under Numba's CUDA simulator, which has none).
     """
-    cuda_events = cuda_events and not _simulated()
+    if cuda_events:
+        from diamondlab.kernels.cuda import simulator_enabled
+
+        cuda_events = not simulator_enabled()
     if warmup:
         run()
         synchronize()
@@ -124,12 +127,6 @@ def measure_backend(backend, algorithm: str, steps: int, repeats: int = 3,
     return Measurement(seconds, float(steps) * float(np.prod(backend.shape)))
 
 
-def _simulated() -> bool:
-    from numba import config
-
-    return bool(config.ENABLE_CUDASIM)
-
-
 def measure_simulation(sim, steps: int, repeats: int = 3, warmup: bool = True) -> Measurement:
     """Time ``repeats`` calls of ``sim.run(steps)`` after a warm-up of one sweep (or ``steps``)."""
     if warmup:
@@ -154,6 +151,7 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
 
     from diamondlab.engine.launchmodel import cuda_backend_efficiency
     from diamondlab.engine.simulation import Simulation
+    from diamondlab.kernels.cuda import simulator_enabled
 
     rng = np.random.default_rng(0)
     initial = tuple(rng.standard_normal(tuple(shape), dtype=np.float32) for _ in range(2))
@@ -182,7 +180,7 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
         same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
         launch = None
         if dt_sim.plan.device_shape == dt_sim.plan.shape and dt_sim.plan.ranks == 1 and (
-                dt_sim.backend_name == "cuda" and not _simulated()):  # the whole grid in one launch
+                dt_sim.backend_name == "cuda" and not simulator_enabled()):  # the whole grid in one launch
             launch = cuda_backend_efficiency(dt_sim.backend)
         rows.append({
             "order": order, "dts": dt_sim.size, "nt": dt_sim.nt, "diamondtorre": dt.gcells,

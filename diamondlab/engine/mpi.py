@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from diamondlab.engine.backends import Backend
+from diamondlab.engine.backends import Backend, Wrapper
 from diamondlab.engine.halo import connect
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
@@ -97,7 +97,7 @@ def _extended(bounds, r: int, ghosts: int, ny: int) -> tuple[int, int]:
     return max(0, y0 - ghosts), min(ny, y1 + ghosts)
 
 
-class SlabBackend:
+class SlabBackend(Wrapper):
     """One rank's slab of a y-split run (see the module contract); the backend contract, collective.
 
     Parameters
@@ -112,9 +112,8 @@ class SlabBackend:
     """
 
     def __init__(self, inner: Backend, shape, comm, halo: str = "auto"):
-        self.inner, self.shape, self.comm = inner, tuple(shape), comm
-        self.name = f"{inner.name} x {comm.size} MPI ranks"
-        self.params, self.size, self.nt = inner.params, inner.size, inner.nt
+        super().__init__(inner, shape, f"{inner.name} x {comm.size} MPI ranks")
+        self.comm = comm
         ny = self.shape[1]
         self.ghosts = ghost_rows(self.params.order, self.nt)
         self.bounds = slab_bounds(ny, comm.size)
@@ -164,18 +163,11 @@ class SlabBackend:
         return np.ascontiguousarray(out.transpose(1, 0, 2))
 
     # ------------------------------------------------------------ the backend contract
-    @property
-    def options(self) -> dict:
-        return self.inner.options
-
     def agree(self, flags: tuple) -> tuple:
         """``flags`` true on any rank are true on all (decisions taken from a rank's own clock)."""
         from mpi4py import MPI
 
         return tuple(self.comm.allreduce(bool(f), op=MPI.LOR) for f in flags)
-
-    def compile(self) -> None:
-        self.inner.compile()
 
     def field_views(self):
         return None, None  # the whole grid is not on one rank
@@ -233,6 +225,3 @@ class SlabBackend:
         self._physics.place(local, out)
         self.comm.Allreduce(MPI.IN_PLACE, out, op=MPI.SUM)  # one owner per column: x + 0 is x
         return out
-
-    def synchronize(self) -> None:
-        self.inner.synchronize()

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 
 from diamondlab import devices
+from diamondlab.engine.measure import measure_backend, time_repeats
 from diamondlab.geometry.locality import locality
 from diamondlab.numerics import validate_order
 
@@ -157,9 +158,6 @@ def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10, kernel: bool 
 
         def run(src=src, dst=dst):
             dst.copy_to_device(src)
-
-    from diamondlab.engine.measure import time_repeats
-
     return 2 * n * 4 / statistics.median(time_repeats(run, cuda.synchronize, repeats, cuda_events=True))
 
 
@@ -171,8 +169,6 @@ def measure_cpu_bandwidth(nbytes: int = 2**28, repeats: int = 7) -> float:
     the traffic pattern of a stepwise update.  Median of ``repeats``.
     """
     import numpy as np
-
-    from diamondlab.engine.measure import time_repeats
 
     kernel = _cpu_add_kernel()
     a = np.ones(nbytes // 4, dtype=np.float32)
@@ -197,9 +193,8 @@ def measure_cpu_hierarchy(sizes=None, traffic: float = 4e8) -> list[tuple[int, f
         a, b = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
         reps = max(1, int(traffic / (12 * n)))
         kernel(a, b, 1)  # compile, then warm the caches
-        t0 = time.perf_counter()
-        kernel(a, b, reps)
-        out.append((8 * n, 12 * n * reps / (time.perf_counter() - t0)))
+        (seconds,) = time_repeats(functools.partial(kernel, a, b, reps), lambda: None, 1, warmup=False)
+        out.append((8 * n, 12 * n * reps / seconds))
     return out
 
 
@@ -356,8 +351,8 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     import numpy as np
 
     from diamondlab.engine.cuda_backend import CUDABackend
-    from diamondlab.engine.measure import measure_backend
-    from diamondlab.kernels.cuda import SUPPORTED_SIZES
+    from diamondlab.engine.launchmodel import cuda_backend_efficiency
+    from diamondlab.kernels.cuda import SUPPORTED_SIZES, kernel_resources
     from diamondlab.numerics import WaveParameters
 
     memcpy = measure_copy_bandwidth(kernel=False)
@@ -367,66 +362,53 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     log(f"{arch.name}: copy bandwidth {bandwidth / 1e12:.3f} TB/s (cuMemcpyDtoD {memcpy / 1e12:.3f}); "
         f"shape {shape}; "
         f"{2 * 4 * int(np.prod(shape)) / 2**30:.2f} GiB in two fields")
-    rng = np.random.default_rng(1)
-    init = rng.standard_normal(shape, dtype=np.float32)
+    init = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
+    sizes = sizes or SUPPORTED_SIZES
     results = []
     for order in orders:
         params = WaveParameters(order=order)
         backend = None
-        configs = itertools.product((sizes or SUPPORTED_SIZES)[order], specialize, left, pipelined,
-                                    maxregs, nts, bands, chunks)
+        configs = itertools.product(sizes[order], specialize, left, pipelined, maxregs, nts, bands, chunks)
         for size, spec, lfm, pipe, maxreg, nt, band, chunk in configs:
             if pipe is False and (band or chunk not in (None, 1)) or (chunk or 1) > nt:
                 continue
-            if True:
-                t0 = time.perf_counter()
-                backend = None  # free the last grid before the next one is allocated
-                try:
-                    engine = CUDABackend(params, shape, size, nt, max_registers=maxreg,
-                                         specialize=spec, left_from_memory=lfm, pipelined=pipe,
-                                         band=band, chunk=chunk)
-                except ValueError as err:  # e.g. a band for a pair that is not pipelined by default
-                    log(f"NO={order} DTS={size} Nt={nt} band={band} chunk={chunk}: skipped ({err})")
-                    continue
-                backend = engine
-                backend.set_fields(init, init)
-                timing = measure_backend(backend, "diamondtorre", steps, repeats)
-                rate, times = timing.rate, list(timing.seconds)
-                res = backend.resources() or {}
-                model = predict("diamondtorre", order, size, nt, device)
-                from diamondlab.engine.launchmodel import cuda_backend_efficiency
-
-                slots, launch = cuda_backend_efficiency(backend)
-                row = {"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
-                       "max_registers": maxreg, "specialize": backend.specialized,
-                       "left_from_memory": lfm, "pipelined": backend.pipelined,
-                       "band": backend.band, "chunk": backend.chunk,
-                       "rate": rate, "times": times, "model": model.rate,
-                       "fraction": rate / model.rate, "slots": slots, "launch": launch,
-                       "setup_s": time.perf_counter() - t0, **res}
-                results.append(row)
-                log(f"NO={order} DTS={size} Nt={nt} cap={res.get('registers')} "
-                    f"spec={int(backend.specialized)} lfm={int(lfm)} pipe={int(backend.pipelined)} "
-                    f"band={backend.band} chunk={backend.chunk}: "
-                    f"DT {rate / 1e9:7.1f} G/s "
-                    f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}; launch {launch:.0%} of "
-                    f"{slots} slots, {rate / model.rate / launch:.0%} of model x launch) regs "
-                    f"{res.get('registers')} local {res.get('local_bytes')}")
-        nsteps = min(steps, 32)
-        if backend is None:  # every DiamondTorre configuration was skipped: time stepwise alone
-            size = (sizes or SUPPORTED_SIZES)[order][0]
-            backend = CUDABackend(params, shape, size, max(nts), pipelined=False)
+            t0 = time.perf_counter()
+            backend = None  # free the last grid before the next one is allocated
+            try:
+                backend = CUDABackend(params, shape, size, nt, max_registers=maxreg, specialize=spec,
+                                      left_from_memory=lfm, pipelined=pipe, band=band, chunk=chunk)
+            except ValueError as err:  # e.g. a band for a pair that is not pipelined by default
+                log(f"NO={order} DTS={size} Nt={nt} band={band} chunk={chunk}: skipped ({err})")
+                continue
             backend.set_fields(init, init)
-
-        timing = measure_backend(backend, "stepwise", nsteps, repeats)
-        rate, times = timing.rate, list(timing.seconds)
+            timing = measure_backend(backend, "diamondtorre", steps, repeats)
+            rate = timing.rate
+            res = backend.resources() or {}
+            model = predict("diamondtorre", order, size, nt, device)
+            slots, launch = cuda_backend_efficiency(backend)
+            results.append({"algorithm": "diamondtorre", "order": order, "size": size, "nt": nt,
+                            "max_registers": maxreg, "specialize": backend.specialized,
+                            "left_from_memory": lfm, "pipelined": backend.pipelined,
+                            "band": backend.band, "chunk": backend.chunk,
+                            "rate": rate, "times": list(timing.seconds), "model": model.rate,
+                            "fraction": rate / model.rate, "slots": slots, "launch": launch,
+                            "setup_s": time.perf_counter() - t0, **res})
+            log(f"NO={order} DTS={size} Nt={nt} cap={res.get('registers')} "
+                f"spec={int(backend.specialized)} lfm={int(lfm)} pipe={int(backend.pipelined)} "
+                f"band={backend.band} chunk={backend.chunk}: "
+                f"DT {rate / 1e9:7.1f} G/s "
+                f"(model {model.rate / 1e9:.0f}, {rate / model.rate:.0%}; launch {launch:.0%} of "
+                f"{slots} slots, {rate / model.rate / launch:.0%} of model x launch) regs "
+                f"{res.get('registers')} local {res.get('local_bytes')}")
+        if backend is None:  # every DiamondTorre configuration was skipped: time stepwise alone
+            backend = CUDABackend(params, shape, sizes[order][0], max(nts), pipelined=False)
+            backend.set_fields(init, init)
+        timing = measure_backend(backend, "stepwise", min(steps, 32), repeats)
+        rate = timing.rate
         model = predict("stepwise", order, device=device)
-        results.append({"algorithm": "stepwise", "order": order, "rate": rate, "times": times,
-                        "model": model.rate, "fraction": rate / model.rate})
-        from diamondlab.kernels.cuda import kernel_resources
-
         res = kernel_resources(backend.kernels.last_stepwise_kernel)
-        results[-1].update(res)
+        results.append({"algorithm": "stepwise", "order": order, "rate": rate, "times": list(timing.seconds),
+                        "model": model.rate, "fraction": rate / model.rate, **res})
         log(f"NO={order} stepwise {rate / 1e9:7.1f} G/s (ceiling {model.rate / 1e9:.0f}) "
             f"regs {res['registers']}")
         del backend

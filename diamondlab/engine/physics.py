@@ -6,8 +6,9 @@ Contract
 velocity, a sponge width, :class:`~diamondlab.sources.Source` and
 :class:`~diamondlab.sources.Receiver` lists) into what a backend takes:
 
-- a :class:`~diamondlab.media.Medium`: ``K = (c dt / h)^2`` as a number
-  (or a per-cell array for a velocity model) and the sponge's ``s = eta dt / 2``
+- a :class:`~diamondlab.media.Medium`: ``K = (c dt / h)^2`` as a number,
+  a depth profile for a layered model (one velocity per depth: every
+  ``(x, y)`` column the same), else a per-cell array; the sponge's ``s = eta dt / 2``
   as three 1D profiles (its ``variant`` "constant" is the backends' fast path);
 - source and receiver *points* (cells; off-grid positions become up to eight
   cells with trilinear weights);
@@ -36,7 +37,7 @@ from diamondlab.sources import (
     trilinear_points,
 )
 
-__all__ = ["DEFAULT_SPONGE", "Physics", "PointSet"]
+__all__ = ["DEFAULT_SPONGE", "Physics", "PointSet", "depth_profile"]
 
 #: Sponge width (cells) used when sources are given and no sponge is asked for.
 DEFAULT_SPONGE = 16
@@ -106,6 +107,23 @@ def _constant_velocity(velocity) -> float:
     return c
 
 
+def depth_profile(model: np.ndarray) -> np.ndarray | None:
+    """The velocity per depth of a model whose ``(x, y)`` columns are all equal (layered), else None.
+
+    Compares one x plane at a time (no temporary of the model's size).
+
+    >>> from diamondlab.media import anomaly_model, layered_model
+    >>> depth_profile(layered_model((4, 4, 6), (1.0, 2.0, 3.0))).tolist()
+    [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+    >>> depth_profile(anomaly_model((8, 8, 8))) is None
+    True
+    """
+    column = model[0, 0]
+    if all(np.array_equal(plane, np.broadcast_to(column, plane.shape)) for plane in model):
+        return column.copy()
+    return None
+
+
 class Physics:
     """Medium, sponge, sources and receivers of one simulation (see the module contract)."""
 
@@ -114,11 +132,13 @@ class Physics:
         if isinstance(spacing, (str, bytes, bool)) or not np.isfinite(float(spacing)) or not spacing > 0:
             raise ValueError(f"spacing (h) must be a finite number > 0; got {spacing!r}")
         self.spacing = float(spacing)
+        self.velocity_profile = None  # a layered model's velocity per depth
         if np.ndim(velocity) == 0:
             self.velocity_model = None
             self.velocity_max = self.velocity_min = _constant_velocity(velocity)
         else:
             self.velocity_model = check_velocity(velocity, self.shape)
+            self.velocity_profile = depth_profile(self.velocity_model)
             self.velocity_max = float(self.velocity_model.max())
             self.velocity_min = float(self.velocity_model.min())
         self.sources = [_as_source(s, i) for i, s in enumerate(_as_list(sources, "sources"))]
@@ -140,6 +160,17 @@ class Physics:
         return self.has_points or self.velocity_model is not None or self.sponge > 0
 
     @property
+    def medium_variant(self) -> str:
+        """The :attr:`~diamondlab.media.Medium.variant` :meth:`medium` gives, without building it.
+
+        >>> Physics((8, 8, 8), 1.0, 1.0, sponge=2).medium_variant
+        'sponge'
+        """
+        if self.velocity_model is None or self.velocity_min == self.velocity_max:
+            return "sponge" if self.sponge else "constant"
+        return "layered" if self.velocity_profile is not None else "model"
+
+    @property
     def has_points(self) -> bool:
         return len(self.source_points) > 0 or len(self.receiver_points) > 0
 
@@ -149,7 +180,10 @@ class Physics:
         >>> Physics((16, 16, 16), 1.0, 1.0, sponge=4).summary()
         'constant velocity, sponge 4'
         """
-        parts = ["velocity model" if self.velocity_model is not None else "constant velocity"]
+        if self.velocity_model is None:
+            parts = ["constant velocity"]
+        else:
+            parts = ["layered velocity model" if self.velocity_profile is not None else "velocity model"]
         if self.sponge:
             parts.append(f"sponge {self.sponge}")
         for name, points in (("source", self.sources), ("receiver", self.receivers)):
@@ -159,10 +193,13 @@ class Physics:
 
     def medium(self, dt: float) -> Medium:
         """The :class:`~diamondlab.media.Medium` for time step ``dt``: ``K`` (a number unless a
-        velocity model is given) and the sponge's three damping profiles; no other 3D array."""
+        velocity model is given, a depth profile for a layered one) and the sponge's three damping
+        profiles; no other 3D array."""
         scale = dt / self.spacing
         if self.velocity_model is None or self.velocity_min == self.velocity_max:  # one K for all
             kappa = (self.velocity_max * scale) ** 2
+        elif self.velocity_profile is not None:  # the same float64 arithmetic, once per depth
+            kappa = ((self.velocity_profile.astype(np.float64) * scale) ** 2).astype(np.float32)
         else:
             kappa = np.empty(self.shape, dtype=np.float32)
             for x, plane in enumerate(self.velocity_model):  # float64 one plane at a time

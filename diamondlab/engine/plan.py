@@ -63,17 +63,19 @@ def _clip_to_grid(size: int, order: int, shape) -> int:
     return max(1, min(int(size), min(int(shape[0]), int(shape[1])) // order))
 
 
-def default_tiling(backend: str | type[Backend], order: int, shape, damped: bool = False) -> tuple[int, int]:
+def default_tiling(backend: str | type[Backend], order: int, shape,
+                   medium: str = "constant") -> tuple[int, int]:
     """The backend's default (DTS, Nt) for ``order`` on ``shape``, DTS lowered until a tile fits the grid.
 
     ``backend`` is a registered name (``"auto"`` resolved) or a backend class;
-    ``damped``: the run has a sponge or a velocity model.
+    ``medium``: the run's :attr:`~diamondlab.media.Medium.variant` (``"constant"``, ``"sponge"``,
+    ``"layered"`` or ``"model"``).
 
     >>> default_tiling("cpu", 2, (16, 16, 16))
     (8, 48)
     """
     cls = _backend_class(backend) if isinstance(backend, str) else backend
-    size, nt = cls.default_tiling(order, shape, damped)
+    size, nt = cls.default_tiling(order, shape, medium)
     return _clip_to_grid(size, order, shape), nt
 
 
@@ -89,6 +91,18 @@ def fitted_size(backend: str, order: int, size: int, shape) -> int:
 def _backend_class(name: str) -> type[Backend]:
     """The class of a backend name; ``"auto"`` is resolved, a named one need not be usable here."""
     return get_backend(resolve_backend(name) if name == "auto" else name)
+
+
+def _device_shape(shape, order: int, nt: int, ranks: int, rank: int, window, swap_xz: bool):
+    """What one device runs (:attr:`RunPlan.device_shape`); ``nt=0`` leaves out an MPI slab's ghost rows
+    (rank 0's own rows are the widest)."""
+    if ranks > 1:
+        from diamondlab.engine.mpi import SlabBackend
+
+        return SlabBackend.slab_shape(shape, order, nt, ranks, rank)
+    if swap_xz:
+        return shape[::-1]
+    return shape if window is None else (window, *shape[1:])
 
 
 def _check_slab(backend_class, params, shape, slab, size, nt, options, rank, ranks) -> dict:
@@ -145,14 +159,10 @@ class RunPlan:
     @property
     def device_shape(self) -> tuple[int, int, int]:
         """The shape the backend allocates: the window's with a calculation window, this rank's slab with
-        MPI ranks, else the grid's."""
-        if self.ranks > 1:
-            from diamondlab.engine.mpi import SlabBackend
-
-            return SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, self.comm.rank)
-        if self.swap_xz:
-            return self.shape[::-1]
-        return self.shape if self.window is None else (self.window, *self.shape[1:])
+        MPI ranks, the grid's with x and z swapped for a tall column, else the grid's."""
+        rank = 0 if self.comm is None else self.comm.rank
+        return _device_shape(self.shape, self.params.order, self.nt, self.ranks, rank, self.window,
+                             self.swap_xz)
 
     @property
     def backend_class(self) -> type[Backend]:
@@ -276,10 +286,9 @@ class RunPlan:
 
     def check_slabs(self) -> None:
         """Every rank's slab (owned rows and ghost rows) must hold the backend's tile (MPI ranks)."""
-        from diamondlab.engine.mpi import SlabBackend, slab_bounds
+        from diamondlab.engine.mpi import SlabBackend
 
-        slab_bounds(self.shape[1], self.ranks)  # at least one row a rank
-        for rank in range(self.ranks):
+        for rank in range(self.ranks):  # slab_shape refuses ranks that would hold no row
             slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, rank)
             _check_slab(self.backend_class, self.params, self.shape, slab, self.size, self.nt,
                         dict(self.options), rank, self.ranks)
@@ -294,50 +303,43 @@ class RunPlan:
         if window_dir is None:  # else the fields live in files (checked against the disk's free space)
             need = host_bytes(shape, params.order, name, velocity_model=physics.velocity_model is not None)
             check_host_memory(shape, need)
-        ranks = 1 if comm is None else comm.size
-        # what the backend allocates: the window, this rank's slab (its ghost rows once Nt is known), the grid
+        ranks, rank = (1, 0) if comm is None else (comm.size, comm.rank)
         swap_xz = backend_class.swaps_xz(params.order, shape)
         if swap_xz and (ranks > 1 or window is not None):
             raise ValueError(f"backend {name!r} runs a z column of {shape[2]} cells with x and z swapped, "
                              "which MPI ranks and a calculation window do not do yet: put the longest axis "
                              "along x")
-        if ranks > 1:
-            device_shape = (shape[0], -(-shape[1] // ranks), shape[2])  # for the tuner; ghost rows below
-        elif swap_xz:
-            device_shape = shape[::-1]
-        else:
-            device_shape = shape if window is None else (window, *shape[1:])
+        # what one device holds before Nt is known (MPI: the widest rank's own rows, on every rank alike)
+        held = _device_shape(shape, params.order, 0, ranks, 0, window, swap_xz)
         if size == "auto" or nt == "auto":
             from diamondlab.engine.autotune import autotune
 
-            tuned = autotune(params, device_shape, name)
+            tuned = autotune(params, held, name)
             size = tuned.size if size == "auto" else size
             nt = tuned.nt if nt == "auto" else nt
             if options is None and (size, nt) == (tuned.size, tuned.nt):
                 options = tuned.options
-        damped = physics.sponge > 0 or physics.velocity_model is not None
-        # the default tile fits what one device holds: a window's x rows, a rank's own y rows
-        held = device_shape if swap_xz else (window or shape[0], shape[1] // ranks, shape[2])
-        default_size, default_nt = default_tiling(backend_class, params.order, held, damped)
+        medium = physics.medium_variant
+        if swap_xz and medium == "layered":  # K per depth varies along the device's x: K per cell there
+            medium = "model"
+        if ranks > 1:  # the default tile fits a rank's own y rows (the narrowest rank's)
+            held = (shape[0], shape[1] // ranks, shape[2])
+        default_size, default_nt = default_tiling(backend_class, params.order, held, medium)
         size = default_size if size is None else int(size)
-        if ranks > 1:
-            from diamondlab.engine.mpi import SlabBackend
-
+        if ranks > 1 and nt is None:
             # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
-            nt = min(default_nt, max(1, (shape[1] // ranks) // (2 * params.order))) if nt is None else int(nt)
-            device_shape = SlabBackend.slab_shape(shape, params.order, nt, ranks, comm.rank)
+            nt = min(default_nt, max(1, (shape[1] // ranks) // (2 * params.order)))
         nt = default_nt if nt is None else int(nt)
+        device_shape = _device_shape(shape, params.order, nt, ranks, rank, window, swap_xz)
         reason = "asked for"
         if algorithm == "auto":
-            algorithm, reason = backend_class.choose_algorithm(params.order, device_shape,
-                                                               physics.velocity_model is not None)
+            algorithm, reason = backend_class.choose_algorithm(params.order, device_shape, medium)
         streamed = None if window is None or algorithm != "diamondtorre" else backend_class.window_class()
         options = dict(options or {})
         if streamed is not None:  # a streamed sweep runs stage by stage
             options.setdefault("band", 0)
         if ranks > 1:
-            options = _check_slab(backend_class, params, shape, device_shape, size, nt, options, comm.rank,
-                                  ranks)
+            options = _check_slab(backend_class, params, shape, device_shape, size, nt, options, rank, ranks)
         else:
             options = backend_class.check(params, device_shape, size, nt, options)
         if streamed is not None:

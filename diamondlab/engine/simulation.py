@@ -255,7 +255,7 @@ class Simulation:
         self._compiled = False
         self._plane_check_seconds = 0.0  # the last sampled-plane check's cost (0: check after the next sweep)
         self.last_run: RunStats | None = None
-        self.reset(initial)
+        self.reset()  # the layers checked above, not again
 
     # ------------------------------------------------------------ state (the plan's, decided once)
     physics = property(lambda self: self.plan.physics, doc="Medium, sponge, sources and receivers.")
@@ -268,15 +268,11 @@ class Simulation:
     nt = property(lambda self: self.plan.nt, doc="Nt, the torre height.")
     shape = property(lambda self: self.plan.shape, doc="Grid size (nx, ny, nz).")
     cells = property(lambda self: self.plan.cells, doc="Cells of the grid.")
-
-    @property
-    def backend_options(self) -> dict:
-        """The backend's speed options in force (its defaults filled in)."""
-        return dict(self.plan.options)
-
-    @property
-    def order(self) -> int:
-        return self.params.order
+    order = property(lambda self: self.plan.params.order, doc="NO, the stencil order.")
+    sources = property(lambda self: self.plan.physics.sources, doc="The sources (Source objects).")
+    receivers = property(lambda self: self.plan.physics.receivers, doc="The receivers (Receiver objects).")
+    backend_options = property(lambda self: dict(self.plan.options),
+                               doc="The backend's speed options in force (its defaults filled in).")
 
     @property
     def time(self) -> float:
@@ -336,14 +332,6 @@ class Simulation:
         if self.physics.receivers:
             self.backend.take_traces()  # what a stopped run left queued belongs to the old fields
         self._traces = []
-
-    @property
-    def sources(self):
-        return self.physics.sources
-
-    @property
-    def receivers(self):
-        return self.physics.receivers
 
     @property
     def traces(self) -> np.ndarray:

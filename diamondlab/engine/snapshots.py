@@ -92,8 +92,8 @@ class Snapshots:
         self.directory.mkdir(parents=True, exist_ok=True)
         stem = self.directory / f"snapshot_{step:07d}"
         if "npz" in self.formats:
-            record = {"field": field, "step": np.int64(step), "time": np.float64(time)}
-            record["spacing"] = np.float64(spacing)
+            record = {"field": field, "step": np.int64(step), "time": np.float64(time),
+                      "spacing": np.float64(spacing)}
             self.files.append(write_atomically(f"{stem}.npz", lambda fh: np.savez(fh, **record)))
         if "vti" in self.formats:
             self.files.append(write_vti(f"{stem}.vti", field, spacing))

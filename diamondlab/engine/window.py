@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.engine.backends import Backend, Wrapper, planes_of
 from diamondlab.engine.subdomain import PartPhysics, ghost_rows
 
 __all__ = [
@@ -224,7 +224,7 @@ def describe_traffic(traffic: dict, nt: int) -> str:
             "sweeps)")
 
 
-class WindowBackend:
+class WindowBackend(Wrapper):
     """The fields in host memory, each sweep run window by window on ``inner`` (see the module contract).
 
     Parameters
@@ -238,10 +238,8 @@ class WindowBackend:
     """
 
     def __init__(self, inner: Backend, shape, directory: str | None = None):
-        self.inner, self.shape = inner, tuple(int(n) for n in shape)
-        self.params, self.size, self.nt = inner.params, inner.size, inner.nt
+        super().__init__(inner, shape, f"{inner.name}, window of {inner.shape[0]} x rows")
         self.window = inner.shape[0]
-        self.name = f"{inner.name}, window of {self.window} x rows"
         self.ghosts = ghost_rows(self.params.order, self.nt)
         self.chunks = window_chunks(self.shape[0], self.window, self.ghosts)
         self._prev, self._curr = host_fields(self.shape, directory)
@@ -259,16 +257,6 @@ class WindowBackend:
         return {"windows": len(self.chunks), "bytes_per_cell_sweep": moved, "overlapped": False}
 
     # ------------------------------------------------------------ the backend contract
-    @property
-    def options(self) -> dict:
-        return self.inner.options
-
-    def agree(self, flags: tuple) -> tuple:
-        return tuple(flags)
-
-    def compile(self) -> None:
-        self.inner.compile()
-
     def field_views(self):
         return self._prev, self._curr
 
@@ -343,6 +331,3 @@ class WindowBackend:
         if not self._nreceivers:
             return np.zeros((0, 0), dtype=np.float32)
         return np.concatenate(rows) if rows else np.zeros((0, self._nreceivers), dtype=np.float32)
-
-    def synchronize(self) -> None:
-        self.inner.synchronize()

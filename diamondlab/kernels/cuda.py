@@ -243,20 +243,25 @@ def ldcg_intrinsic():
 
 
 def sweep_register_cap(order: int, size: int, nz: int, requested: int | None = None,
-                       specialised: bool = False) -> int | None:
+                       specialised: bool = False, medium: bool = False) -> int | None:
     """Register cap of the sweep kernel for columns of ``nz`` cells.
 
     The preferred cap (``requested``, else the tuning's register caps,
-    :func:`diamondlab.devices.cuda_tuning`, else none) lowered so that one
+    :func:`diamondlab.devices.cuda_tuning`: with a ``medium`` its
+    ``medium_max_registers`` where it has one, else none) lowered so that one
     block of ``sweep_block(nz)`` threads fits the registers of a
     multiprocessor (tall columns spill, but launch).
 
     >>> sweep_register_cap(2, 3, 256), sweep_register_cap(2, 1, 1024), sweep_register_cap(8, 1, 64)
     (128, 64, None)
+    >>> sweep_register_cap(4, 2, 256), sweep_register_cap(4, 2, 256, medium=True)
+    (128, 255)
     """
     gpu = current_gpu() or H100
     tuning = cuda_tuning(gpu)
     table = tuning.specialised_max_registers if specialised else tuning.max_registers
+    if medium and (order, size) in tuning.medium_max_registers:
+        table = tuning.medium_max_registers
     cap = requested if requested is not None else table.get((order, size))
     hard = min(gpu.max_registers_per_thread, gpu.registers_per_sm // sweep_block(nz) // 8 * 8)
     if hard < gpu.max_registers_per_thread and (cap is None or cap > hard):
@@ -351,15 +356,18 @@ def unpack_rows(prev, curr, shape, y0: int, y1: int, rows) -> None:
 @functools.cache
 def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                 medium: str | None = None, points: bool = False, pipelined: bool = False) -> ModuleType:
+                 medium: str | None = None, points: bool = False, pipelined: bool = False,
+                 kappa_in_registers: bool = False) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default: the
     tuning's, :func:`diamondlab.devices.cuda_tuning`); ``yz = (ny, nz)`` specialises the sweep
     for one grid's y and z sizes (see :func:`~diamondlab.kernels.cuda_source.generate_source`);
-    ``medium`` (``"sponge"``: one K and a separable damping; ``"model"``:
-    K per cell and the damping) and ``points`` (source and receiver events)
-    select the physics variant; ``pipelined`` the sweep with tier-level waits.
+    ``medium`` (``"sponge"``: one K and a separable damping; ``"layered"``: K
+    per depth and the damping; ``"model"``: K per cell and the damping, with
+    ``kappa_in_registers`` shifted in registers with the tile) and ``points``
+    (source and receiver events) select the physics variant; ``pipelined`` the
+    sweep with tier-level waits.
 
     Its kernels: ``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)`` and
     ``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
@@ -371,9 +379,10 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     sim = simulator_enabled()
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory, medium=medium, points=points,
-                             pipelined=pipelined,
-                             segments=SHARED_PREVIOUS_SEGMENTS.get((order, size), 0))
-    variant = (f"_{medium}" if medium else "") + ("_points" if points else "")
+                             pipelined=pipelined, segments=SHARED_PREVIOUS_SEGMENTS.get((order, size), 0),
+                             kappa_in_registers=kappa_in_registers)
+    variant = (f"_{medium}" if medium else "") + ("_kreg" if kappa_in_registers else "")
+    variant += "_points" if points else ""
     variant += ("_pipelined" if pipelined else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
     module.compiled = {}

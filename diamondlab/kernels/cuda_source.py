@@ -121,7 +121,7 @@ class _Emitter:
 def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                     yz: tuple[int, int] | None = None, left_from_memory: bool = False,
                     medium: str | None = None, points: bool = False, pipelined: bool = False,
-                    segments: int = 0) -> str:
+                    segments: int = 0, kappa_in_registers: bool = False) -> str:
     """Device function that runs one torre; ``interior`` drops every bounds check.
 
     With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
@@ -130,7 +130,10 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     left it one tier ago, already stored) are re-read from L2 every tier
     instead of being kept in registers: ``ShS`` fewer registers per row.
     With ``medium`` (``"sponge"``: one ``K`` for all cells, ``kap``;
-    ``"model"``: ``K`` per cell from ``Kappa``) cell updates are damped with
+    ``"layered"``: ``K`` per depth from ``KZ``, one register a thread;
+    ``"model"``: ``K`` per cell from ``Kappa``, loaded per cell and tier, or with
+    ``kappa_in_registers`` kept in registers and shifted with the tile like
+    level n, so that a tier loads only the entering cells' ``K``) cell updates are damped with
     ``1 - s = min(AX[x], AY[y], AZ[z])`` and ``1 / (1 + s) = min(RX[x],
     RY[y], RZ[z])`` (no division in the kernel): the z and y profiles are read
     once per torre, the x ones once per tier and column; with ``points`` the tier's source and receiver
@@ -155,6 +158,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     ncp = len(cells) | 1
     cell_index = {c: i for i, c in enumerate(cells)}
     in_shared = segments > 0
+    if kappa_in_registers and (medium != "model" or in_shared):
+        raise ValueError("kappa_in_registers needs medium='model' and level n-1 in registers (segments=0)")
     if in_shared:
         by_column = sorted(cells)
         groups = [by_column[i * len(cells) // segments:(i + 1) * len(cells) // segments]
@@ -243,6 +248,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         # the torre's damping rows: min(AY[y], AZ[z]), min(RY[y], RZ[z]) (rows outside the domain: unused)
         e(1, "az = AZ[zc]")
         e(1, "rz = RZ[zc]")
+        if medium == "layered":
+            e(1, "kz = KZ[zc]")
         for v, _ in rows:
             for p in ("a", "r"):
                 row = f"lower({p.upper()}Y[yc + ({v})], {p}z)"
@@ -271,6 +278,20 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                 e(1, f"{target} = {load('G', u, v)}")
             else:
                 e(1, f"{target} = {guarded_load('G', u, v)}")
+
+    def kappa_at(u: int, v: int) -> str:
+        if interior:
+            return load_ro("Kappa", u, v)
+        # the update runs for outside cells too
+        return f"load_ro_if(Kappa, {addr(u, v)}, {guard(u, v)}, ZERO)"
+
+    def kappa_name(u: int, v: int) -> str:
+        return f"k_{_enc(u)}_{_enc(v)}"
+
+    if kappa_in_registers:  # K of the tile at tier 0 but its entering columns (loaded by the tier)
+        for v, w in rows:
+            for u in range(1 - w, w - shs + 1):
+                e(1, f"{kappa_name(u, v)} = {kappa_at(u, v)}")
     # ---- tier loop
     e(1, "k = 0")
     e(1, "while k < nt:")
@@ -358,6 +379,10 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         for name in loads:
             if issue_at[name] == i:
                 emit_load(name)
+        if kappa_in_registers and i == 0:
+            for v, w in rows:
+                for u in range(w - shs + 1, w + 1):
+                    e(2, f"{kappa_name(u, v)} = {kappa_at(u, v)}")
         if medium and i == 0:
             for u in range(1 - radius, radius + 1):
                 for p in ("a", "r"):
@@ -382,10 +407,12 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             if medium:
                 if medium == "sponge":
                     kap = "kap"
-                elif not interior:  # the update runs for outside cells too
-                    kap = f"load_ro_if(Kappa, {addr(u, v)}, {guard(u, v)}, ZERO)"
+                elif medium == "layered":
+                    kap = "kz"
+                elif kappa_in_registers:
+                    kap = kappa_name(u, v)
                 else:
-                    kap = load_ro("Kappa", u, v)
+                    kap = kappa_at(u, v)
                 args += [kap, f"lower(ax_{_enc(u)}, ayz_{_enc(v)})", f"lower(rx_{_enc(u)}, ryz_{_enc(v)})"]
             args.append(coeff_args)
             for d in range(1, shs + 1):
@@ -455,6 +482,10 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         for v, w in rows:
             for u in range(1 - w, w + 1):
                 e(2, f"{_g(u, v)} = t_{_enc(u)}_{_enc(v)}")
+    if kappa_in_registers:
+        for v, w in rows:
+            for u in range(1 - w, w - shs + 1):
+                e(2, f"{kappa_name(u, v)} = {kappa_name(u + shs, v)}")
     e(2, "k += 1")
     return e.text()
 
@@ -532,7 +563,9 @@ def lower(a, b):
 
 #: Trailing arguments of the medium variants (after the coefficients).
 _PROFILES = ", AX, AY, AZ, RX, RY, RZ"
-_MEDIUM_ARGS = {None: "", "sponge": ", kap" + _PROFILES, "model": ", Kappa" + _PROFILES}
+_MEDIUM_ARGS = {
+    None: "", "sponge": ", kap" + _PROFILES, "layered": ", KZ" + _PROFILES, "model": ", Kappa" + _PROFILES,
+}
 
 
 _LDCG_IMPORT = """
@@ -574,11 +607,14 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool, medium: str | None = 
     if medium:
         e(1, "ayz = lower(AY[y], AZ[z])")
         e(1, "ryz = lower(RY[y], RZ[z])")
+    if medium == "layered":
+        e(1, "kz = KZ[z]")
     e(1, "for x in range(xs, xe):")
     e(2, "i = x * sx + col")
     args = [f"q{_enc(0)}", "gv"]
     if medium:
-        args += ["kap" if medium == "sponge" else at("Kappa", "i"), "lower(AX[x], ayz)", "lower(RX[x], ryz)"]
+        kap = {"sponge": "kap", "layered": "kz"}.get(medium) or at("Kappa", "i")
+        args += [kap, "lower(AX[x], ayz)", "lower(RX[x], ryz)"]
     args.append(coeff_args)
     for d in range(1, shs + 1):
         e(2, f"ym{d} = {at('A', f'i - {d} * nz')} if ym{d}ok else ZERO")
@@ -692,6 +728,7 @@ def generate_source(
     points: bool = False,
     pipelined: bool = False,
     segments: int = 0,
+    kappa_in_registers: bool = False,
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -708,9 +745,10 @@ def generate_source(
         registers); the kernel must then only be launched on such grids.
     left_from_memory : bool
         Re-read the tile's left neighbours from L2 each tier (fewer registers).
-    medium : None, "sponge" or "model"
+    medium : None, "sponge", "layered" or "model"
         Both kernels take the bare weights as ``coeffs``, then ``K`` (the float32
-        ``kap`` for ``"sponge"``, the per-cell array ``Kappa`` for ``"model"``)
+        ``kap`` for ``"sponge"``, the depth profile ``KZ`` for ``"layered"``, the
+        per-cell array ``Kappa`` for ``"model"``)
         and the damping profiles ``AX, AY, AZ`` of ``1 - s`` and ``RX, RY, RZ`` of
         ``1 / (1 + s)`` (each the minimum of its three profiles).
     points : bool
@@ -728,6 +766,11 @@ def generate_source(
         even ``S > 0``: level n-1 in shared memory and ``S`` z exchanges per
         tier (for tiles whose two levels do not fit in registers; see
         :func:`shared_layout`).
+    kappa_in_registers : bool
+        With ``medium="model"`` and ``segments=0``: the sweep keeps the tile's
+        ``K`` in registers, shifted with the tile, and loads only the entering
+        cells' ``K`` each tier (``2 R^2`` more registers a thread) instead of
+        every cell's.
 
     Examples
     --------
@@ -761,10 +804,10 @@ def generate_source(
             store_index="i" if simulator else "uint64(i)",
         ),
         _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory, medium, points,
-                        pipelined, segments),
+                        pipelined, segments, kappa_in_registers),
         "",
         _torre_function("torre_boundary", order, size, False, simulator, yz, left_from_memory, medium,
-                        points, pipelined, segments),
+                        points, pipelined, segments, kappa_in_registers),
         "",
     ]
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"

@@ -27,6 +27,7 @@ gone to full colour.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -196,8 +197,7 @@ def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
     else ``±`` :func:`robust_max` of these planes.
     """
     vmax = robust_max([slices[p] for p in PLANES]) if vmax is None else float(vmax)
-    context = fig.batch_update() if hasattr(fig, "batch_update") else _null()
-    with context:
+    with fig.batch_update() if hasattr(fig, "batch_update") else contextlib.nullcontext():
         if "index" in slices and len(fig.layout.annotations) >= 3:
             ix, iy, iz = slices["index"]
             for ann, text in zip(fig.layout.annotations[:3], (f"xy (z = {iz})", f"xz (y = {iy})",
@@ -213,14 +213,6 @@ def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
                 trace.zmin, trace.zmax = -vmax, vmax
         if title is not None:
             fig.layout.title.text = title
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def traces_figure(names=(), widget: bool = False, title: str = "receivers"):

@@ -30,20 +30,16 @@ def dependency_graph_figure(order: int, nx: int = 11, nt: int = 5, width: int = 
     """Fig. 2: the graph's vertices and edges on an ``nx x nt`` window, the edges of the top middle
     vertex drawn bold (its stencil: ``ShS`` cells each side a step back, itself two steps back)."""
     edges = dependency_edges(order, nx, nt)
-    fig = go.Figure()
-    xs, ts = [], []
-    for x, t, xs_, ts_ in edges.tolist():
-        xs += [x, xs_, None]
-        ts += [t, ts_, None]
-    fig.add_scatter(x=xs, y=ts, mode="lines", line={"color": "#ccc", "width": 1}, name="all edges")
     top = (nx // 2, nt - 1)
     mine = edges[(edges[:, 0] == top[0]) & (edges[:, 1] == top[1])]
-    bx, bt = [], []
-    for x, t, xs_, ts_ in mine.tolist():
-        bx += [x, xs_, None]
-        bt += [t, ts_, None]
-    fig.add_scatter(x=bx, y=bt, mode="lines", line={"color": "#c0392b", "width": 3},
-                    name=f"what ({top[0]}, {top[1]}) reads")
+    fig = go.Figure()
+    for drawn, line, name in ((edges, {"color": "#ccc", "width": 1}, "all edges"),
+                              (mine, {"color": "#c0392b", "width": 3}, f"what ({top[0]}, {top[1]}) reads")):
+        xs, ts = [], []
+        for x, t, xs_, ts_ in drawn.tolist():
+            xs += [x, xs_, None]
+            ts += [t, ts_, None]
+        fig.add_scatter(x=xs, y=ts, mode="lines", line=line, name=name)
     grid_t, grid_x = np.mgrid[0:nt, 0:nx]
     fig.add_scatter(x=grid_x.ravel(), y=grid_t.ravel(), mode="markers", marker={"color": "#1b4f72"},
                     name="vertices")

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.geometry import Conoid, DiamondTile, DiamondTorre, StageSchedule, asynchrony, locality
+from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule, asynchrony, locality
 from diamondlab.geometry.locality import count_transfers
 from diamondlab.geometry.tilings import TilingMeasure
 
@@ -248,13 +248,6 @@ def torre_runs(schedule: StageSchedule, torre: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
 
 
-def stage_colours(nstages: int) -> list[str]:
-    """One colour per stage (first, rightmost stage dark; last stage bright)."""
-    from plotly.colors import sample_colorscale
-
-    return sample_colorscale(STAGE_COLORSCALE, np.linspace(0, 1, max(nstages, 2)).tolist())[:nstages]
-
-
 def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None,
                        width: int = 500) -> go.Figure:
     """Steps completed by every column after ``stages_done`` stages (paper 000, figure 9).
@@ -354,14 +347,6 @@ def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64), width: i
         margin=dict(l=10, r=30, t=100, b=30), height=380, width=width,
     )
     return fig
-
-
-def conoid_summary(order: int, size: int, nt: int) -> dict[str, int]:
-    """Sizes of the shapes of :func:`conoid_figure` (for readouts and tests)."""
-    torre = DiamondTorre(DiamondTile(order, size), nt)
-    c: Conoid = torre.bottom_conoid()
-    return dict(radius=torre.tile.radius, tile_cells=torre.tile.ncells, torre_vertices=torre.nvertices,
-                conoid_vertices=int(sum(c.ncells_at(k) for k in range(c.steps + 1))))
 
 
 #: Labels of :func:`~diamondlab.geometry.tilings.compare_tilings`' rows in the figures.

@@ -41,7 +41,6 @@ from diamondlab.viz.lrnla import (
     _SCENE,
     STAGE_COLORSCALE,
     box_mesh,
-    rows_to_runs,
     tier_outlines,
     torre_runs,
     vertices_of_runs,
@@ -187,10 +186,7 @@ class SweepPicture:
             )
         self.schedule = schedule
         self.tscale = tscale
-        self.runs = []
-        for i in range(schedule.ntorres):
-            parts = [rows_to_runs(schedule.tier_rows(i, k), k) for k in range(schedule.nt)]
-            self.runs.append(np.concatenate(parts))
+        self.runs = [torre_runs(schedule, i) for i in range(schedule.ntorres)]
         self.reads = torre_dependencies(schedule)
         self.feeds = [np.zeros(0, dtype=np.int64) for _ in range(schedule.ntorres)]
         for a, deps in enumerate(self.reads):
@@ -285,17 +281,8 @@ class SweepPicture:
         for trace in data:
             trace.showlegend = True
         fig = go.Figure(data)
-        zmax = s.nt * self.tscale
-        fig.add_scatter3d(**_domain_box(s.nx, s.ny, zmax), mode="lines", line=dict(color="#555", width=2),
-                          name="domain", hoverinfo="skip")
-        fig.update_layout(
-            title=self.title(stage, focus),
-            scene=dict(_SCENE, aspectratio=dict(x=1, y=s.ny / s.nx, z=max(0.45, min(1.0, zmax / s.nx))),
-                       camera=dict(eye=dict(x=-1.5, y=-1.6, z=1.1)),
-                       xaxis=dict(range=[-0.5 - 2 * s.tile.radius, s.nx + 2 * s.tile.radius]),
-                       yaxis=dict(range=[-0.5, s.ny - 0.5]), zaxis=dict(range=[0, zmax])),
-            legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=60, b=0), height=540,
-        )
+        fig.update_layout(title=self.title(stage, focus), scene=_add_domain(fig, s, self.tscale),
+                          legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=60, b=0), height=540)
         return fig
 
 
@@ -313,24 +300,17 @@ def stage_row_figure(picture: SweepPicture, stage: int | None = None) -> go.Figu
             fig.add_mesh3d(**box_mesh(runs, picture.tscale), color=colour, flatshading=True,
                            name=f"torre {int(i)} (yc = {int(s.torre_yc[i])})", showlegend=True,
                            hoverinfo="name", lighting=dict(ambient=0.55, diffuse=0.7))
-    zmax = s.nt * picture.tscale
-    fig.add_scatter3d(**_domain_box(s.nx, s.ny, zmax), mode="lines", line=dict(color="#555", width=2),
-                      name="domain", hoverinfo="skip")
-    r = s.tile.radius
     fig.update_layout(
         title=(f"stage {stage + 1} of {s.nstages}: {len(s.stage_torres(stage))} independent torres at x0 = "
-               f"{int(s.torre_x0[s.stage_start[stage]])}, 2R = {2 * r} apart in y"),
-        scene=dict(_SCENE, aspectratio=dict(x=1, y=s.ny / s.nx, z=max(0.45, min(1.0, zmax / s.nx))),
-                   camera=dict(eye=dict(x=-1.5, y=-1.6, z=1.1)),
-                   xaxis=dict(range=[-0.5 - 2 * r, s.nx + 2 * r]), yaxis=dict(range=[-0.5, s.ny - 0.5]),
-                   zaxis=dict(range=[0, zmax])),
-        margin=dict(l=0, r=0, t=40, b=0), height=480,
+               f"{int(s.torre_x0[s.stage_start[stage]])}, 2R = {2 * s.tile.radius} apart in y"),
+        scene=_add_domain(fig, s, picture.tscale), margin=dict(l=0, r=0, t=40, b=0), height=480,
     )
     return fig
 
 
-def _domain_box(nx: int, ny: int, top: float) -> dict[str, list]:
-    x0, x1, y0, y1 = -0.5, nx - 0.5, -0.5, ny - 0.5
+def _add_domain(fig: go.Figure, s: StageSchedule, tscale: float) -> dict:
+    """Outline the sweep's domain (``Nt`` steps tall) in ``fig``; return the scene that frames it."""
+    x0, x1, y0, y1, top = -0.5, s.nx - 0.5, -0.5, s.ny - 0.5, s.nt * tscale
     xs, ys, zs = [], [], []
     for z in (0.0, top):
         xs += [x0, x1, x1, x0, x0, None]
@@ -340,4 +320,9 @@ def _domain_box(nx: int, ny: int, top: float) -> dict[str, list]:
         xs += [x, x, None]
         ys += [y, y, None]
         zs += [0.0, top, None]
-    return dict(x=xs, y=ys, z=zs)
+    fig.add_scatter3d(x=xs, y=ys, z=zs, mode="lines", line=dict(color="#555", width=2), name="domain",
+                      hoverinfo="skip")
+    r = s.tile.radius
+    return dict(_SCENE, aspectratio=dict(x=1, y=s.ny / s.nx, z=max(0.45, min(1.0, top / s.nx))),
+                camera=dict(eye=dict(x=-1.5, y=-1.6, z=1.1)), xaxis=dict(range=[-0.5 - 2 * r, s.nx + 2 * r]),
+                yaxis=dict(range=[-0.5, s.ny - 0.5]), zaxis=dict(range=[0, top]))

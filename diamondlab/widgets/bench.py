@@ -48,9 +48,7 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
     def plain() -> float:  # the engine's measurement, in the same worker thread as the watched runs
         return run.submit(measure_simulation, sim, steps, 1, False).result().gcells
 
-    view = None
-
-    watched_seconds = []
+    view, watched_seconds = None, []
 
     def watched() -> float:
         nonlocal view
@@ -64,9 +62,7 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
         watched_seconds.append(time.perf_counter() - t0)
         return steps * sim.cells / watched_seconds[-1] / 1e9
 
-    rows = []
-    for _ in range(trials):
-        rows.append({"plain": plain(), "watched": watched()})
+    rows = [{"plain": plain(), "watched": watched()} for _ in range(trials)]
     plain_median = statistics.median(r["plain"] for r in rows)
     watched_median = statistics.median(r["watched"] for r in rows)
     return {

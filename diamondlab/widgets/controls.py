@@ -19,6 +19,7 @@ order); they never change the fields, only the throughput readout.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import asdict, dataclass, replace
 
@@ -55,6 +56,11 @@ class RunConfig:
     def damped(self) -> bool:
         """Whether the run has a sponge: one applies only with sources or receivers."""
         return bool(self.sponge and (self.sources or self.receivers))
+
+    @property
+    def medium(self) -> str:
+        """The run's :attr:`~diamondlab.media.Medium.variant` (the lab runs a constant velocity)."""
+        return "sponge" if self.damped else "constant"
 
     def sim_kwargs(self) -> dict:
         """Keyword arguments of :class:`~diamondlab.Simulation`.
@@ -102,12 +108,12 @@ def sweep_choices() -> list[tuple[str, tuple]]:
     return choices
 
 
-def default_tiling(backend: str, order: int, shape, damped: bool = False) -> tuple[int, int]:
+def default_tiling(backend: str, order: int, shape, medium: str = "constant") -> tuple[int, int]:
     """The backend's default (DTS, Nt) for ``order`` on ``shape`` (see ``engine.plan.default_tiling``)."""
     from diamondlab.engine.plan import default_tiling as plan_default
 
     try:
-        return plan_default(backend, order, shape, damped)
+        return plan_default(backend, order, shape, medium)
     except (RuntimeError, ValueError):  # a backend that cannot run here: its message shows on validation
         return 2, 8
 
@@ -257,20 +263,15 @@ class Controls:
                 self.nx.value, self.ny.value, self.nz.value = (int(n) for n in cfg.shape)
         self.validate()
 
+    @contextlib.contextmanager
     def hold(self):
         """Context: change several controllers with one validation at the end."""
-        controls = self
-
-        class _Hold:
-            def __enter__(self):
-                controls._held = True
-
-            def __exit__(self, *exc):
-                controls._held = False
-                controls._changed(None)
-                return False
-
-        return _Hold()
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+            self._changed(None)
 
     _held = False
 
@@ -282,17 +283,13 @@ class Controls:
         if self._held:
             return
         cfg = self.config()
-        size, nt = default_tiling(cfg.backend, cfg.order, cfg.shape, damped=cfg.damped)
-        self._held = True
-        try:
+        size, nt = default_tiling(cfg.backend, cfg.order, cfg.shape, medium=cfg.medium)
+        with self.hold():
             self.sweep.disabled = not _resolves_to_cuda(cfg.backend)
             self.size.value, self.nt.value = size, nt
             lim = courant_limit(cfg.order)
             if self.courant.value > lim:
                 self.courant.value = round(0.5 * lim, 4)
-        finally:
-            self._held = False
-        self._changed(None)
 
     def _fit_column(self, change) -> None:
         """Lower DTS when the backend no longer runs it well on the grid (on the GPU: a block holds nz)."""

@@ -38,7 +38,7 @@ from dataclasses import replace as _replace
 
 import ipywidgets as widgets
 
-from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, plan_config
+from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, default_tiling, plan_config
 from diamondlab.widgets.live import LiveView, close_widgets
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer
 from diamondlab.widgets.runner import BackgroundRun
@@ -140,10 +140,8 @@ class Lab:
                     old.close()
         config = {"shape": (64, 64, 64), "backend": "auto", **config}
         if "size" not in config or "nt" not in config:
-            from diamondlab.widgets.controls import default_tiling
-
             probe = RunConfig(**config)  # the defaults of the fields not given
-            size, nt = default_tiling(probe.backend, probe.order, probe.shape, damped=probe.damped)
+            size, nt = default_tiling(probe.backend, probe.order, probe.shape, medium=probe.medium)
             config = {"size": size, "nt": nt, **config}
         cfg = RunConfig(**config)
         self.controls = Controls(cfg)

@@ -14,7 +14,7 @@ so the field is at one time level):
 - the throughput readout (:class:`ipywidgets.HTML` with class
   ``diamondlab-throughput``): current and average G cell updates/s, the
   model's prediction for this configuration and backend
-  (:func:`diamondlab.viz.perf.predicted_rate`), and stepwise for comparison
+  (:func:`diamondlab.engine.perfmodel.predict`), and stepwise for comparison
   (the model, and the measured rate once a stepwise run of the same grid
   has been seen);
 - a small history plot of the current and average rate.
@@ -216,8 +216,8 @@ class LiveView:
     min_interval : float
         Shortest time between two refreshes (seconds).
     model : callable, optional
-        ``model(sim) -> (rate, stepwise_rate)`` in G cell updates/s; the
-        default asks :func:`diamondlab.viz.perf.predicted_rate`.
+        ``model(sim) -> (rate, stepwise_rate, bound)`` in G cell updates/s; the
+        default asks :func:`diamondlab.engine.perfmodel.predict`.
     measured : dict, optional
         Shared record of measured average rates keyed by configuration
         (the lab passes one so that stepwise runs are remembered).
@@ -413,7 +413,6 @@ class LiveView:
                     if i < tr.shape[1]:
                         trace.x, trace.y = x, tr[:n:step, i]
             return
-        ix, iy, iz = self.index()
         if not self._probe_t or self._probe_t[-1] != sim.time_step:
             if self._probe_t and sim.time_step < self._probe_t[-1]:
                 self._probe_t.clear()
@@ -478,8 +477,7 @@ class LiveView:
 
 
 def _default_model(sim) -> tuple[float, float, str]:
-    from diamondlab.engine.perfmodel import predict
-    from diamondlab.viz.perf import device_numbers
+    from diamondlab.engine.perfmodel import device_numbers, predict
 
     device = device_numbers(sim.backend_name, sim.order)
     model = sim.physics.velocity_model is not None

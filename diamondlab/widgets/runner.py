@@ -89,8 +89,6 @@ class BackgroundRun:
 
     def __init__(self, sim):
         self.sim = sim
-        self.state = "idle"
-        self.message = ""
         self.history: list[SweepRecord] = []
         self.listener_error: str | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="diamondlab-run")
@@ -100,9 +98,8 @@ class BackgroundRun:
         self._start_listeners: list[Callable] = []
         self._sweep_listeners: list[Callable] = []
         self._state_listeners: list[Callable] = []
-        self._totals = [0, 0.0, 0.0]  # cell updates, kernel seconds, wall seconds (since reset)
-        self._first: tuple | None = None  # the first sweep's (updates, seconds, wall), kept apart
         self.closed = False
+        self._restart("")  # state "idle", no history
 
     # ------------------------------------------------------------ listeners
     def on_start(self, listener: Callable) -> None:
@@ -122,13 +119,16 @@ class BackgroundRun:
         for where in (self._start_listeners, self._sweep_listeners, self._state_listeners):
             where[:] = [f for f in where if f not in listeners]
 
-    def _set_state(self, state: str, message: str = "") -> None:
-        self.state, self.message = state, message
-        for listener in list(self._state_listeners):
+    def _call(self, listeners: list[Callable], *args) -> None:
+        for listener in list(listeners):
             try:
-                listener(state, message)
+                listener(*args)
             except Exception as err:  # noqa: BLE001 - a view must never stop the run
                 self.listener_error = f"{type(err).__name__}: {err}"
+
+    def _set_state(self, state: str, message: str = "") -> None:
+        self.state, self.message = state, message
+        self._call(self._state_listeners, state, message)
 
     # -------------------------------------------------------------- control
     @property
@@ -185,19 +185,20 @@ class BackgroundRun:
             return
         self.pause(wait=True, timeout=timeout)
         self.sim.reset()
-        self.history.clear()
-        self._totals = [0, 0.0, 0.0]
-        self._first = None
-        self._set_state("idle", "reset to n = 0")
+        self._restart("reset to n = 0")
 
     def replace(self, sim, timeout: float | None = 60.0) -> None:
         """Pause, wait, and drive another simulation from now on (history cleared)."""
         self.pause(wait=True, timeout=timeout)
         self.sim = sim
+        self._restart("")
+
+    def _restart(self, message: str) -> None:
+        """History and rates from zero, state idle."""
         self.history.clear()
-        self._totals = [0, 0.0, 0.0]
-        self._first = None
-        self._set_state("idle", "")
+        self._totals = [0, 0.0, 0.0]  # cell updates, kernel seconds, wall seconds (since reset)
+        self._first: tuple | None = None  # the first sweep's (updates, seconds, wall), kept apart
+        self._set_state("idle", message)
 
     def close(self, timeout: float | None = 60.0) -> None:
         """Stop the run, end the worker thread and drop the simulation and the listeners (idempotent).
@@ -223,11 +224,7 @@ class BackgroundRun:
     def _work(self, steps: int | None) -> None:
         sim = self.sim
         try:
-            for listener in list(self._start_listeners):
-                try:
-                    listener(sim)
-                except Exception as err:  # noqa: BLE001 - a view must never stop the run
-                    self.listener_error = f"{type(err).__name__}: {err}"
+            self._call(self._start_listeners, sim)
             if not getattr(sim, "_compiled", True):
                 self._set_state("compiling", f"compiling the {sim.backend_name} kernels for NO={sim.order} "
                                 "(once per order, cached on disk) ...")
@@ -256,11 +253,7 @@ class BackgroundRun:
                 self.history.append(rec)
                 if self.state != "running":
                     self._set_state("running", "")
-                for listener in list(self._sweep_listeners):
-                    try:
-                        listener(s, rec)
-                    except Exception as err:  # noqa: BLE001 - a view must never stop the run
-                        self.listener_error = f"{type(err).__name__}: {err}"
+                self._call(self._sweep_listeners, s, rec)
 
             from diamondlab.engine.simulation import SourceTimingWarning
 

@@ -41,13 +41,22 @@ def test_default_tile_fits_the_z_column():
 
 
 def test_damped_default_tile_is_the_one_that_does_not_spill():
-    """A sponge or a velocity model at NO=2 runs DTS=3 (DTS=4's medium variant spills: BENCHMARKS.md)."""
+    """A sponge or a velocity model at NO=2 runs DTS=3 (DTS=4's medium variant spills: BENCHMARKS.md);
+    K per cell at NO=6 runs DTS=1 with K in registers (DTS=2 keeps level n-1 in shared memory and
+    loads K per cell and tier); a medium lifts the NO=4 DTS=2 register cap to 255 (it spilled at 128)."""
     from diamondlab.engine.plan import default_tiling
+    from diamondlab.kernels.cuda import sweep_register_cap
 
     assert CUDABackend.default_tiling(2) == (4, 32)
-    assert CUDABackend.default_tiling(2, (256, 256, 256), damped=True) == (3, 32)
-    assert CUDABackend.default_tiling(8, (256, 256, 256), damped=True) == CUDABackend.default_tiling(8)
-    assert default_tiling(CUDABackend, 2, (256, 256, 256), damped=True) == (3, 32)
+    for medium in ("sponge", "layered", "model"):
+        assert CUDABackend.default_tiling(2, (256, 256, 256), medium=medium) == (3, 32)
+        assert CUDABackend.default_tiling(8, (256, 256, 256), medium=medium) == CUDABackend.default_tiling(8)
+    assert CUDABackend.default_tiling(6, (256, 256, 256), medium="layered") == (2, 16)
+    assert CUDABackend.default_tiling(6, (256, 256, 256), medium="model") == (1, 16)
+    assert default_tiling(CUDABackend, 2, (256, 256, 256), medium="sponge") == (3, 32)
+    assert sweep_register_cap(4, 2, 256) == 128 and sweep_register_cap(4, 2, 256, medium=True) == 255
+    assert sweep_register_cap(2, 3, 256, specialised=True) == 80
+    assert sweep_register_cap(2, 3, 256, specialised=True, medium=True) == 128
 
 
 def test_unsupported_pair_fails_before_any_work():
@@ -87,7 +96,7 @@ def test_gpu_diamondtorre_equals_stepwise_and_cpu(case):
 @pytest.mark.gpu
 def test_gpu_shape_larger_than_memory_is_a_value_error():
     with pytest.raises(ValueError, match="GiB of GPU memory"):
-        CUDABackend(WaveParameters(order=2), (4096, 4096, 1024), 1, 4)
+        CUDABackend(WaveParameters(order=2), (4096, 4096, 2048), 1, 4)  # 256 GiB: more than an H200
 
 
 def own_device_bytes() -> int:
@@ -137,12 +146,15 @@ def test_gpu_simulation_auto_picks_cuda_and_matches_cpu():
     assert max_rel(sims["auto"].field, sims["cpu"].field) <= 1e-5
 
 
-#: (NO, DTS, Nt, odd shape, medium, points): every NO at its default DTS with everything switched on,
-#: the largest NO=2 tile, and each half of the physics alone.
+#: (NO, DTS, Nt, odd shape, medium, points[, kappa_in_registers]): every NO at its default DTS with
+#: everything switched on, the largest NO=2 tile, each half of the physics alone, a layered model
+#: (K per depth, checked against the per-cell model kernel) and K kept in registers.
 GPU_PHYSICS_CASES = [
     (order, CUDABackend.default_tiling(order)[0], 7, (45, 61, 37), "model", True) for order in (2, 4, 6, 8)
 ] + [(2, 3, 8, (61, 50, 70), "sponge", True), (8, 1, 6, (40, 43, 33), "sponge", True),
-     (2, 4, 5, (40, 43, 33), None, True), (4, 2, 6, (40, 41, 35), "model", False)]
+     (2, 4, 5, (40, 43, 33), None, True), (4, 2, 6, (40, 41, 35), "model", False)] + [
+    (order, size, 7, (45, 61, 37), "layered", True) for order, size in ((2, 3), (4, 2), (6, 2), (8, 1))
+] + [(order, size, 7, (45, 61, 37), "model", True, True) for order, size in ((2, 3), (4, 1), (4, 2), (8, 1))]
 
 
 def _sim_cases():
@@ -165,10 +177,11 @@ def test_gpu_physics_diamondtorre_equals_stepwise_and_cpu(case):
     The simulator's check on a real GPU: DiamondTorre == stepwise bit for bit (fields and receiver
     values), both within 1e-5 of the CPU engine.
     """
-    order, size, nt, shape, medium, points = case
+    order, size, nt, shape, medium, points, *kappa_in_registers = case
     nsteps = 200
     heights = (nt,) * (nsteps // nt) + ((nsteps % nt,) if nsteps % nt else ())
-    print(_sim_cases().run_physics_case(order, size, nt, shape, heights, medium, points))
+    print(_sim_cases().run_physics_case(order, size, nt, shape, heights, medium, points,
+                                        kappa_in_registers=(kappa_in_registers or [None])[0]))
 
 
 @pytest.mark.gpu
@@ -316,5 +329,6 @@ def test_gpu_default_waits_follow_the_grid():
 
     small = Simulation((256, 256, 256), 8, backend="cuda")
     big = Simulation((128, 2048, 256), 8, backend="cuda")  # 256 torres a stage for 132 blocks
-    assert small.backend.options == {"pipelined": True, "band": 0, "chunk": 1}
+    assert {k: small.backend.options[k] for k in ("pipelined", "band", "chunk")} == {
+        "pipelined": True, "band": 0, "chunk": 1}
     assert not big.backend.options["pipelined"]

@@ -150,3 +150,24 @@ def test_a_reused_snapshot_collector_does_not_repeat_the_boundary_frame():
     sim.run(10, snapshots=shots)
     sim.run(10, snapshots=shots)
     assert [k for k, _ in shots.frames] == [0, 5, 10, 15, 20]
+
+
+def test_a_layered_model_is_k_per_depth_with_the_per_cell_values():
+    """Physics finds a layered model (every column equal) and keeps K per depth, the very float32 values
+    a per-cell model gets (the kernels' equality: tests/kernels/cuda_sim_cases.py); one changed cell makes
+    it a per-cell model again."""
+    from diamondlab.engine.physics import Physics
+
+    velocity = layered_model(SHAPE, (1.0, 1.3, 0.8))
+    physics = Physics(SHAPE, 0.5, velocity, sponge=3)
+    medium = physics.medium(0.3)
+    assert medium.variant == "layered" and medium.kappa.shape == (SHAPE[2],)
+    assert physics.summary() == "layered velocity model, sponge 3"
+    per_cell = ((velocity.astype(np.float64) * 0.3 / 0.5) ** 2).astype(np.float32)
+    assert np.array_equal(medium.kappa_array(), per_cell)
+    bumped = velocity.copy()
+    bumped[3, 4, 5] *= 1.01
+    model = Physics(SHAPE, 0.5, bumped).medium(0.3)
+    cell = np.ravel_multi_index((3, 4, 5), SHAPE)
+    assert model.variant == "model"
+    assert np.array_equal(np.delete(model.kappa.ravel(), cell), np.delete(per_cell.ravel(), cell))

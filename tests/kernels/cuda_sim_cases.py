@@ -88,6 +88,8 @@ PHYSICS_CASES = [
     (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2),  # diagonal bands of 3, chunks of 2
     (6, 2, 2, (30, 23, 3), (2, 1), "model", True, True, 2, 1),  # level n-1 in shared memory
     (2, 1, 3, (11, 10, 4), (3, 2), "model", True, False, None, None, "per-stage"),  # a launch per stage
+    (2, 2, 3, (13, 11, 5), (3, 2), "layered"),  # K per depth (== the per-cell model kernel, bit for bit)
+    (4, 1, 3, (12, 11, 4), (3, 1), "model", True, None, None, None, "sweep", True),  # K kept in registers
 ]
 
 
@@ -107,8 +109,12 @@ def physics_inputs(shape, params, seed):
 
 
 def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=None,
-                     band=None, chunk=None, launch="sweep") -> str:
-    """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding."""
+                     band=None, chunk=None, launch="sweep", kappa_in_registers=None) -> str:
+    """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding.
+
+    ``medium="layered"``: K per depth on the GPU and the CPU, the stepwise reference given the same K
+    per cell (the model kernel), so the layered kernels equal the model kernels bit for bit.
+    """
     import numpy as np
 
     from diamondlab.engine.cpu_backend import CPUBackend
@@ -119,17 +125,23 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     kappa, damp, sources, receivers, rng = physics_inputs(shape, params, order + size)
     prev = rng.standard_normal(shape).astype(np.float32)
     curr = rng.standard_normal(shape).astype(np.float32)
-    options = {"pipelined": pipelined, "band": band, "chunk": chunk, "launch": launch}
+    options = {"pipelined": pipelined, "band": band, "chunk": chunk, "launch": launch,
+               "kappa_in_registers": kappa_in_registers}
     backends = [CUDABackend(params, shape, size, nt, **options),
                 CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
     if not points:
         sources, receivers = [], []
     from diamondlab.media import Medium, damping_profiles
 
-    value = None
-    if medium:
-        value = Medium(kappa if medium == "model" else params.courant**2, damping_profiles(damp), shape)
-    for b in backends:
+    values = [None] * 3
+    if medium == "layered":
+        profile = kappa[0, 0]
+        values = [Medium(k, damping_profiles(damp), shape)
+                  for k in (profile, np.broadcast_to(profile, shape), profile)]
+    elif medium:
+        k = kappa if medium == "model" else params.courant**2
+        values = [Medium(k, damping_profiles(damp), shape)] * 3
+    for b, value in zip(backends, values, strict=True):
         b.set_physics(value, sources, receivers)
         b.set_fields(prev, curr)
     backends[0].compile()
@@ -155,7 +167,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
         raise AssertionError(f"NO={order} DTS={size} physics: CUDA vs CPU max relative diff {rel}")
     return (f"ok physics NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} medium={medium} "
             f"points={points} pipelined={backends[0].pipelined} band={backends[0].band} "
-            f"chunk={backends[0].chunk} launch={backends[0].launch} cpu_rel={rel:.1e}")
+            f"chunk={backends[0].chunk} launch={backends[0].launch} "
+            f"kappa_in_registers={backends[0].kappa_in_registers} cpu_rel={rel:.1e}")
 
 
 def run_simulation() -> str:
@@ -198,7 +211,7 @@ def run_simulation() -> str:
         raise AssertionError("Simulation(backend='cuda'): pipelined backend_options changed the result")
     # sources, receivers, a layered model and the default sponge run on the (simulated) GPU
     from diamondlab.kernels import cuda as kernels
-    from diamondlab.media import layered_model
+    from diamondlab.media import anomaly_model, layered_model
     from diamondlab.sources import Receiver, Source
 
     selected, select = [], kernels.cuda_kernels
@@ -212,8 +225,9 @@ def run_simulation() -> str:
         sim.run(8)
         runs.append((sim.backend_name, sim.field, sim.traces))
     kernels.cuda_kernels = select
-    if len(selected) != 1 or (selected[0]["medium"], selected[0]["points"]) != ("model", True):
-        raise AssertionError(f"a model + sponge + points run selected kernel variants {selected}, not one")
+    if len(selected) != 1 or (selected[0]["medium"], selected[0]["points"]) != ("layered", True):
+        raise AssertionError(f"a layered model + sponge + points run selected kernel variants {selected}, "
+                             "not one")
     if runs[0][0] != "cuda":
         raise AssertionError(f"backend='auto' with sources chose {runs[0][0]!r}, not the (simulated) GPU")
     prel = max(float(np.abs(a - b).max() / np.abs(b).max())
@@ -245,7 +259,7 @@ def run_simulation() -> str:
         shape = (20, 6, 5)
         sim = Simulation(shape, order=2, size=1, nt=2, backend="cuda", window=window, initial="gaussian",
                          window_dir=folder if window else None,
-                         velocity=layered_model(shape, (1.0, 1.5)), sponge=1,
+                         velocity=anomaly_model(shape, 1.5, 1.0), sponge=1,
                          sources=[Source((6, 3, 2), units="grid", frequency=0.1, delay=2.0)],
                          receivers=[Receiver((2, 3, 2), units="grid"), Receiver((15, 4, 1), units="grid")])
         sim.run(4)
