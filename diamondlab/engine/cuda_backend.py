@@ -28,6 +28,7 @@ import numpy as np
 from diamondlab.devices import cuda_tuning, current_gpu
 from diamondlab.engine.backends import Backend
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
+from diamondlab.kernels.cuda_source import damped_counts
 from diamondlab.kernels.points import point_tables
 from diamondlab.media import Medium
 from diamondlab.numerics import WaveParameters, bare_weights
@@ -519,8 +520,9 @@ class CUDABackend(Backend):
                 k = cuda.to_device(np.ascontiguousarray(medium.kappa, dtype=np.float32))
             else:
                 k = np.float32(medium.kappa)
-            factors = (cuda.to_device(np.ascontiguousarray(f, dtype=np.float32)) for f in medium.factors())
-            self._medium = (k, *factors)
+            factors = medium.factors()  # (ax, ay, az, rx, ry, rz); the sweep's calm torres by DX, DY
+            counts = (damped_counts(factors[0], factors[3]), damped_counts(factors[1], factors[4]))
+            self._medium = (k, *(cuda.to_device(np.ascontiguousarray(f)) for f in (*factors, *counts)))
             self._medium_variant = medium.variant
         t = point_tables(self.shape, 0, sources, receivers)
         self._events = {}

@@ -51,9 +51,11 @@ the CUDA simulator lacks.
 
 from __future__ import annotations
 
+import numpy as np
+
 from diamondlab.numerics import validate_order
 
-__all__ = ["generate_source", "shared_layout", "tile_rows"]
+__all__ = ["damped_counts", "generate_source", "shared_layout", "tile_rows"]
 
 
 def tile_rows(radius: int) -> list[tuple[int, int]]:
@@ -121,8 +123,12 @@ class _Emitter:
 def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                     yz: tuple[int, int] | None = None, left_from_memory: bool = False,
                     medium: str | None = None, points: bool = False, pipelined: bool = False,
-                    segments: int = 0, kappa_in_registers: bool = False) -> str:
+                    segments: int = 0, kappa_in_registers: bool = False, calm: bool = False) -> str:
     """Device function that runs one torre; ``interior`` drops every bounds check.
+
+    ``calm`` (an interior torre with a medium whose x and y damping factors are all 1 over the torre,
+    as the sweep checks): a cell's ``1 - s`` and ``1 / (1 + s)`` are its thread's z factors, exactly
+    the minima the other torres take, without their per-cell minima and per-column loads.
 
     With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
     offset from the tier's base index is a literal (no address registers).
@@ -160,6 +166,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
     in_shared = segments > 0
     if kappa_in_registers and (medium != "model" or in_shared):
         raise ValueError("kappa_in_registers needs medium='model' and level n-1 in registers (segments=0)")
+    if calm and not (medium and interior):
+        raise ValueError("a calm torre is an interior torre with a medium")
     if in_shared:
         by_column = sorted(cells)
         groups = [by_column[i * len(cells) // segments:(i + 1) * len(cells) // segments]
@@ -250,7 +258,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         e(1, "rz = RZ[zc]")
         if medium == "layered":
             e(1, "kz = KZ[zc]")
-        for v, _ in rows:
+        for v, _ in rows if not calm else ():
             for p in ("a", "r"):
                 row = f"lower({p.upper()}Y[yc + ({v})], {p}z)"
                 if interior:
@@ -383,7 +391,7 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
             for v, w in rows:
                 for u in range(w - shs + 1, w + 1):
                     e(2, f"{kappa_name(u, v)} = {kappa_at(u, v)}")
-        if medium and i == 0:
+        if medium and not calm and i == 0:
             for u in range(1 - radius, radius + 1):
                 for p in ("a", "r"):
                     if interior:
@@ -413,7 +421,8 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
                     kap = kappa_name(u, v)
                 else:
                     kap = kappa_at(u, v)
-                args += [kap, f"lower(ax_{_enc(u)}, ayz_{_enc(v)})", f"lower(rx_{_enc(u)}, ryz_{_enc(v)})"]
+                factors = [f"lower({p}x_{_enc(u)}, {p}yz_{_enc(v)})" for p in "ar"]
+                args += [kap, *(["az", "rz"] if calm else factors)]
             args.append(coeff_args)
             for d in range(1, shs + 1):
                 args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
@@ -561,11 +570,22 @@ def lower(a, b):
     return a if a < b else b
 '''
 
-#: Trailing arguments of the medium variants (after the coefficients).
-_PROFILES = ", AX, AY, AZ, RX, RY, RZ"
+#: Trailing arguments of the medium variants (after the coefficients): the damping profiles and the
+#: prefix counts of damped x and y cells (``DX[i]``: cells below ``i`` whose factors are not 1).
+_PROFILES = ", AX, AY, AZ, RX, RY, RZ, DX, DY"
 _MEDIUM_ARGS = {
     None: "", "sponge": ", kap" + _PROFILES, "layered": ", KZ" + _PROFILES, "model": ", Kappa" + _PROFILES,
 }
+
+
+def damped_counts(a, r) -> np.ndarray:
+    """``D[i]``: how many of the cells ``0 .. i-1`` have a damping factor (``a`` or ``r``) other than 1.
+
+    >>> damped_counts(np.float32([0.5, 1, 1, 0.9]), np.ones(4, np.float32)).tolist()
+    [0, 1, 1, 1, 2]
+    """
+    damped = (np.asarray(a) != 1) | (np.asarray(r) != 1)
+    return np.concatenate([[0], np.cumsum(damped)]).astype(np.int64)
 
 
 _LDCG_IMPORT = """
@@ -650,7 +670,7 @@ PIPELINE_FLAG_STRIDE = 1 << 20
 
 
 def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str | None = None,
-                  points: bool = False, pipelined: bool = False) -> str:
+                  points: bool = False, pipelined: bool = False, calm: bool = False) -> str:
     shs = order // 2
     radius = shs * size
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
@@ -706,7 +726,14 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
         pipe_args = ", done, t, d0, d1, flag0, chunk"
     call = "(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, "
     call += f"{coeff_args}{medium_args}{point_args}{pipe_args})"
-    e(1, "if interior:")
+    if calm:  # no x or y damping over the torre: its cells take their thread's z factors
+        e(1, f"calm = interior and DX[x0 + {shs} * (nt - 1) + {radius + 1}] == DX[x0 + {1 - radius}]")
+        e(1, f"calm = calm and DY[yc + {radius}] == DY[yc + {1 - radius}]")
+        e(1, "if calm:")
+        e(2, f"torre_calm{call}")
+        e(1, "elif interior:")
+    else:
+        e(1, "if interior:")
     e(2, f"torre_interior{call}")
     e(1, "else:")
     e(2, f"torre_boundary{call}")
@@ -750,7 +777,9 @@ def generate_source(
         ``kap`` for ``"sponge"``, the depth profile ``KZ`` for ``"layered"``, the
         per-cell array ``Kappa`` for ``"model"``)
         and the damping profiles ``AX, AY, AZ`` of ``1 - s`` and ``RX, RY, RZ`` of
-        ``1 / (1 + s)`` (each the minimum of its three profiles).
+        ``1 / (1 + s)`` (each the minimum of its three profiles), then ``DX, DY``
+        (int64, :func:`damped_counts`): with ``segments=0`` the sweep runs torres
+        with no x or y damping as calm torres (the z factors only).
     points : bool
         The sweep takes source and receiver events (``ev_ptr, events,
         src_samples, rec_vals``, see :func:`diamondlab.kernels.cuda.sweep_events`);
@@ -810,6 +839,10 @@ def generate_source(
                         points, pipelined, segments, kappa_in_registers),
         "",
     ]
+    calm = bool(medium) and not segments  # (level n-1 in shared memory: slower with a calm torre, measured)
+    if calm:
+        parts += [_torre_function("torre_calm", order, size, True, simulator, yz, left_from_memory, medium,
+                                  points, pipelined, segments, kappa_in_registers, calm=True), ""]
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
     sweep_opts = opts
     if max_registers and not simulator:
@@ -820,7 +853,7 @@ def generate_source(
         "",
         _APPLY_POINTS.format(jit_opts=opts),
         "",
-        _sweep_kernel(order, size, sweep_opts, simulator, medium, points, pipelined),
+        _sweep_kernel(order, size, sweep_opts, simulator, medium, points, pipelined, calm),
         "",
     ]
     return "\n".join(parts)

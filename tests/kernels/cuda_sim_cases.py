@@ -89,6 +89,7 @@ PHYSICS_CASES = [
     (6, 2, 2, (30, 23, 3), (2, 1), "model", True, True, 2, 1),  # level n-1 in shared memory
     (2, 1, 3, (11, 10, 4), (3, 2), "model", True, False, None, None, "per-stage"),  # a launch per stage
     (2, 2, 3, (13, 11, 5), (3, 2), "layered"),  # K per depth (== the per-cell model kernel, bit for bit)
+    (2, 1, 2, (14, 12, 4), (2, 1), "sponge", False),  # calm torres: interior, no x or y damping
     (4, 1, 3, (12, 11, 4), (3, 1), "model", True, None, None, None, "sweep", True),  # K kept in registers
 ]
 
@@ -103,6 +104,7 @@ def physics_inputs(shape, params, seed):
     damp = np.zeros(shape, np.float32)
     damp[:2] = damp[-2:] = 0.05
     damp[:, :2] = 0.08
+    damp[:, :, :1] = np.maximum(damp[:, :, :1], 0.03)  # a z face too: calm torres damp by their z factors
     sources = [(1, 2, 1), (nx // 2, ny // 2, nz // 2), (nx // 2, ny // 2, nz // 2), (nx - 1, ny - 2, nz - 1)]
     receivers = [(nx // 2, ny // 2, nz // 2), (2, ny - 1, 0), (nx - 3, 1, nz - 1)]
     return kappa, damp, sources, receivers, rng
