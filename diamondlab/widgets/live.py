@@ -480,7 +480,7 @@ def _default_model(sim) -> tuple[float, float, str]:
     from diamondlab.engine.perfmodel import device_numbers, predict
 
     device = device_numbers(sim.backend_name, sim.order)
-    model = sim.physics.velocity_model is not None
+    model = sim.physics.medium_variant == "model"  # a layered model's K per depth moves no bytes per update
     p = predict(sim.algorithm, sim.order, sim.size, sim.nt, device, velocity_model=model)
     s = predict("stepwise", sim.order, device=device, velocity_model=model)
     return p.rate / 1e9, s.rate / 1e9, f"{p.bound} bound{', K per cell' if model else ''}"

@@ -98,11 +98,15 @@ def test_readout_names_the_medium_and_points_and_models_the_velocity_model():
     run = BackgroundRun(sim)
     live = LiveView(run, model=_no_model, paced=False)
     live.refresh(sim, None)
-    assert "velocity model, sponge 3, 1 source, 2 receivers" in live.readout.value
+    assert "layered velocity model, sponge 3, 1 source, 2 receivers" in live.readout.value
     live.close()
     run.close()
     # the byte model counts K: 16 bytes a stepwise update, 4 / Nt more for DiamondTorre
     assert predict("stepwise", 2, velocity_model=True).bytes_per_update == 16.0
     plain, with_k = predict("diamondtorre", 2, 2, 4), predict("diamondtorre", 2, 2, 4, velocity_model=True)
     assert with_k.bytes_per_update == pytest.approx(plain.bytes_per_update + 1.0)
-    assert "K per cell" in _default_model(sim)[2]
+    assert "K per cell" not in _default_model(sim)[2]  # a layered model: K per depth, no bytes per update
+    from diamondlab.media import anomaly_model
+
+    other = dl.Simulation(shape, 2, backend="cpu", size=2, nt=4, velocity=anomaly_model(shape, 1.5, 1.0))
+    assert "K per cell" in _default_model(other)[2]
