@@ -83,7 +83,7 @@ FINITE_CHECK_SAMPLES = 256
 #: the sweeps since the last one took at least its own cost / this (always after a run's last sweep).
 FINITE_CHECK_BUDGET = 0.02
 
-#: Seconds between two progress-bar updates (each waits for the GPU; a callback is called every sweep).
+#: Seconds between two progress-bar updates (each waits for the GPU).
 REPORT_SECONDS = 0.2
 
 
@@ -395,6 +395,7 @@ class Simulation:
         *,
         progress: bool = False,
         callback: Callable[[Simulation, RunStats], None] | None = None,
+        callback_every: float | Callable[[], float] = 0.0,
         stop_event: threading.Event | None = None,
         snapshots: Snapshots | None = None,
         snapshot_every: int | None = None,
@@ -403,8 +404,13 @@ class Simulation:
     ) -> RunStats:
         """Advance ``steps`` time steps; return (and keep in ``last_run``) the throughput.
 
-        ``callback(sim, stats_so_far)`` is called after every sweep (every
-        ``Nt`` steps for stepwise runs too).  ``progress=True`` shows a tqdm bar.
+        ``callback(sim, stats_so_far)`` is called after a sweep (every ``Nt``
+        steps for stepwise runs too) once ``callback_every`` seconds have
+        passed since it last returned (``0``: after every sweep; a callable
+        is asked after every sweep, so that a caller may change its mind
+        during the run), and after the last sweep.  Each call waits for the
+        device; sweeps between calls queue back to back.  ``progress=True``
+        shows a tqdm bar.
         ``snapshot_every=k`` keeps the field every ``k`` steps (and at step 0)
         in ``self.snapshots`` (a :class:`~diamondlab.engine.snapshots.Snapshots`),
         in memory or, with ``snapshot_dir``, as files in ``snapshot_formats``
@@ -428,6 +434,7 @@ class Simulation:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=int(steps), unit="step", desc=f"{self.algorithm} ({self.backend_name})")
+        every = callback_every if callable(callback_every) else lambda: callback_every
         done, elapsed, interrupted = 0, 0.0, False
         unchecked = 0.0  # seconds of sweeps since the planes were last checked
         self.last_run = self._stats(0, 0.0)
@@ -442,6 +449,7 @@ class Simulation:
             # Ctrl-C and SIGTERM are held for the whole loop and act where every MPI rank agrees: after a
             # sweep, its books and its snapshot (every rank at the same level)
             mark = reported = time.perf_counter()
+            reported_done = 0
             with deferred_interrupts() as held:
                 while done < steps:
                     stop, signalled = self.backend.agree((self._stop_asked(stop_event), held.pending))
@@ -459,7 +467,8 @@ class Simulation:
                     budget = (unchecked + now - mark) * FINITE_CHECK_BUDGET
                     check = done >= steps or budget >= self._plane_check_seconds
                     snap = snapshots is not None and snapshots.due(self.time_step)
-                    report = callback is not None or (bar is not None and now - reported >= REPORT_SECONDS)
+                    report = (callback is not None and (done >= steps or now - reported >= every())) or (
+                        bar is not None and now - reported >= REPORT_SECONDS)
                     # one decision for every MPI rank (one process: the flags as they are)
                     check, report, signalled = self.backend.agree((check, report, held.pending))
                     if check or snap or report:
@@ -475,11 +484,13 @@ class Simulation:
                     if signalled:  # a stop signal on any rank: every rank stops here
                         raise KeyboardInterrupt
                     if report:
-                        reported = self._report(done, elapsed, bar, callback)
+                        reported, reported_done = self._report(done, elapsed, bar, callback), done
                     mark = time.perf_counter()
             self.backend.synchronize()
             elapsed += time.perf_counter() - mark
             self._take_traces()
+            if callback is not None and done > reported_done:  # stopped early: its last sweeps reported too
+                self._report(done, elapsed, None, callback)
             if bar is not None:
                 bar.update(done - bar.n)
             if unchecked:  # stopped before the last sweep: the level it stopped at is checked too

@@ -33,8 +33,12 @@ __all__ = ["main", "measure"]
 
 
 def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int = 5, backend: str = "cpu",
-            size: int | None = None, nt: int | None = None) -> dict:
-    """Plain against watched runs of ``sweeps`` sweeps, alternated ``trials`` times (module contract)."""
+            size: int | None = None, nt: int | None = None, record_seconds: float | None = None) -> dict:
+    """Plain against watched runs of ``sweeps`` sweeps, alternated ``trials`` times (module contract).
+
+    ``record_seconds`` is the view's (:class:`~diamondlab.widgets.live.LiveView`; ``None``: its
+    default; ``0``: a record after every sweep, which waits for the device after each one).
+    """
     from diamondlab.engine.measure import measure_simulation
     from diamondlab.engine.simulation import Simulation
     from diamondlab.widgets.live import LiveView
@@ -53,7 +57,7 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
     def watched() -> float:
         nonlocal view
         if view is None:
-            view = LiveView(run)
+            view = LiveView(run) if record_seconds is None else LiveView(run, record_seconds=record_seconds)
             run.submit(view._on_start, sim).result()  # the model, measured once, outside the timing
             view.refreshes, view.refresh_seconds = 0, 0.0
         t0 = time.perf_counter()
@@ -74,6 +78,8 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
         "refreshes": view.refreshes if view else 0,
         "refresh_seconds": view.refresh_seconds if view else 0.0,
         "refresh_share": (view.refresh_seconds / sum(watched_seconds)) if view else 0.0,
+        "record_seconds": view.record_seconds if view else None,
+        "readout_gcells": run.history[-1].average if run.history else None,  # the lab's "average"
     }
 
 
@@ -97,10 +103,12 @@ def main(argv=None) -> None:
     parser.add_argument("--sweeps", type=int, default=20)
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--record-seconds", type=float, default=None,
+                        help="seconds between two records of a watched run (0: every sweep)")
     parser.add_argument("--here", action="store_true", help="run in this process, not in a Jupyter kernel")
     args = parser.parse_args(argv)
     kwargs = dict(shape=tuple(args.shape), order=args.order, sweeps=args.sweeps, trials=args.trials,
-                  backend=args.backend)
+                  backend=args.backend, record_seconds=args.record_seconds)
     result = measure(**kwargs) if args.here else _in_kernel(kwargs)
     for i, r in enumerate(result["trials"]):
         print(f"trial {i}: plain {r['plain']:.3f}  watched {r['watched']:.3f} G cell updates/s")
@@ -110,7 +118,8 @@ def main(argv=None) -> None:
           f"watching costs {100 * result['cost']:.1f} % (median of the paired trials: "
           f"{100 * result['paired_cost']:.1f} %; {result['refreshes']} refreshes, "
           f"{result['refresh_seconds']:.2f} s refreshing = {100 * result['refresh_share']:.1f} % of the "
-          "watched runs' time)")
+          f"watched runs' time); the readout's average {result['readout_gcells']:.3f}, a record every "
+          f"{result['record_seconds']} s")
 
 
 if __name__ == "__main__":

@@ -34,8 +34,11 @@ the longest side of the box in about ``crossing_seconds``
 (:func:`watch_pace`, from the grid, the Courant number and ``Nt`` of the
 simulation); :attr:`LiveView.pace` also gives the length of the lab's
 default run.  The throughput readout stays true (kernel time), but the
-waits slow the run: untick the checkbox to measure at full speed.  Then a
-refresh happens after a sweep only when the time since the last one is at
+waits slow the run: untick the checkbox to measure at full speed.  Then the
+run reports only every :data:`RECORD_SECONDS` (its
+:attr:`~diamondlab.widgets.runner.BackgroundRun.report_every`), so that on a
+GPU the sweeps between queue back to back instead of waiting for the
+device after each one, and a refresh happens after a report only when the time since the last one is at
 least ``last_cost / budget`` (and ``min_interval``): with the default budget
 of 3 percent the worker spends about 3 percent of its time refreshing
 whatever the grid; sending the messages (the kernel's I/O thread) costs
@@ -61,6 +64,9 @@ from diamondlab.viz.fields import colour_range, field_slices, slices_figure, tra
 __all__ = ["LiveView", "Pace", "close_widgets", "format_rate", "watch_pace"]
 
 HISTORY = 400
+
+#: Seconds between two records of an unpaced run (each waits for the device; the sweeps between queue).
+RECORD_SECONDS = 0.05
 
 
 def format_rate(value: float | None) -> str:
@@ -227,12 +233,16 @@ class LiveView:
         what that costs); the lab turns it on.
     crossing_seconds, max_fps, min_fps : float
         Of :func:`watch_pace`.
+    record_seconds : float
+        Seconds between two records of an unpaced run (0: after every sweep).
     """
 
     def __init__(self, run, max_points: int = 96, budget: float = 0.03, min_interval: float = 0.1,
                  model=None, measured: dict | None = None, paced: bool = False,
-                 crossing_seconds: float = 8.0, max_fps: float = 12.0, min_fps: float = 2.0):
+                 crossing_seconds: float = 8.0, max_fps: float = 12.0, min_fps: float = 2.0,
+                 record_seconds: float = RECORD_SECONDS):
         self.max_points = max_points
+        self.record_seconds = record_seconds
         self.crossing_seconds = crossing_seconds
         self.max_fps, self.min_fps = max_fps, min_fps
         self.paced = widgets.Checkbox(value=paced, description="paced for watching", indent=False,
@@ -289,6 +299,7 @@ class LiveView:
             run.on_start(self._on_start)
             run.on_sweep(self._on_sweep)
             run.on_state(self._on_state)
+            self.paced.observe(self._set_cadence, names="value")
         else:
             new = slices_figure(sim.shape, self.max_points)
             with self.slices.batch_update():
@@ -304,12 +315,19 @@ class LiveView:
         self.pace = watch_pace(sim, self.crossing_seconds, self.max_fps, min_fps=self.min_fps)
         self.vmax = colour_range(sim)
         self._place_slices(sim)
+        self._set_cadence()
         self.refresh()
+
+    def _set_cadence(self, change=None) -> None:
+        """Records after every sweep while paced (frames fall on sweeps), else every ``record_seconds``."""
+        if self.run is not None:
+            self.run.report_every = 0.0 if self.paced.value else self.record_seconds
 
     def close(self) -> None:
         """Stop listening to the run and close the view's widgets and figures (idempotent)."""
         if self.run is not None:
             self.run.off(self._on_start, self._on_sweep, self._on_state)
+            self.run.report_every = 0.0
             self.run = None
         close_widgets(self.widget, self.slices, self.traces, self.history, self.readout, self.paced,
                       *self.position)

@@ -17,7 +17,9 @@ Because :meth:`Simulation.run` only stops between sweeps, a paused or
 finished run always sits at one consistent time level.
 
 At the start of a run the worker calls the :meth:`~BackgroundRun.on_start`
-listeners; after every sweep it appends a :class:`SweepRecord` to
+listeners; after every sweep (or, where :attr:`~BackgroundRun.report_every`
+is set, after the sweep that ends each such interval: the sweeps between
+queue back to back on a GPU) it appends a :class:`SweepRecord` to
 :attr:`~BackgroundRun.history` and calls the :meth:`~BackgroundRun.on_sweep`
 listeners (in the worker thread, between sweeps); state changes
 (``"idle"``, ``"compiling"``, ``"running"``, ``"paused"``, ``"done"``,
@@ -46,9 +48,9 @@ __all__ = ["BackgroundRun", "SweepRecord"]
 
 @dataclass(frozen=True)
 class SweepRecord:
-    """Throughput after one sweep.
+    """Throughput after one report: one sweep, or the sweeps since the last record.
 
-    ``current`` is the rate of that sweep alone and ``average`` the rate
+    ``current`` is the rate of those ``steps`` alone and ``average`` the rate
     since the last reset, leaving out the simulation's first sweep (which
     may load or compile kernels) once there are others, both in G cell
     updates per second of kernel time
@@ -87,6 +89,11 @@ class BackgroundRun:
     #: steps asked of Simulation.run per chunk when running "until paused"
     CHUNK_SWEEPS = 1000
 
+    #: Seconds of running between two records (and sweep-listener calls); 0: after every sweep.  Read
+    #: after every sweep, so a listener may change it during a run (the live view asks for every sweep
+    #: while it paces a run, and for a few records a second otherwise).
+    report_every: float = 0.0
+
     def __init__(self, sim):
         self.sim = sim
         self.history: list[SweepRecord] = []
@@ -107,7 +114,7 @@ class BackgroundRun:
         self._start_listeners.append(listener)
 
     def on_sweep(self, listener: Callable) -> None:
-        """Call ``listener(sim, record)`` after every sweep (in the worker thread)."""
+        """Call ``listener(sim, record)`` with every record (after a sweep, in the worker thread)."""
         self._sweep_listeners.append(listener)
 
     def on_state(self, listener: Callable) -> None:
@@ -118,6 +125,9 @@ class BackgroundRun:
         """Stop calling ``listeners`` (whichever of start, sweep and state listeners they are)."""
         for where in (self._start_listeners, self._sweep_listeners, self._state_listeners):
             where[:] = [f for f in where if f not in listeners]
+
+    def _report_every(self) -> float:
+        return self.report_every
 
     def _call(self, listeners: list[Callable], *args) -> None:
         for listener in list(listeners):
@@ -260,9 +270,11 @@ class BackgroundRun:
             with warnings.catch_warnings():  # the lab runs on until paused: the traces show the sources
                 warnings.simplefilter("ignore", SourceTimingWarning)
                 if steps:
-                    sim.run(int(steps), callback=callback, stop_event=self._stop)
+                    sim.run(int(steps), callback=callback, callback_every=self._report_every,
+                            stop_event=self._stop)
                 while not steps and not self._stop.is_set():
-                    sim.run(self.CHUNK_SWEEPS * sim.nt, callback=callback, stop_event=self._stop)
+                    sim.run(self.CHUNK_SWEEPS * sim.nt, callback=callback, callback_every=self._report_every,
+                            stop_event=self._stop)
             stopped = self._stop.is_set()
             self._set_state("paused" if stopped else "done",
                             f"{'paused' if stopped else 'done'} at step {sim.time_step}")

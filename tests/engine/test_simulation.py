@@ -57,6 +57,29 @@ def test_stop_event_stops_between_sweeps_at_a_consistent_level():
     assert sim.run(10, stop_event=event).steps == 0
 
 
+def test_callback_every_reports_at_its_cadence_and_always_the_last_sweep():
+    sim = _sim(size=1, nt=2)
+    calls = []
+    sim.run(20, callback=lambda s, stats: calls.append(stats.steps), callback_every=3600.0)
+    assert calls == [20]  # the run's last sweep, never one in between
+    calls.clear()
+    sim.run(6, callback=lambda s, stats: calls.append(stats.steps), callback_every=lambda: 0.0)
+    assert calls == [2, 4, 6]  # asked after every sweep: 0 is every sweep
+    calls.clear()
+    event, asked = threading.Event(), []
+
+    def every() -> float:  # asked after every sweep; asks for a stop after the third
+        asked.append(sim.time_step)
+        if len(asked) == 3:
+            event.set()
+        return 3600.0
+
+    stats = sim.run(20, callback=lambda s, stats: calls.append((s.time_step, stats.steps)),
+                    callback_every=every, stop_event=event)
+    assert stats.interrupted and stats.steps == 6
+    assert calls == [(32, 6)]  # stopped early: the sweeps since the last call are reported too
+
+
 def test_initial_conditions():
     a = np.random.default_rng(1).standard_normal(SHAPE).astype(np.float32)
     sim = _sim(initial=(a, 2 * a))

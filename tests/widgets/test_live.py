@@ -7,7 +7,7 @@ import pytest
 
 import diamondlab as dl
 from diamondlab.viz.fields import field_slices, robust_max
-from diamondlab.widgets.live import LiveView, watch_pace
+from diamondlab.widgets.live import RECORD_SECONDS, LiveView, watch_pace
 from diamondlab.widgets.points import make_points
 from diamondlab.widgets.runner import BackgroundRun
 
@@ -43,6 +43,7 @@ def test_a_paced_run_takes_the_time_it_should():
     run = BackgroundRun(sim)
     live = LiveView(run, model=_no_model, paced=True, crossing_seconds=1.5)
     pace = live.pace
+    assert run.report_every == 0.0  # paced: frames fall on sweeps, so every sweep is reported
     assert pace.steps_per_frame == 4 and pace.frame_interval == pytest.approx(0.1)  # 15 frames a crossing
     assert run.step() and run.wait(60)  # compiled, off the clock
     before = live.refreshes
@@ -55,7 +56,10 @@ def test_a_paced_run_takes_the_time_it_should():
     t0 = time.perf_counter()
     assert run.run(10 * pace.steps_per_frame) and run.wait(60)
     assert time.perf_counter() - t0 < paced / 2
+    assert run.report_every == RECORD_SECONDS
+    assert run.history[-1].time_step == sim.time_step  # the run's last sweep is reported
     live.close()
+    assert run.report_every == 0.0  # a closed view leaves the run as it found it
     run.close()
 
 
@@ -63,6 +67,8 @@ def test_colour_range_is_fixed_and_the_title_gives_step_and_time():
     sim = dl.Simulation((32, 32, 32), 2, backend="cpu", size=2, nt=4, courant=0.4)
     run = BackgroundRun(sim)
     live = LiveView(run, model=_no_model, paced=False)
+    assert run.report_every == RECORD_SECONDS  # unpaced: a few records a second, sweeps queue between
+    run.report_every = 0.0  # this test looks at every sweep
     frames = []
 
     def seen(sim, record):  # every sweep a frame, as a paced run shows them
