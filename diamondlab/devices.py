@@ -157,7 +157,8 @@ class CUDATuning:
     #: (DTS, Nt) per NO measured best at 512 x 2048 x 256
     tiling: dict = field(default_factory=dict)
     #: (DTS, Nt) per NO where a damped medium (sponge or velocity model) measured faster than
-    #: :attr:`tiling` (the medium variant of the NO=2 DTS=4 sweep spills under its register cap)
+    #: :attr:`tiling` in the generic sweep (its NO=2 DTS=4 medium variant spills 248 bytes a thread under
+    #: its register cap; the (ny, nz)-specialised one 48 and runs DTS=4 faster: BENCHMARKS.md)
     damped_tiling: dict = field(default_factory=dict)
     #: (DTS, Nt) per NO where a velocity model with K per cell measured faster than the damped tiles
     model_tiling: dict = field(default_factory=dict)
@@ -173,11 +174,15 @@ class CUDATuning:
     max_registers: dict = field(default_factory=dict)
     #: register cap of the (ny, nz)-specialised sweep per (NO, DTS)
     specialised_max_registers: dict = field(default_factory=dict)
-    #: register cap of the sweep with a medium (sponge, layered or per-cell K), generic or specialised,
-    #: per (NO, DTS) where the bare scheme's cap makes its update spill
+    #: register cap of the generic sweep with a medium (sponge, layered or per-cell K) per (NO, DTS)
+    #: where the bare scheme's cap makes its update spill
     medium_max_registers: dict = field(default_factory=dict)
-    #: grids of at least this many cells get the (ny, nz)-specialised sweep (5-10 % faster)
-    specialise_min_cells: int = 2**26
+    #: the same for the (ny, nz)-specialised sweep (its literal strides free registers: NO=4 DTS=2
+    #: keeps the bare cap of 128, 17-19 % faster than 255 at 512x1024x256)
+    specialised_medium_max_registers: dict = field(default_factory=dict)
+    #: grids of at least this many cells get the (ny, nz)-specialised sweep (5-16 % faster from 256^3
+    #: up; a kernel compiled per (ny, nz), cached on disk, instead of one per (NO, DTS))
+    specialise_min_cells: int = 2**24
     #: tallest column at which a kernel with level n-1 in shared memory keeps its 255 registers
     full_register_nz: int = 256
     #: sweep options the auto-tuner tries per (DTS, Nt)
@@ -194,6 +199,7 @@ HOPPER_TUNING = CUDATuning(
     max_registers={(2, 3): 128, (2, 4): 128, (4, 2): 128},
     specialised_max_registers={(2, 3): 80, (2, 4): 128, (4, 2): 128},
     medium_max_registers={(2, 3): 128, (4, 2): 255},
+    specialised_medium_max_registers={(2, 3): 128},
     tuning_options=(
         {"pipelined": False},
         {"pipelined": True, "band": 0, "chunk": 2},

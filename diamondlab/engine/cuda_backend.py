@@ -22,6 +22,7 @@ the GPU does.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -185,12 +186,14 @@ class CUDABackend(Backend):
     def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz;
         ``medium`` (a :attr:`~diamondlab.media.Medium.variant`): the tuning's tile for K per cell
-        (``model_tiling``) or for any damped medium (``damped_tiling``) where it has one."""
+        (``model_tiling``) or for any damped medium in the generic sweep (``damped_tiling``; a grid of
+        ``specialise_min_cells`` or more runs the specialised sweep) where it has one."""
         tuning = cls.tuning()
         table = tuning.tiling
+        specialised = shape is not None and math.prod(map(int, shape)) >= tuning.specialise_min_cells
         if medium == "model" and order in tuning.model_tiling:
             table = tuning.model_tiling
-        elif medium != "constant" and order in tuning.damped_tiling:
+        elif medium != "constant" and order in tuning.damped_tiling and not specialised:
             table = tuning.damped_tiling
         size, nt = table[order]
         return (size if shape is None else cls.fit_size(order, size, shape)), nt

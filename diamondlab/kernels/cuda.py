@@ -248,20 +248,25 @@ def sweep_register_cap(order: int, size: int, nz: int, requested: int | None = N
 
     The preferred cap (``requested``, else the tuning's register caps,
     :func:`diamondlab.devices.cuda_tuning`: with a ``medium`` its
-    ``medium_max_registers`` where it has one, else none) lowered so that one
-    block of ``sweep_block(nz)`` threads fits the registers of a
-    multiprocessor (tall columns spill, but launch).
+    ``medium_max_registers``, or ``specialised_medium_max_registers``, where it
+    has one) lowered so that one block of ``sweep_block(nz)`` threads fits the
+    registers of a multiprocessor (tall columns spill, but launch).
 
     >>> sweep_register_cap(2, 3, 256), sweep_register_cap(2, 1, 1024), sweep_register_cap(8, 1, 64)
     (128, 64, None)
     >>> sweep_register_cap(4, 2, 256), sweep_register_cap(4, 2, 256, medium=True)
     (128, 255)
+    >>> sweep_register_cap(4, 2, 256, specialised=True, medium=True)
+    128
     """
     gpu = current_gpu() or H100
     tuning = cuda_tuning(gpu)
-    table = tuning.specialised_max_registers if specialised else tuning.max_registers
-    if medium and (order, size) in tuning.medium_max_registers:
-        table = tuning.medium_max_registers
+    if specialised:
+        table, medium_table = tuning.specialised_max_registers, tuning.specialised_medium_max_registers
+    else:
+        table, medium_table = tuning.max_registers, tuning.medium_max_registers
+    if medium:
+        table = {**table, **medium_table}
     cap = requested if requested is not None else table.get((order, size))
     hard = min(gpu.max_registers_per_thread, gpu.registers_per_sm // sweep_block(nz) // 8 * 8)
     if hard < gpu.max_registers_per_thread and (cap is None or cap > hard):

@@ -41,20 +41,26 @@ def test_default_tile_fits_the_z_column():
 
 
 def test_damped_default_tile_is_the_one_that_does_not_spill():
-    """A sponge or a velocity model at NO=2 runs DTS=3 (DTS=4's medium variant spills: BENCHMARKS.md);
-    K per cell at NO=6 runs DTS=1 with K in registers (DTS=2 keeps level n-1 in shared memory and
-    loads K per cell and tier); a medium lifts the NO=4 DTS=2 register cap to 255 (it spilled at 128)."""
+    """A sponge or a velocity model at NO=2 runs DTS=3 in the generic sweep (DTS=4's medium variant
+    spills 248 bytes), DTS=4 from 256^3 up, where the (ny, nz)-specialised sweep runs (48 bytes, faster:
+    BENCHMARKS.md); K per cell at NO=6 runs DTS=1 with K in registers (DTS=2 keeps level n-1 in shared
+    memory and loads K per cell and tier); a medium lifts the generic NO=4 DTS=2 register cap to 255 (it
+    spilled at 128), the specialised sweep keeps 128."""
     from diamondlab.engine.plan import default_tiling
     from diamondlab.kernels.cuda import sweep_register_cap
 
     assert CUDABackend.default_tiling(2) == (4, 32)
+    small, large = (192, 192, 192), (256, 256, 256)  # below and at the tuning's specialise_min_cells
+    assert CUDABackend.tuning().specialise_min_cells == 256**3
     for medium in ("sponge", "layered", "model"):
-        assert CUDABackend.default_tiling(2, (256, 256, 256), medium=medium) == (3, 32)
-        assert CUDABackend.default_tiling(8, (256, 256, 256), medium=medium) == CUDABackend.default_tiling(8)
-    assert CUDABackend.default_tiling(6, (256, 256, 256), medium="layered") == (2, 16)
-    assert CUDABackend.default_tiling(6, (256, 256, 256), medium="model") == (1, 16)
-    assert default_tiling(CUDABackend, 2, (256, 256, 256), medium="sponge") == (3, 32)
+        assert CUDABackend.default_tiling(2, small, medium=medium) == (3, 32)
+        assert CUDABackend.default_tiling(2, large, medium=medium) == (4, 32)
+        assert CUDABackend.default_tiling(8, small, medium=medium) == CUDABackend.default_tiling(8)
+    assert CUDABackend.default_tiling(6, small, medium="layered") == (2, 16)
+    assert CUDABackend.default_tiling(6, large, medium="model") == (1, 16)
+    assert default_tiling(CUDABackend, 2, small, medium="sponge") == (3, 32)
     assert sweep_register_cap(4, 2, 256) == 128 and sweep_register_cap(4, 2, 256, medium=True) == 255
+    assert sweep_register_cap(4, 2, 256, specialised=True, medium=True) == 128
     assert sweep_register_cap(2, 3, 256, specialised=True) == 80
     assert sweep_register_cap(2, 3, 256, specialised=True, medium=True) == 128
 

@@ -276,18 +276,23 @@ def run_simulation() -> str:
             "streamed through 10 of 20 rows, fields in files == in memory")
 
 
+PARTS = ("bare", "physics", "simulation")
+
+
 def main(argv: list[str]) -> int:
+    """``[PART] [NO ...]``: one part (:data:`PARTS`; default: all three), the cases of those orders."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
         print("set NUMBA_ENABLE_CUDASIM=1 before running this script", file=sys.stderr)
         return 2
+    parts = [argv.pop(0)] if argv and argv[0] in PARTS else list(PARTS)
     wanted = {int(a) for a in argv} or {c[0] for c in CASES}
-    for case in CASES:
+    for case in CASES if "bare" in parts else ():
         if case[0] in wanted:
             print(run_case(*case), flush=True)
-    for case in PHYSICS_CASES:
+    for case in PHYSICS_CASES if "physics" in parts else ():
         if case[0] in wanted:
             print(run_physics_case(*case), flush=True)
-    if not argv:
+    if "simulation" in parts and not argv:
         print(run_simulation(), flush=True)
     return 0
 
