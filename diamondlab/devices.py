@@ -162,6 +162,9 @@ class CUDATuning:
     damped_tiling: dict = field(default_factory=dict)
     #: (DTS, Nt) per NO where a velocity model with K per cell measured faster than the damped tiles
     model_tiling: dict = field(default_factory=dict)
+    #: (cells, Nt) per NO: grids of fewer cells run this Nt (shorter torres: fewer tiers for a torre to
+    #: wait on; NO=8 Nt=8 measured 5-12 % faster than 16 from 256^3 to 512x512x256, equal at 2 GiB)
+    small_grid_nt: dict = field(default_factory=dict)
     #: NO at which DiamondTorre with a velocity model measured slower than stepwise (BENCHMARKS.md);
     #: ``algorithm="auto"`` runs stepwise there
     stepwise_with_model: tuple = ()
@@ -194,6 +197,7 @@ HOPPER_TUNING = CUDATuning(
     tiling={2: (4, 32), 4: (2, 32), 6: (2, 16), 8: (1, 16)},
     damped_tiling={2: (3, 32)},
     model_tiling={6: (1, 16)},
+    small_grid_nt={8: (2**28, 8)},
     kappa_in_registers=((2, 3), (4, 1), (4, 2), (6, 1), (8, 1)),
     pipelined={(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)},
     max_registers={(2, 3): 128, (2, 4): 128, (4, 2): 128},

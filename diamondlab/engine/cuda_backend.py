@@ -187,15 +187,19 @@ class CUDABackend(Backend):
         """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz;
         ``medium`` (a :attr:`~diamondlab.media.Medium.variant`): the tuning's tile for K per cell
         (``model_tiling``) or for any damped medium in the generic sweep (``damped_tiling``; a grid of
-        ``specialise_min_cells`` or more runs the specialised sweep) where it has one."""
+        ``specialise_min_cells`` or more runs the specialised sweep) where it has one; a grid smaller
+        than the tuning's ``small_grid_nt`` threshold for the order runs its Nt."""
         tuning = cls.tuning()
         table = tuning.tiling
-        specialised = shape is not None and math.prod(map(int, shape)) >= tuning.specialise_min_cells
+        cells = None if shape is None else math.prod(map(int, shape))
+        specialised = cells is not None and cells >= tuning.specialise_min_cells
         if medium == "model" and order in tuning.model_tiling:
             table = tuning.model_tiling
         elif medium != "constant" and order in tuning.damped_tiling and not specialised:
             table = tuning.damped_tiling
         size, nt = table[order]
+        if cells is not None and order in tuning.small_grid_nt and cells < tuning.small_grid_nt[order][0]:
+            nt = tuning.small_grid_nt[order][1]
         return (size if shape is None else cls.fit_size(order, size, shape)), nt
 
     @classmethod
