@@ -84,3 +84,26 @@ def test_nothing_depends_on_kaleido_that_the_package_does_not_import():
 def test_ci_runs_the_linter_and_the_readme_install():
     script = (ROOT / ".ci" / "run").read_text()
     assert "ruff check ." in script and 'pip install --quiet -e ".[test]"' in script
+
+
+def test_binder_installs_the_tested_versions_then_the_lab():
+    """binder/requirements.txt is a lock: every line a pin (``name==version``) but the last, the
+    package with its lab extras; the pins hold the lab's own requirements, each in its range."""
+    lines = [ln.strip() for ln in (ROOT / "binder" / "requirements.txt").read_text().splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    assert lines[-1] == "-e .[lab]"
+    pins = {}
+    for line in lines[:-1]:
+        req = Requirement(line)
+        (spec,) = req.specifier
+        assert spec.operator == "==", line
+        pins[req.name.lower().replace("_", "-")] = spec.version
+    extras = PROJECT["optional-dependencies"]
+    wanted = [Requirement(t) for t in PROJECT["dependencies"] + extras["viz"] + extras["lab"]]
+    for req in wanted:
+        if req.name == "diamondlab":
+            continue
+        name = req.name.lower().replace("_", "-")
+        assert name in pins, f"binder/requirements.txt pins no {name}"
+        assert req.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]} is not {req}"
+    assert "kaleido" not in pins  # plotly's static export: the README assets' tool, not Binder's
