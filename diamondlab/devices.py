@@ -162,7 +162,7 @@ class CUDATuning:
     damped_tiling: dict = field(default_factory=dict)
     #: (DTS, Nt) per NO where a velocity model with K per cell measured faster than the damped tiles
     model_tiling: dict = field(default_factory=dict)
-    #: (cells, Nt) per NO: grids of fewer cells run this Nt (shorter torres: fewer tiers for a torre to
+    #: per NO a pair ``(cells, Nt)``; grids of fewer cells run this Nt (shorter torres, fewer tiers to
     #: wait on; NO=8 Nt=8 measured 5-12 % faster than 16 from 256^3 to 512x512x256, equal at 2 GiB)
     small_grid_nt: dict = field(default_factory=dict)
     #: NO at which DiamondTorre with a velocity model measured slower than stepwise (BENCHMARKS.md);

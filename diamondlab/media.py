@@ -29,6 +29,7 @@ __all__ = [
     "anomaly_model",
     "check_sponge_width",
     "check_velocity",
+    "damped_counts",
     "damping_factors",
     "damping_profiles",
     "example_model",
@@ -214,6 +215,19 @@ def damping_factors(damp) -> tuple[np.ndarray, ...]:
     else:
         profiles = damping_profiles(damp)
     return tuple(one - p for p in profiles) + tuple(one / (one + p) for p in profiles)
+
+
+def damped_counts(a, r) -> np.ndarray:
+    """``D[i]``: how many of the cells ``0 .. i-1`` have a damping factor (``a`` or ``r``) other than 1.
+
+    Prefix counts of one axis's :func:`damping_factors`: a range ``i .. j`` has no damped cell when
+    ``D[j + 1] == D[i]`` (the CUDA sweep's calm torres ask this in O(1)).
+
+    >>> damped_counts(np.float32([0.5, 1, 1, 0.9]), np.ones(4, np.float32)).tolist()
+    [0, 1, 1, 1, 2]
+    """
+    damped = (np.asarray(a) != 1) | (np.asarray(r) != 1)
+    return np.concatenate([[0], np.cumsum(damped)]).astype(np.int64)
 
 
 class Medium:

@@ -29,9 +29,8 @@ import numpy as np
 from diamondlab.devices import cuda_tuning, current_gpu
 from diamondlab.engine.backends import Backend
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
-from diamondlab.kernels.cuda_source import damped_counts
 from diamondlab.kernels.points import point_tables
-from diamondlab.media import Medium
+from diamondlab.media import Medium, damped_counts
 from diamondlab.numerics import WaveParameters, bare_weights
 
 __all__ = ["CUDABackend", "PointQueue", "device_memory", "whole_torre_waits_starve"]

@@ -196,9 +196,10 @@ class Physics:
         velocity model is given, a depth profile for a layered one) and the sponge's three damping
         profiles; no other 3D array."""
         scale = dt / self.spacing
-        if self.velocity_model is None or self.velocity_min == self.velocity_max:  # one K for all
+        variant = self.medium_variant
+        if variant in ("constant", "sponge"):  # one K for all
             kappa = (self.velocity_max * scale) ** 2
-        elif self.velocity_profile is not None:  # the same float64 arithmetic, once per depth
+        elif variant == "layered":  # the same float64 arithmetic, once per depth
             kappa = ((self.velocity_profile.astype(np.float64) * scale) ** 2).astype(np.float32)
         else:
             kappa = np.empty(self.shape, dtype=np.float32)

@@ -51,11 +51,9 @@ the CUDA simulator lacks.
 
 from __future__ import annotations
 
-import numpy as np
-
 from diamondlab.numerics import validate_order
 
-__all__ = ["damped_counts", "generate_source", "shared_layout", "tile_rows"]
+__all__ = ["generate_source", "shared_layout", "tile_rows"]
 
 
 def tile_rows(radius: int) -> list[tuple[int, int]]:
@@ -578,16 +576,6 @@ _MEDIUM_ARGS = {
 }
 
 
-def damped_counts(a, r) -> np.ndarray:
-    """``D[i]``: how many of the cells ``0 .. i-1`` have a damping factor (``a`` or ``r``) other than 1.
-
-    >>> damped_counts(np.float32([0.5, 1, 1, 0.9]), np.ones(4, np.float32)).tolist()
-    [0, 1, 1, 1, 2]
-    """
-    damped = (np.asarray(a) != 1) | (np.asarray(r) != 1)
-    return np.concatenate([[0], np.cumsum(damped)]).astype(np.int64)
-
-
 _LDCG_IMPORT = """
 from diamondlab.kernels.cuda import ldcg_intrinsic
 
@@ -778,7 +766,7 @@ def generate_source(
         per-cell array ``Kappa`` for ``"model"``)
         and the damping profiles ``AX, AY, AZ`` of ``1 - s`` and ``RX, RY, RZ`` of
         ``1 / (1 + s)`` (each the minimum of its three profiles), then ``DX, DY``
-        (int64, :func:`damped_counts`): with ``segments=0`` the sweep runs torres
+        (int64, :func:`diamondlab.media.damped_counts`): with ``segments=0`` the sweep runs torres
         with no x or y damping as calm torres (the z factors only).
     points : bool
         The sweep takes source and receiver events (``ev_ptr, events,
