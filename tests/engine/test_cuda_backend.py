@@ -112,7 +112,7 @@ def test_gpu_diamondtorre_equals_stepwise_and_cpu(case):
 @pytest.mark.gpu
 def test_gpu_shape_larger_than_memory_is_a_value_error():
     with pytest.raises(ValueError, match="GiB of GPU memory"):
-        CUDABackend(WaveParameters(order=2), (4096, 4096, 2048), 1, 4)  # 256 GiB: more than an H200
+        CUDABackend(WaveParameters(order=2), (8192, 4096, 1024), 1, 4)  # 256 GiB: more than an H200
 
 
 def own_device_bytes() -> int:
