@@ -285,7 +285,8 @@ def _parser() -> argparse.ArgumentParser:
         help="Nt for every order (default per order); with --matrix, the heights to try (default 8 16 32)",
     )  # fmt: skip
     bench.add_argument(
-        "--steps", type=_count(1), default=None, help="steps per timed run (default 2 Nt)"
+        "--steps", type=_count(1), default=None,
+        help="steps per timed run (default: whole sweeps, at least 2, for DiamondTorre runs of 0.2 s)",
     )
     bench.add_argument(
         "--repeats", type=_count(1), default=5, help="timed runs of each algorithm; medians (default 5)"

@@ -50,6 +50,11 @@ def test_compare_algorithms_checks_equality_and_reports_the_spread():
     rows = compare_algorithms((24, 24, 16), (2, 4), backend="cpu", nt=4, repeats=2)
     assert [r["order"] for r in rows] == [2, 4]
     assert all(r["bit_equal"] and r["ratio"] > 0 and r["spread"] >= 0 and r["launch"] is None for r in rows)
+    # runs of whole sweeps, at least 2, as many as last MIN_RUN_SECONDS (a tiny grid: the most there are)
+    assert all(r["steps"] % 4 == 0 and 8 <= r["steps"] <= 4 * measure.MAX_RUN_SWEEPS for r in rows)
+    assert rows[0]["steps"] > 8
+    (given,) = compare_algorithms((24, 24, 16), (2,), backend="cpu", nt=4, steps=12, repeats=1)
+    assert given["steps"] == 12
 
 
 def test_tuning_sweep_skips_what_the_backend_refuses():
