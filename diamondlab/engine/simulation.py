@@ -248,7 +248,8 @@ class Simulation:
         self._first_step = int(step)
         self.plan = plan
         self.backend = plan.make_backend()
-        self._traces: list[np.ndarray] = []
+        self._traces = np.zeros((0, len(plan.physics.receivers)), dtype=np.float32)  # capacity doubles
+        self._trace_rows = 0
         self.pulse_width = pulse_width if pulse_width is not None else max(2.0, min(self.shape) / 12)
         self._initial = initial
         self._stop = threading.Event()
@@ -331,14 +332,18 @@ class Simulation:
         self.time_step = self._traces_from = self._first_step
         if self.physics.receivers:
             self.backend.take_traces()  # what a stopped run left queued belongs to the old fields
-        self._traces = []
+        self._trace_rows = 0
 
     @property
     def traces(self) -> np.ndarray:
-        """Receiver traces, float32 ``(steps, receivers)``: row ``i`` is level ``i + 1`` since the reset."""
-        if not self._traces:
-            return np.zeros((0, len(self.physics.receivers)), dtype=np.float32)
-        return np.concatenate(self._traces)
+        """Receiver traces, float32 ``(steps, receivers)``: row ``i`` is level ``i + 1`` since the reset.
+
+        A read-only view of the simulation's record (no copy: a live view reads it after every
+        refresh of an hour's run); ``.copy()`` it to keep or change it.
+        """
+        view = self._traces[: self._trace_rows]
+        view.flags.writeable = False
+        return view
 
     @property
     def trace_times(self) -> np.ndarray:
@@ -547,7 +552,13 @@ class Simulation:
         if not self.physics.receivers:
             return
         traces = self.physics.traces(self.backend.take_traces())
-        self._traces.append(traces)
+        rows = self._trace_rows + len(traces)
+        if rows > len(self._traces):  # grown by doubling: appending a sweep's rows costs O(rows) amortised
+            grown = np.zeros((max(rows, 2 * len(self._traces), 1024), traces.shape[1]), dtype=np.float32)
+            grown[: self._trace_rows] = self._traces[: self._trace_rows]
+            self._traces = grown
+        self._traces[self._trace_rows : rows] = traces
+        self._trace_rows = rows
         if check and not np.isfinite(traces).all():
             row, receiver = np.argwhere(~np.isfinite(traces))[0]
             where = f"receiver {receiver} at {self.receivers[receiver].position}"

@@ -89,6 +89,10 @@ class BackgroundRun:
     #: steps asked of Simulation.run per chunk when running "until paused"
     CHUNK_SWEEPS = 1000
 
+    #: Records :attr:`history` keeps at least (the oldest go once there are twice as many: an hour's run
+    #: would otherwise keep every record, tens of megabytes).  The averages do not read it.
+    HISTORY_KEEP = 10_000
+
     #: Seconds of running between two records (and sweep-listener calls); 0: after every sweep.  Read
     #: after every sweep, so a listener may change it during a run (the live view asks for every sweep
     #: while it paces a run, and for a few records a second otherwise).
@@ -261,6 +265,8 @@ class BackgroundRun:
                     seconds=d_sec,
                 )
                 self.history.append(rec)
+                if len(self.history) > 2 * self.HISTORY_KEEP:
+                    del self.history[: -self.HISTORY_KEEP]
                 if self.state != "running":
                     self._set_state("running", "")
                 self._call(self._sweep_listeners, s, rec)

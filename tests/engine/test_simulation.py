@@ -80,6 +80,25 @@ def test_callback_every_reports_at_its_cadence_and_always_the_last_sweep():
     assert calls == [(32, 6)]  # stopped early: the sweeps since the last call are reported too
 
 
+def test_traces_are_one_growing_record_read_without_a_copy():
+    from diamondlab.sources import Receiver
+
+    sim = _sim(size=1, nt=4, receivers=[Receiver((5, 6, 4), units="grid"), Receiver((9, 9, 5), units="grid")])
+    pieces = []
+    for steps in (8, 4, 1200):  # past the first capacity (1024 rows): the record grows by doubling
+        sim.run(steps)
+        pieces.append(sim.traces.copy())
+    traces = sim.traces
+    assert traces.shape == (1212, 2) and not traces.flags.writeable  # a view: .copy() to change it
+    assert np.array_equal(traces[:12], pieces[1]) and np.array_equal(traces[:8], pieces[0])
+    assert sim.traces.base is traces.base  # the same record, read again without copying
+    one_go = _sim(size=1, nt=4, receivers=sim.receivers)
+    one_go.run(1212)
+    assert np.array_equal(one_go.traces, traces)
+    sim.reset()
+    assert sim.traces.shape == (0, 2)
+
+
 def test_initial_conditions():
     a = np.random.default_rng(1).standard_normal(SHAPE).astype(np.float32)
     sim = _sim(initial=(a, 2 * a))

@@ -88,3 +88,13 @@ def test_close_ends_the_worker_and_drops_the_simulation():
     assert run.run(4) is False and run.step() is False and run.submit(print) is None
     run.reset()
     run.close()  # idempotent
+
+
+def test_history_keeps_the_newest_records_only(monkeypatch):
+    """A long run keeps at most twice HISTORY_KEEP records (an hour of them was tens of megabytes)."""
+    monkeypatch.setattr(BackgroundRun, "HISTORY_KEEP", 3)
+    run = BackgroundRun(_sim())
+    assert run.run(4 * 10) and run.wait(60)
+    assert 3 <= len(run.history) <= 6 and run.history[-1].time_step == 40  # the newest kept
+    assert [r.time_step for r in run.history] == sorted(r.time_step for r in run.history)
+    run.close()
