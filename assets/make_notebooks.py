@@ -187,7 +187,12 @@ counted exactly on the schedule's vertices.
 ## Stage explorer
 
 Step with the slider or press play: the 3D sweep and the time-level map
-advance together.
+advance together.  The *order* menu plays the sweep stage by stage, as the
+paper's CUDA scheme launches it (section 6), or in diagonal bands of torres,
+the order in which diamondlab's one-launch sweep hands torres out (the band
+the CUDA engine uses for this NO and DTS is marked): inside a band the
+stages follow each other, and a torre starts once the two it reads from are
+done, so several stages are in flight at once.
 """),
         "from diamondlab.widgets import RunConfig, StageExplorer\n\n"
         "explorer = StageExplorer(RunConfig(order=2, size=2, nt=4, shape=(NX, NY, 16)))\nexplorer.widget",

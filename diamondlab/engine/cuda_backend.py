@@ -182,6 +182,17 @@ class CUDABackend(Backend):
         return cuda_tuning(current_gpu())
 
     @classmethod
+    def launch_band(cls, order: int, size: int) -> int:
+        """Torres per diagonal band of the tuned sweep of (``order``, ``size``) (0: stage by stage), as
+        :meth:`check` takes it for a sweep with tier-level waits (no GPU needed: the stage explorer
+        shows it).
+
+        >>> CUDABackend.launch_band(2, 4), CUDABackend.launch_band(8, 1)
+        (32, 0)
+        """
+        return (cls.tuning().pipelined.get((int(order), int(size))) or (0, 1))[0]
+
+    @classmethod
     def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order``; with ``shape``, a DTS whose block holds nz;
         ``medium`` (a :attr:`~diamondlab.media.Medium.variant`): the tuning's tile for K per cell
@@ -351,7 +362,7 @@ class CUDABackend(Backend):
         if pipelined:
             if nt >= PIPELINE_FLAG_STRIDE:
                 raise ValueError(f"a pipelined sweep needs nt < {PIPELINE_FLAG_STRIDE}; got nt={nt}")
-            band = (preset or (0, 1))[0] if band is None else band
+            band = cls.launch_band(params.order, size) if band is None else band
             chunk = min((preset or (0, 1))[1], nt) if chunk is None else chunk
         elif band not in (None, 0) or chunk not in (None, 1):
             raise ValueError("band and chunk need pipelined=True (with whole-torre waits a band "

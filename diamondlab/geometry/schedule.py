@@ -216,6 +216,26 @@ class StageSchedule:
                 out[lo : hi + 1, y, k] = s
         return out
 
+    def torre_of_vertex(self) -> np.ndarray:
+        """Index of the torre computing every ``(x, y, step)`` vertex, an int array ``(nx, ny, Nt)``."""
+        out = np.full((self.nx, self.ny, self.nt), -1, dtype=np.int64)
+        for _, i, k, rows in self.iter_tiers():
+            for y, lo, hi in rows:
+                out[lo : hi + 1, y, k] = i
+        return out
+
+    def time_levels_after(self, done) -> np.ndarray:
+        """Steps completed by every cell once the torres ``done`` (a bool mask or indices) have run.
+
+        >>> s = stage_schedule(order=2, size=1, nt=4, nx=8, ny=4)
+        >>> bool((s.time_levels_after(s.stage_torres(0)) == s.time_levels(1)).all())
+        True
+        """
+        mask = np.zeros(self.ntorres, dtype=bool)
+        mask[np.asarray(done)] = True
+        owner = self.torre_of_vertex()
+        return (mask[np.maximum(owner, 0)] & (owner >= 0)).sum(axis=2)
+
     def time_levels(self, stages_done: int) -> np.ndarray:
         """Steps completed by every cell after the first ``stages_done`` stages (paper fig. 9).
 
@@ -360,6 +380,25 @@ class StageSchedule:
         a = (self.torre_x0 + self.torre_yc) // (2 * self.tile.radius)
         key = (a.max() - a) // band
         return np.lexsort((np.arange(self.ntorres), self.torre_stage, key)).astype(np.int64)
+
+    def launch_groups(self, band: int | None = None) -> list[np.ndarray]:
+        """The torres of :meth:`launch_order` in the groups a sweep hands out together: one stage
+        (``band=None``) or the torres of one stage inside one diagonal band of ``band`` torres.
+
+        >>> s = stage_schedule(order=2, size=1, nt=3, nx=12, ny=12)
+        >>> len(s.launch_groups()) == s.nstages
+        True
+        >>> groups = s.launch_groups(band=2)
+        >>> bool((np.concatenate(groups) == s.launch_order(band=2)).all()), len(groups) > s.nstages
+        (True, True)
+        """
+        order = self.launch_order(band)
+        stage = self.torre_stage[order]
+        if band is None:
+            return np.split(order, np.flatnonzero(np.diff(stage)) + 1)
+        a = (self.torre_x0 + self.torre_yc) // (2 * self.tile.radius)
+        key = ((a.max() - a) // _positive_int("band", band))[order]
+        return np.split(order, np.flatnonzero((np.diff(stage) != 0) | (np.diff(key) != 0)) + 1)
 
     def pipelined_rounds(self, lag: int = 1) -> list[list[tuple[int, int]]]:
         """Rounds of ``(torre, k)`` tiers when a tier waits on *tiers*, not whole torres.

@@ -249,31 +249,35 @@ def torre_runs(schedule: StageSchedule, torre: int) -> np.ndarray:
 
 
 def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None,
-                       width: int = 500) -> go.Figure:
+                       width: int = 500, groups: list | None = None) -> go.Figure:
     """Steps completed by every column after ``stages_done`` stages (paper 000, figure 9).
 
     Default: the middle of the sweep.  The bottom tiles of the next stage are
-    outlined.  The figure is ``width`` pixels wide, title (two short lines)
-    and colour bar inside it, so that it is never cut beside another figure.
+    outlined.  With ``groups`` (a launch order's groups of torres,
+    :meth:`~diamondlab.geometry.StageSchedule.launch_groups`) ``stages_done``
+    counts those instead.  The figure is ``width`` pixels wide, title (two short
+    lines) and colour bar inside it, so that it is never cut beside another figure.
     """
     s = schedule
-    done = s.nstages // 2 if stages_done is None else int(np.clip(stages_done, 0, s.nstages))
-    levels = s.time_levels(done)
+    unit = "stages" if groups is None else "launch steps"
+    groups = groups if groups is not None else [s.stage_torres(i) for i in range(s.nstages)]
+    done = len(groups) // 2 if stages_done is None else int(np.clip(stages_done, 0, len(groups)))
+    levels = s.time_levels_after(np.concatenate([*groups[:done], np.zeros(0, dtype=np.int64)]))
     fig = go.Figure(go.Heatmap(
         z=levels.T, zmin=0, zmax=s.nt, colorscale=STAGE_COLORSCALE,
         colorbar=dict(title=dict(text="steps<br>done"), thickness=16, len=0.9),
         hovertemplate="x=%{x} y=%{y}: %{z} steps<extra></extra>",
     ))
-    if done < s.nstages:
-        for i in s.stage_torres(done):
+    if done < len(groups):
+        for i in groups[done]:
             rows = s.tier_rows(int(i), 0)
             if len(rows):
                 xs, ys = _outline(rows)
                 fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(color="white", width=2),
                                 hoverinfo="skip", showlegend=False)
     fig.update_layout(
-        title=dict(text=f"Steps done after {done} of {s.nstages} stages<br><sup>NO={s.tile.order}, "
-                        f"DTS={s.tile.size}, Nt={s.nt}; the next stage outlined</sup>",
+        title=dict(text=f"Steps done after {done} of {len(groups)} {unit}<br><sup>NO={s.tile.order}, "
+                        f"DTS={s.tile.size}, Nt={s.nt}; the next {unit[:-1]} outlined</sup>",
                    x=0.02, xanchor="left"),
         xaxis=dict(title="x", range=[-0.5, s.nx - 0.5], constrain="domain"),
         yaxis=dict(title="y", range=[-0.5, s.ny - 0.5], scaleanchor="x", constrain="domain"),

@@ -54,12 +54,8 @@ COLOURS = {"reads": "#27ae60", "focus": "#8e44ad", "feeds": "#f1c40f", "stage": 
 
 
 def vertex_owner(schedule: StageSchedule) -> np.ndarray:
-    """Torre index computing every ``(x, y, step)`` vertex, an int array ``(nx, ny, Nt)``."""
-    out = np.full((schedule.nx, schedule.ny, schedule.nt), -1, dtype=np.int64)
-    for _, i, k, rows in schedule.iter_tiers():
-        for y, lo, hi in rows:
-            out[lo : hi + 1, y, k] = i
-    return out
+    """Torre index computing every ``(x, y, step)`` vertex (:meth:`StageSchedule.torre_of_vertex`)."""
+    return schedule.torre_of_vertex()
 
 
 def torre_dependencies(schedule: StageSchedule) -> list[np.ndarray]:
@@ -165,7 +161,12 @@ def reads_around(order: int, size: int, nt: int) -> Neighbourhood:
 
 
 class SweepPicture:
-    """Boxes and dependencies of one sweep, ready to draw stage by stage.
+    """Boxes and dependencies of one sweep, ready to draw step by step in a launch order.
+
+    A *step* is one group of :meth:`StageSchedule.launch_groups`: a stage
+    (``band=None``, the paper's order) or, with ``band=B``, the torres of one
+    stage inside one diagonal band of ``B`` torres, in the order the CUDA
+    engine's sweep hands them out.
 
     Parameters
     ----------
@@ -173,11 +174,13 @@ class SweepPicture:
         The sweep; keep it small (a teaching size: up to ~30 000 vertices).
     tscale : float
         Height of one time step in the drawing (cells).
+    band : int, optional
+        Diagonal bands of ``band`` torres (the engine's ``band`` option); ``None`` or 0: stage by stage.
     """
 
     MAX_VERTICES = 30000
 
-    def __init__(self, schedule: StageSchedule, tscale: float = 1.0):
+    def __init__(self, schedule: StageSchedule, tscale: float = 1.0, band: int | None = None):
         nv = schedule.nx * schedule.ny * schedule.nt
         if nv > self.MAX_VERTICES:
             raise ValueError(
@@ -186,6 +189,11 @@ class SweepPicture:
             )
         self.schedule = schedule
         self.tscale = tscale
+        self.band = band or None
+        self.groups = schedule.launch_groups(self.band)
+        self.group_of = np.empty(schedule.ntorres, dtype=np.int64)
+        for n, torres in enumerate(self.groups):
+            self.group_of[torres] = n
         self.runs = [torre_runs(schedule, i) for i in range(schedule.ntorres)]
         self.reads = torre_dependencies(schedule)
         self.feeds = [np.zeros(0, dtype=np.int64) for _ in range(schedule.ntorres)]
@@ -197,9 +205,14 @@ class SweepPicture:
     def nstages(self) -> int:
         return self.schedule.nstages
 
+    @property
+    def nsteps(self) -> int:
+        """Steps of the launch order (the stages, or a stage's torres per band)."""
+        return len(self.groups)
+
     def focus_of(self, stage: int) -> int:
-        """Default focus torre of a stage: its most central torre that is not cut by the boundary."""
-        torres = self.schedule.stage_torres(stage)
+        """Default focus torre of a step: its most central torre that is not cut by the boundary."""
+        torres = self.groups[stage]
         sizes = np.array([len(self.runs[i]) for i in torres])
         full = torres[sizes == sizes.max()]
         return int(full[len(full) // 2])
@@ -219,14 +232,13 @@ class SweepPicture:
         from are left out of the done stages (drawn once, in green), else
         they stay there and their own trace is empty.
         """
-        s = self.schedule
-        stage = int(np.clip(stage, 0, s.nstages - 1))
+        stage = int(np.clip(stage, 0, self.nsteps - 1))
         focus = self.focus_of(stage) if focus is None else int(focus)
         reads = self.reads[focus] if show_reads else np.zeros(0, dtype=np.int64)
-        done = np.setdiff1d(np.flatnonzero(s.torre_stage < stage), reads)
-        current = [i for i in s.stage_torres(stage) if i != focus]
+        done = np.setdiff1d(np.flatnonzero(self.group_of < stage), reads)
+        current = [i for i in self.groups[stage] if i != focus]
         done_mesh = self._mesh(done)
-        done_mesh["intensity"] = np.repeat(s.torre_stage[done].astype(float),
+        done_mesh["intensity"] = np.repeat(self.group_of[done].astype(float),
                                            [8 * len(self.runs[i]) for i in done]) if len(done) else []
         return [
             done_mesh,
@@ -237,6 +249,11 @@ class SweepPicture:
             tier_outlines(self.runs[focus], self.tscale),
         ]
 
+    @property
+    def unit(self) -> str:
+        """What a step is called: ``"stage"`` or ``"launch step"``."""
+        return "stage" if self.band is None else "launch step"
+
     @staticmethod
     def opacities(show_reads: bool = True) -> list[float]:
         """Opacity of the five meshes of :meth:`traces`: the done and current stages are translucent
@@ -244,12 +261,16 @@ class SweepPicture:
         return [0.22, 0.55, 1.0, 1.0, 0.4] if show_reads else [1.0, 1.0, 1.0, 0.55, 0.4]
 
     def caption(self, stage: int, focus: int | None = None) -> str:
-        """One line about the picture (stage, torres, dependencies)."""
+        """One line about the picture (step, torres, dependencies)."""
         s = self.schedule
-        stage = int(np.clip(stage, 0, s.nstages - 1))
+        stage = int(np.clip(stage, 0, self.nsteps - 1))
         focus = self.focus_of(stage) if focus is None else int(focus)
         rs = sorted({int(s.torre_stage[j]) for j in self.reads[focus]})
-        return (f"stage {stage + 1} of {s.nstages}: {len(s.stage_torres(stage))} independent torres; "
+        torres = self.groups[stage]
+        where = (f"stage {stage + 1} of {s.nstages}" if self.band is None else
+                 f"launch step {stage + 1} of {self.nsteps} (stage {int(s.torre_stage[torres[0]]) + 1}, "
+                 f"a band of {self.band})")
+        return (f"{where}: {len(torres)} independent torres; "
                 f"torre {focus} reads from {len(self.reads[focus])} torres of stages {rs or '-'} and "
                 f"feeds {len(self.feeds[focus])}")
 
@@ -260,18 +281,18 @@ class SweepPicture:
 
     def figure(self, stage: int | None = None, focus: int | None = None,
                show_reads: bool = True) -> go.Figure:
-        """The picture after ``stage`` stages (default: the middle of the sweep); see :meth:`traces`."""
+        """The picture after ``stage`` steps (default: the middle of the sweep); see :meth:`traces`."""
         s = self.schedule
-        stage = s.nstages // 2 if stage is None else stage
+        stage = self.nsteps // 2 if stage is None else stage
         t = self.traces(stage, focus, show_reads)
         op = self.opacities(show_reads)
         common = dict(flatshading=True, lighting=dict(ambient=0.55, diffuse=0.7), hoverinfo="name")
         data = [
-            go.Mesh3d(**t[0], colorscale=STAGE_COLORSCALE, cmin=0, cmax=max(s.nstages - 1, 1),
-                      name="done stages (colour = stage)", showscale=True, opacity=op[0],
-                      colorbar=dict(title="stage", len=0.6), **common),
-            go.Mesh3d(**t[1], color=COLOURS["stage"], name="current stage (independent)", opacity=op[1],
-                      **common),
+            go.Mesh3d(**t[0], colorscale=STAGE_COLORSCALE, cmin=0, cmax=max(self.nsteps - 1, 1),
+                      name=f"done {self.unit}s (colour = {self.unit})", showscale=True, opacity=op[0],
+                      colorbar=dict(title=self.unit, len=0.6), **common),
+            go.Mesh3d(**t[1], color=COLOURS["stage"], name=f"current {self.unit} (independent)",
+                      opacity=op[1], **common),
             go.Mesh3d(**t[2], color=COLOURS["focus"], name="focus torre", opacity=op[2], **common),
             go.Mesh3d(**t[3], color=COLOURS["reads"], name="it reads from", opacity=op[3], **common),
             go.Mesh3d(**t[4], color=COLOURS["feeds"], name="reads from it", opacity=op[4], **common),

@@ -18,7 +18,12 @@ checkbox shows through translucent stages) and, beside it, the map of time
 levels after the same number of stages (paper 000, figure 9); the two
 figures have fixed widths and wrap on a narrow screen instead of being cut.
 The domain is the run's grid when it is small enough to draw, else the
-largest multiple of the tile that is (``SweepPicture.MAX_VERTICES``).
+largest multiple of the tile that is (``SweepPicture.MAX_VERTICES``).  Its
+"order" menu plays the sweep stage by stage (paper 000, section 6) or in
+the launch order of the CUDA engine's sweep: diagonal bands of ``B`` torres,
+stage by stage inside a band (:meth:`~diamondlab.geometry.StageSchedule.launch_groups`),
+with the engine's own ``B`` for the (NO, DTS) among the choices
+(:meth:`~diamondlab.engine.cuda_backend.CUDABackend.launch_band`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from diamondlab.engine.cuda_backend import CUDABackend
 from diamondlab.geometry import stage_schedule
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture
@@ -121,6 +127,8 @@ class StageExplorer:
                                        continuous_update=True, layout=widgets.Layout(width="420px"))
         self.play = widgets.Play(value=0, min=0, max=1, step=1, interval=interval_ms, description="play")
         self.show_reads = widgets.Checkbox(value=True, description=READS_LABEL, indent=False)
+        self.order = widgets.Dropdown(options=[("stage by stage (paper 000, section 6)", 0)], value=0,
+                                      description="order", layout=widgets.Layout(width="360px"))
         widgets.link((self.play, "value"), (self.stage, "value"))
         self.picture = None
         self.view3d = go.FigureWidget()
@@ -128,8 +136,9 @@ class StageExplorer:
         self._quiet = False
         self.stage.observe(self._on_stage, names="value")
         self.show_reads.observe(self._on_stage, names="value")
+        self.order.observe(self._on_order, names="value")
         self.widget = widgets.VBox([
-            widgets.HBox([self.play, self.stage, self.show_reads]), self.caption,
+            widgets.HBox([self.play, self.stage, self.show_reads]), self.order, self.caption,
             # fixed widths, wrapped on a narrow screen: plotly widgets do not share a row by themselves
             widgets.HBox([self.view3d, self.levels],
                          layout=widgets.Layout(width="100%", flex_flow="row wrap")),
@@ -148,25 +157,47 @@ class StageExplorer:
             if self.picture is not None:  # a valid choice again: no message of an earlier one stays
                 self._caption(int(self.stage.value))
             return
+        engine = CUDABackend.launch_band(config.order, config.size)
+        options = [("stage by stage (paper 000, section 6)", 0)] + [
+            (f"diagonal bands of {b}" + (" (the CUDA engine's for this NO, DTS)" if b == engine else ""), b)
+            for b in sorted({2, 4, engine} - {0})]
+        self._quiet = True
         try:
-            schedule = stage_schedule(config.order, config.size, config.nt, nx, ny)
-            picture = SweepPicture(schedule)
+            self.order.options, self.order.value = options, 0
+        finally:
+            self._quiet = False
+        self._engine_band = engine
+        if self._build(config.order, config.size, config.nt, nx, ny):
+            self.key = key
+
+    def _on_order(self, change) -> None:
+        if self.picture is not None and not self._quiet:
+            s = self.picture.schedule
+            self._build(s.tile.order, s.tile.size, s.nt, s.nx, s.ny)
+
+    def _build(self, order: int, size: int, nt: int, nx: int, ny: int) -> bool:
+        """Draw the sweep in the order chosen, at its middle step; False (and a message) if it cannot."""
+        try:
+            schedule = stage_schedule(order, size, nt, nx, ny)
+            picture = SweepPicture(schedule, band=int(self.order.value))
         except ValueError as err:
             self.caption.value = f"<i>cannot draw this sweep: {err}</i>"
-            return
-        self.picture, self.key = picture, key
+            return False
+        self.picture = picture
         self._boundary = int(schedule.boundary.sum())
-        middle = schedule.nstages // 2
+        middle = picture.nsteps // 2
         self._quiet = True
         try:
             with self.stage.hold_trait_notifications():
-                self.play.max = self.stage.max = schedule.nstages - 1
+                self.play.max = self.stage.max = picture.nsteps - 1
                 self.stage.value = middle
+                self.stage.description = f"{picture.unit}s done"
         finally:
             self._quiet = False
         _replace_figure(self.view3d, picture.figure(middle, show_reads=self.show_reads.value))
         self.view3d.layout.width = 600
         self._draw(middle, view=False)
+        return True
 
     def _on_stage(self, change) -> None:
         if self.picture is not None and not self._quiet:
@@ -183,7 +214,8 @@ class StageExplorer:
                     if n < len(opacity):
                         trace.opacity = opacity[n]
                 self.view3d.layout.title.text = p.title(stage)
-        _replace_figure(self.levels, time_levels_figure(p.schedule, stage))
+        groups = p.groups if p.band else None
+        _replace_figure(self.levels, time_levels_figure(p.schedule, stage, groups=groups))
         self._caption(stage)
 
     def _caption(self, stage: int) -> None:
@@ -191,10 +223,17 @@ class StageExplorer:
         self.caption.value = (
             f"<b>{p.caption(stage)}</b><br>domain {s.nx}×{s.ny} (each column a z line), NO={s.tile.order}, "
             f"DTS={s.tile.size}, Nt={s.nt}: {s.nstages} stages, {s.ntorres} torres, "
-            f"{self._boundary} cut by the boundary. Colours: done stages by stage; red the "
-            "current stage (its torres are independent); purple one torre, outlined tier by tier, green the "
-            "torres it reads from, yellow those that read from it."
+            f"{self._boundary} cut by the boundary. Colours: done {p.unit}s by {p.unit}; red the "
+            f"current {p.unit} (its torres are independent); purple one torre, outlined tier by tier, green "
+            "the torres it reads from, yellow those that read from it.<br>" + self._order_note()
         )
+
+    def _order_note(self) -> str:
+        engine = self._engine_band
+        said = (f"The CUDA engine's sweep hands torres out in diagonal bands of {engine}, stage by stage "
+                "inside a band" if engine else "The CUDA engine's sweep runs this NO, DTS stage by stage")
+        return (said + " (one launch; each torre waits only for the two it reads from, so several stages run "
+                "at once); the CPU engine runs stage by stage.")
 
 
 def shapes_app(order: int = 2, size: int = 2, nt: int = 8, shape=(64, 64, 64)) -> widgets.VBox:

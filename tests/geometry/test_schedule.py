@@ -238,3 +238,22 @@ def test_property_tier_waits_keep_the_in_place_update_correct(s):
     rounds = s.pipelined_rounds(0)
     assert len(rounds) == s.nstages + s.nt - 1
     assert sorted(e for r in rounds for e in r) == [(i, k) for i in range(s.ntorres) for k in range(s.nt)]
+
+
+@pytest.mark.parametrize("band", [None, 1, 2, 5])
+def test_launch_groups_are_independent_and_after_what_they_read(band):
+    """Each group of the launch order lies in one stage (its torres never exchange data) and every
+    torre's dependencies are in earlier groups; the map of time levels follows the groups."""
+    s = stage_schedule(order=4, size=1, nt=4, nx=30, ny=26)
+    groups = s.launch_groups(band)
+    assert (np.concatenate(groups) == s.launch_order(band)).all()
+    group_of = np.empty(s.ntorres, dtype=np.int64)
+    for n, torres in enumerate(groups):
+        assert len(set(s.torre_stage[torres].tolist())) == 1
+        group_of[torres] = n
+    deps = s.dependencies()
+    assert ((deps < 0) | (group_of[np.maximum(deps, 0)] < group_of[:, None])).all()
+    assert (s.time_levels_after(np.arange(s.ntorres)) == s.nt).all()
+    if band is None:
+        assert all((s.time_levels_after(np.concatenate(groups[:k])) == s.time_levels(k)).all()
+                   for k in (1, len(groups) // 2))

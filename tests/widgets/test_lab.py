@@ -197,6 +197,30 @@ def test_stage_explorer_toggles_the_torres_it_reads_from():
     ex.update(cfg)  # the sweep drawn is this one already: only the caption was stale
     assert "reads from" in ex.caption.value and "cannot draw" not in ex.caption.value
 
+def test_stage_explorer_plays_the_engines_launch_order():
+    """The order menu: stage by stage, or diagonal bands as the CUDA engine's sweep hands torres out
+    (its own band for the NO, DTS among the choices); the slider then steps through launch groups."""
+    from diamondlab.engine.cuda_backend import CUDABackend
+
+    cfg = RunConfig(order=2, size=1, nt=3, shape=(40, 40, 16))
+    ex = StageExplorer(cfg)
+    s = ex.picture.schedule
+    assert ex.stage.max == s.nstages - 1 and ex.order.value == 0
+    engine = CUDABackend.launch_band(2, 1)
+    assert any(value == engine for _, value in ex.order.options) or engine == 0
+    assert "CUDA engine" in ex.caption.value
+    ex.order.value = 2  # diagonal bands of 2 torres
+    p = ex.picture
+    assert p.band == 2 and ex.stage.max == p.nsteps - 1 > s.nstages - 1
+    assert (np.concatenate(p.groups) == s.launch_order(2)).all()
+    ex.stage.value = 3
+    done = np.concatenate(p.groups[:3])
+    assert (np.asarray(ex.levels.data[0].z) == s.time_levels_after(done).T).all()  # the map follows
+    assert "launch step 4 of" in ex.caption.value and ex.stage.description == "launch steps done"
+    ex.order.value = 0
+    assert ex.picture.band is None and ex.stage.max == s.nstages - 1
+
+
 def _live_widgets() -> int:
     from ipywidgets.widgets.widget import _instances  # a widget stays in this registry until closed
 
