@@ -279,6 +279,7 @@ class BackgroundRun:
                     sim.run(int(steps), callback=callback, callback_every=self._report_every,
                             stop_event=self._stop)
                 while not steps and not self._stop.is_set():
+                    last.update(done=0, seconds=0.0)  # each chunk's stats count from its own start
                     sim.run(self.CHUNK_SWEEPS * sim.nt, callback=callback, callback_every=self._report_every,
                             stop_event=self._stop)
             stopped = self._stop.is_set()

@@ -98,3 +98,19 @@ def test_history_keeps_the_newest_records_only(monkeypatch):
     assert 3 <= len(run.history) <= 6 and run.history[-1].time_step == 40  # the newest kept
     assert [r.time_step for r in run.history] == sorted(r.time_step for r in run.history)
     run.close()
+
+
+def test_a_run_until_paused_records_every_chunk_right(monkeypatch):
+    """Running until paused goes chunk by chunk (Simulation.run calls): every record counts the steps
+    and seconds of its own sweeps (a new chunk once made the record negative and the average wrong)."""
+    monkeypatch.setattr(BackgroundRun, "CHUNK_SWEEPS", 2)
+    run = BackgroundRun(_sim())
+    assert run.run()  # until paused
+    deadline = time.perf_counter() + 60
+    while run.sim.time_step < 4 * 2 * 5 and time.perf_counter() < deadline:  # five chunks or more
+        time.sleep(0.01)
+    run.pause(wait=True, timeout=60)
+    assert run.sim.time_step >= 40
+    assert all(r.steps > 0 and r.seconds > 0 and r.current > 0 for r in run.history)
+    assert sum(r.steps for r in run.history) == run.sim.time_step
+    run.close()
