@@ -192,15 +192,16 @@ def preferred_size(order: int, size: int, nz: int) -> int:
     """The largest DTS up to ``size`` whose block suits a column of ``nz`` cells.
 
     It must hold the column (:func:`max_nz`); a kernel with level n-1 in shared
-    memory also keeps its 255 registers only up to the tuning's ``full_register_nz``
-    (:func:`diamondlab.devices.cuda_tuning`).
+    memory also runs only up to the tuning's ``shared_previous_nz``
+    (:func:`diamondlab.devices.cuda_tuning`: above it the register cap of a
+    taller block costs more than the smaller tile).
 
-    >>> preferred_size(6, 2, 256), preferred_size(6, 2, 288), preferred_size(2, 4, 1000)
+    >>> preferred_size(6, 2, 384), preferred_size(6, 2, 416), preferred_size(2, 4, 1000)
     (2, 1, 3)
     """
-    full_register_nz = cuda_tuning(current_gpu()).full_register_nz
+    tallest = cuda_tuning(current_gpu()).shared_previous_nz
     while size > 1 and (nz > max_nz(order, size)
-                        or ((order, size) in SHARED_PREVIOUS_SEGMENTS and nz > full_register_nz)):
+                        or ((order, size) in SHARED_PREVIOUS_SEGMENTS and nz > tallest)):
         size -= 1
     return size
 

@@ -35,7 +35,8 @@ def test_backend_contract_attributes():
 def test_default_tile_fits_the_z_column():
     assert CUDABackend.default_tiling(6) == (2, 16)
     assert CUDABackend.default_tiling(6, (64, 64, 256)) == (2, 16)
-    assert CUDABackend.default_tiling(6, (64, 64, 288)) == (1, 16)  # DTS=2 would lose its 255 registers
+    assert CUDABackend.default_tiling(6, (64, 64, 384)) == (2, 16)  # capped at 168 registers: still faster
+    assert CUDABackend.default_tiling(6, (64, 64, 416)) == (1, 16)  # over the tuning's shared_previous_nz
     assert CUDABackend.default_tiling(6, (64, 64, 544)) == (1, 16)  # level n-1 of 544 z: no shared memory
     assert CUDABackend.default_tiling(2, (64, 64, 1000)) == (3, 32)  # DTS=4 holds 864 z cells at most
 

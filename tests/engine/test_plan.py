@@ -41,7 +41,7 @@ def test_default_tiles_fit_the_grid_and_the_backend():
     assert default_tiling("cpu", 2, (256, 256, 256)) == CPUBackend.TILING[2]
     assert default_tiling("cpu", 8, (20, 64, 64)) == (2, 48)  # 2 DTS ShS = 16 cells fit 20
     assert fitted_size("cpu", 6, 2, (64, 64, 4000)) == 2
-    assert fitted_size("cuda", 6, 2, (64, 64, 288)) == 1  # a class fact: no GPU needed
+    assert fitted_size("cuda", 6, 2, (64, 64, 416)) == 1  # a class fact: no GPU needed
 
 
 def test_unknown_backend_options_name_the_allowed_ones():

@@ -60,7 +60,7 @@ def test_no6_dts2_keeps_level_n1_in_shared_memory():
     assert kc.SHARED_PREVIOUS_SEGMENTS == {(6, 2): 4}
     assert kc.max_nz(6, 2, kc.MAX_SHARED_BYTES) == 512
     assert kc.max_nz(6, 2, 99 * 1024) == 224  # an RTX 4090's 99 KiB a block
-    assert [kc.preferred_size(6, 2, nz) for nz in (64, 256, 288, 1024)] == [2, 2, 1, 1]
+    assert [kc.preferred_size(6, 2, nz) for nz in (64, 256, 384, 416, 1024)] == [2, 2, 2, 1, 1]
     src = generate_source(6, 2, segments=4)
     tier = src.split("def torre_interior")[1].split("def torre_boundary")[0].split("while k < nt:")[1]
     assert tier.count("cuda.syncthreads()") == 4  # one z exchange per segment

@@ -150,7 +150,7 @@ def test_gpu_tile_follows_the_z_column():
     gpu.set(size=2)
     gpu.nz.value = 200  # still fits: the user's DTS stays
     assert gpu.config().size == 2
-    gpu.nz.value = 288  # NO=6 DTS=2 keeps its 255 registers up to 256 z cells: DTS drops to 1
+    gpu.nz.value = 416  # NO=6 DTS=2 (level n-1 in shared memory) runs up to 384 z cells: DTS drops to 1
     assert gpu.config().size == 1
     cpu = Controls(RunConfig(shape=(64, 64, 128), order=6, backend="cpu"))
     cpu.set(size=2)
