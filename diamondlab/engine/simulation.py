@@ -332,6 +332,7 @@ class Simulation:
         self.time_step = self._traces_from = self._first_step
         if self.physics.receivers:
             self.backend.take_traces()  # what a stopped run left queued belongs to the old fields
+        self._traces = self._traces[:0].copy()  # a new record: views of the old one keep their values
         self._trace_rows = 0
 
     @property

@@ -210,11 +210,8 @@ class StageSchedule:
 
     def stage_of_vertex(self) -> np.ndarray:
         """Stage index of every ``(x, y, step)`` vertex, an int array ``(nx, ny, Nt)``."""
-        out = np.full((self.nx, self.ny, self.nt), -1, dtype=np.int64)
-        for s, _, k, rows in self.iter_tiers():
-            for y, lo, hi in rows:
-                out[lo : hi + 1, y, k] = s
-        return out
+        owner = self.torre_of_vertex()
+        return np.where(owner >= 0, self.torre_stage[np.maximum(owner, 0)], -1)
 
     def torre_of_vertex(self) -> np.ndarray:
         """Index of the torre computing every ``(x, y, step)`` vertex, an int array ``(nx, ny, Nt)``."""

@@ -97,6 +97,8 @@ def test_traces_are_one_growing_record_read_without_a_copy():
     assert np.array_equal(one_go.traces, traces)
     sim.reset()
     assert sim.traces.shape == (0, 2)
+    sim.run(8)  # a new record: what was read before the reset keeps its values
+    assert np.array_equal(traces[:8], pieces[0]) and np.array_equal(sim.traces, pieces[0])
 
 
 def test_initial_conditions():
