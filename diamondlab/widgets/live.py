@@ -425,7 +425,7 @@ class LiveView:
             tr = np.asarray(traces)
             n = len(tr)
             step = max(1, n // 2000)
-            x = np.arange(1, n + 1)[::step]  # row i of the traces is level i + 1
+            x = np.arange(1, n + 1, step)  # row i of the traces is level i + 1 (not an array of all n)
             with self.traces.batch_update():
                 for i, trace in enumerate(self.traces.data):
                     if i < tr.shape[1]:
