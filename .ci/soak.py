@@ -49,7 +49,7 @@ try:
     while (elapsed := time.perf_counter() - t0) < args.seconds:
         time.sleep(min(args.interval, args.seconds - elapsed))
         gc.collect()
-        traces = getattr(sim.traces.base, "nbytes", 0)  # the record with its spare capacity
+        traces = sim.traces.nbytes  # the rows recorded (the record's spare capacity is not yet resident)
         rec = lab.runner.history[-1] if lab.runner.history else None
         row = {"seconds": round(time.perf_counter() - t0, 1), "step": sim.time_step, "rss_mib": rss_mib(),
                "traces_mib": traces / 2**20, "records": len(lab.runner.history),
