@@ -5,9 +5,11 @@ import inspect
 import pkgutil
 import subprocess
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
+import filelock
 import pytest
 
 import diamondlab
@@ -24,7 +26,11 @@ def html(tmp_path_factory) -> Path:
     """The site, built once: ``-W`` makes any warning an error (the build fails)."""
     out = tmp_path_factory.mktemp("docs")
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
-    run = subprocess.run([*command, str(ROOT / "docs"), str(out)], capture_output=True, text=True, cwd=ROOT)
+    # conf.py writes docs/api and docs/notebooks into the source tree: one build at a time (xdist workers)
+    lock = Path(tempfile.gettempdir()) / f"diamondlab-docs-{zlib.crc32(str(ROOT).encode()):08x}.lock"
+    with filelock.FileLock(lock):
+        run = subprocess.run([*command, str(ROOT / "docs"), str(out)], capture_output=True, text=True,
+                             cwd=ROOT)
     assert run.returncode == 0 and not run.stderr.strip(), run.stdout[-3000:] + run.stderr[-6000:]
     return out
 
