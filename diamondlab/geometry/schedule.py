@@ -373,10 +373,12 @@ class StageSchedule:
         """
         if band is None:
             return np.arange(self.ntorres, dtype=np.int64)
-        band = _positive_int("band", band)
+        return np.lexsort((np.arange(self.ntorres), self.torre_stage, self._band_of(band))).astype(np.int64)
+
+    def _band_of(self, band: int) -> np.ndarray:
+        """Each torre's diagonal band of ``band`` torres, counted from the largest lattice diagonal."""
         a = (self.torre_x0 + self.torre_yc) // (2 * self.tile.radius)
-        key = (a.max() - a) // band
-        return np.lexsort((np.arange(self.ntorres), self.torre_stage, key)).astype(np.int64)
+        return (a.max() - a) // _positive_int("band", band)
 
     def launch_groups(self, band: int | None = None) -> list[np.ndarray]:
         """The torres of :meth:`launch_order` in the groups a sweep hands out together: one stage
@@ -393,8 +395,7 @@ class StageSchedule:
         stage = self.torre_stage[order]
         if band is None:
             return np.split(order, np.flatnonzero(np.diff(stage)) + 1)
-        a = (self.torre_x0 + self.torre_yc) // (2 * self.tile.radius)
-        key = ((a.max() - a) // _positive_int("band", band))[order]
+        key = self._band_of(band)[order]
         return np.split(order, np.flatnonzero((np.diff(stage) != 0) | (np.diff(key) != 0)) + 1)
 
     def pipelined_rounds(self, lag: int = 1) -> list[list[tuple[int, int]]]:
