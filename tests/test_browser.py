@@ -99,6 +99,27 @@ def _run_all(page, tries: int = 6) -> None:
     pytest.fail("JupyterLab never started running the notebook")
 
 
+def _wait_until_every_cell_ran(page, seconds: float, reruns: int = 2) -> None:
+    """Wait until the kernel is idle with every code cell numbered; run all again (at most ``reruns``
+    times) where the kernel went idle with cells left unrun (queued while it was still connecting)."""
+    deadline = time.time() + seconds
+    while True:
+        left = max(1.0, deadline - time.time())
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=left * 1000)
+        prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+        unrun = [p for p in prompts if not re.search(r"\[\d+\]", p)]
+        if not unrun:
+            return
+        text = page.locator(".jp-Notebook").inner_text()
+        if time.time() > deadline or "Traceback" in text or (reruns == 0 and "*" not in "".join(unrun)):
+            pytest.fail(f"{len(unrun)} of {len(prompts)} code cells never ran:\n" + text[-3000:])
+        if "*" in "".join(unrun):  # idle between two queued cells: look again
+            time.sleep(1)
+            continue
+        reruns -= 1
+        _run_all(page)
+
+
 def _open_and_run(playwright, address: str):
     """Chromium on a notebook's page in JupyterLab, every cell queued: ``(browser, page)``."""
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -126,7 +147,7 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
                 rate = float(m.group(1))
                 break
             time.sleep(0.5)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=300_000)
+        _wait_until_every_cell_ran(page, 300)
         news = page.locator(".Toastify button", has_text=re.compile(r"^\s*No\s*$"))
         if news.count():  # JupyterLab asks whether to fetch news: no
             news.first.click()
@@ -177,9 +198,13 @@ def test_the_paper_notebooks_draw_their_figures_unclipped_in_jupyterlab(jupyter,
     figures, wanted = PAPER_NOTEBOOKS[name]
     with sync_api.sync_playwright() as p:
         browser, page = _open_and_run(p, f"{url}/lab/tree/{name}?reset&token={token}")
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=360_000)
-        page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {figures}",
-                               timeout=180_000)
+        _wait_until_every_cell_ran(page, 360)
+        try:
+            page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {figures}",
+                                   timeout=180_000)
+        except sync_api.TimeoutError:
+            shown = page.locator(".jp-Notebook").inner_text()[-3000:]
+            pytest.fail(f"fewer than {figures} figures drawn:\n{shown}")
         titles = page.locator(".js-plotly-plot .gtitle").evaluate_all("els => els.map(e => e.textContent)")
         checked, clipped = _clipped(page)
         text = page.locator(".jp-Notebook").inner_text()
