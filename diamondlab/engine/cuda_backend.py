@@ -29,6 +29,7 @@ import numpy as np
 from diamondlab.devices import cuda_tuning, current_gpu
 from diamondlab.engine.backends import Backend
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
+from diamondlab.kernels.cuda_source import MEDIUM_VALUES
 from diamondlab.kernels.points import point_tables
 from diamondlab.media import Medium, damped_counts
 from diamondlab.numerics import WaveParameters, bare_weights
@@ -425,7 +426,7 @@ class CUDABackend(Backend):
         self._kernels = None  # the variant's module, selected on first use (after set_physics)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._bare = cuda.to_device(np.ascontiguousarray(bare_weights(params.order), dtype=np.float32))
-        self._medium: tuple | None = None
+        self._medium: dict | None = None  # the kernels' medium values by name (MEDIUM_VALUES)
         self._medium_variant: str | None = None  # the kernels' medium: None, sponge, layered or model
         self._points = None
         self._point_arrays: tuple | None = None
@@ -539,7 +540,8 @@ class CUDABackend(Backend):
                 k = np.float32(medium.kappa)
             factors = medium.factors()  # (ax, ay, az, rx, ry, rz); the sweep's calm torres by DX, DY
             counts = (damped_counts(factors[0], factors[3]), damped_counts(factors[1], factors[4]))
-            self._medium = (k, *(cuda.to_device(np.ascontiguousarray(f)) for f in (*factors, *counts)))
+            arrays = (cuda.to_device(np.ascontiguousarray(f)) for f in (*factors, *counts))
+            self._medium = dict(zip(MEDIUM_VALUES, (k, *arrays), strict=True))
             self._medium_variant = medium.variant
         t = point_tables(self.shape, 0, sources, receivers)
         self._events = {}
@@ -616,7 +618,8 @@ class CUDABackend(Backend):
 
     # ---------------------------------------------------------------- stepping
     def _medium_args(self) -> tuple:
-        return (self._bare, self._medium) if self._medium is not None else (self._coeffs, ())
+        """The weights the kernels take and the medium's values by name (none: the bare scheme)."""
+        return (self._bare, self._medium) if self._medium is not None else (self._coeffs, {})
 
     def step(self, nsteps: int, src_samples: np.ndarray | None = None) -> None:
         """Queue ``nsteps`` stepwise steps (receiver values: :meth:`take_traces`)."""
@@ -652,16 +655,15 @@ class CUDABackend(Backend):
                 self._done = cuda.to_device(np.zeros(s.ntorres, dtype=np.int64))
         return cached
 
-    def _sweep_extra(self, height: int, points: tuple = ()) -> tuple:
-        """The variant's trailing sweep arguments; ``points``: the ``(samples, rec)`` device buffers."""
-        extra = ()
-        if self._medium is not None:
-            extra += self._medium
+    def _sweep_values(self, height: int, points: tuple = ()) -> dict:
+        """The sweep's values beyond the grid and schedule, by name (the kernel module takes those
+        its variant reads); ``points``: the ``(samples, rec)`` device buffers."""
+        values = dict(self._medium or {}, chunk=np.int64(self.chunk))
         if self._points is not None:
-            extra += (*self._sweep_events(height), *points)
-        if self.pipelined:
-            extra += (np.int64(self.chunk),)
-        return extra
+            ev_ptr, events = self._sweep_events(height)
+            src_samples, rec_vals = points
+            values.update(ev_ptr=ev_ptr, events=events, src_samples=src_samples, rec_vals=rec_vals)
+        return values
 
     def compile(self) -> None:
         """Compile (or load from the disk cache) this backend's kernels for this grid; launches nothing."""
@@ -670,14 +672,14 @@ class CUDABackend(Backend):
         api.launch_stepwise(self.kernels, self._curr, self._prev, self.shape, coeffs,
                             compile_only=True, medium=medium)
         points = () if self._points is None else self._point_io.probe(self.nt)
-        extra = self._sweep_extra(self.nt, points)
+        values = self._sweep_values(self.nt, points)
         if points:
             api.launch_points(self.kernels, self._prev, 0, self._point_arrays, *points, compile_only=True)
         _, arrays, *_ = self._schedule(self.nt)
         kernel = api.launch_sweep(
             self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
             self.nt, arrays, (self._done, self._counter), self._tickets, self._epoch + 1,
-            coeffs, compile_only=True, extra=extra,
+            coeffs, compile_only=True, values=values,
         )
         self.last_sweep_kernel = kernel or self.last_sweep_kernel
 
@@ -687,7 +689,7 @@ class CUDABackend(Backend):
             raise ValueError(f"sweep height must be between 1 and nt={self.nt}; got {height}")
         ntorres, arrays, schedule, _ = self._schedule(height)
         points = () if self._points is None else self._point_buffers(height, src_samples)
-        extra = self._sweep_extra(height, points)
+        values = self._sweep_values(height, points)
         self._epoch += 1
         # one launch for the sweep (blocks wait for their dependencies), or the paper's scheme: one
         # launch per stage, the stages apart by the launches' order (every wait is met at once)
@@ -695,7 +697,7 @@ class CUDABackend(Backend):
             self.last_sweep_kernel = self._kernels_api.launch_sweep(
                 self.kernels, self.params.order, self.size, self._curr, self._prev, self.shape,
                 height, arrays, (self._done, self._counter), self._tickets, self._epoch,
-                self._medium_args()[0], extra=extra, blocks=int(blocks),
+                self._medium_args()[0], values=values, blocks=int(blocks),
             )
         self._tickets += ntorres
         if height % 2:

@@ -224,7 +224,7 @@ class StreamedCUDABackend(CUDABackend):
         """``(device ring, host array)`` of every array the groups stream (K is loaded, never stored)."""
         pairs = [(self._prev, self._host_prev), (self._curr, self._host_curr)]
         if self._host_kappa is not None:
-            pairs.append((self._medium[0], self._host_kappa))
+            pairs.append((self._medium["K"], self._host_kappa))
         return tuple(pairs)
 
     def _device_rows(self, rows: tuple[int, int], base: int) -> tuple[int, int]:
@@ -356,7 +356,7 @@ class StreamedCUDABackend(CUDABackend):
         ntorres, arrays, schedule, _ = self._schedule(height)
         plan = self._stream_plan(height, schedule)
         points = () if self._points is None else self._point_buffers(height, src_samples)
-        extra = self._sweep_extra(height, points)
+        values = self._sweep_values(height, points)
         model = self._host_kappa is not None
         coeffs = self._medium_args()[0]
         self._sweeps += 1
@@ -370,7 +370,7 @@ class StreamedCUDABackend(CUDABackend):
             self._loaded.wait(self._stream)
             f = self._view(self._curr, group.base)
             g = self._view(self._prev, group.base)
-            k = self._view(self._medium[0], group.base) if model else None
+            k = self._view(self._medium["K"], group.base) if model else None
             t0, t1 = group.tickets
             starts = schedule.stage_start  # per-stage launches: the group's stages one by one
             stages = np.diff(starts[(starts >= t0) & (starts <= t1)])
@@ -378,7 +378,7 @@ class StreamedCUDABackend(CUDABackend):
                 self.last_sweep_kernel = self._kernels_api.launch_sweep(
                     self.kernels, self.params.order, self.size, f, g, self.shape, height, arrays,
                     (self._done, self._counter), self._tickets, self._epoch, coeffs, stream=self._stream,
-                    extra=(k, *extra[1:]) if model else extra, blocks=int(blocks),
+                    values={**values, "K": k} if model else values, blocks=int(blocks),
                 ) or self.last_sweep_kernel
             self._unview(self._curr, f, group.base)
             self._unview(self._prev, g, group.base)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import sys
 import weakref
+from collections.abc import Mapping
 from types import ModuleType
 
 import numpy as np
@@ -55,6 +56,7 @@ __all__ = [
     "cuda_kernels",
     "kernel_resources",
     "gather_planes",
+    "kernel_arguments",
     "launch_points",
     "launch_stepwise",
     "launch_sweep",
@@ -375,9 +377,9 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     (source and receiver events) select the physics variant; ``pipelined`` the
     sweep with tier-level waits.
 
-    Its kernels: ``stepwise_step(A, B, nx, ny, nz, xchunk, coeffs)`` and
-    ``diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done,
-    counter, ticket_base, epoch, coeffs)``; see :mod:`diamondlab.kernels.cuda_source`.
+    Its kernels: ``stepwise_step``, ``apply_points`` and ``diamondtorre_sweep``, whose parameters
+    it records by name (``STEPWISE_PARAMETERS``, ``POINTS_PARAMETERS``, ``SWEEP_PARAMETERS``;
+    the launch helpers pass values by these names); see :mod:`diamondlab.kernels.cuda_source`.
     """
     check_pair(order, size)
     if max_registers is None:
@@ -506,17 +508,43 @@ def kernel_resources(kernel) -> dict[str, int]:
     }
 
 
+def kernel_arguments(parameters: tuple[str, ...], values: Mapping[str, object]) -> tuple:
+    """The values a generated kernel takes, in the order of its ``parameters`` (the module's
+    ``STEPWISE_PARAMETERS``, ``SWEEP_PARAMETERS`` or ``POINTS_PARAMETERS``).
+
+    Values the kernel does not take are left out: a caller gives what it has by
+    name (the medium's ``K`` and profiles, events, ``chunk``) and the module's
+    variant decides which it reads.
+
+    >>> kernel_arguments(("A", "K", "chunk"), {"chunk": 2, "A": "a", "K": 0.5, "AX": None})
+    ('a', 0.5, 2)
+    >>> kernel_arguments(("A", "K"), {"A": "a"})
+    Traceback (most recent call last):
+    ...
+    ValueError: the kernel takes K, which was not given (given: A)
+    """
+    missing = [p for p in parameters if p not in values]
+    if missing:
+        raise ValueError(f"the kernel takes {', '.join(missing)}, which was not given "
+                         f"(given: {', '.join(values)})")
+    return tuple(values[p] for p in parameters)
+
+
 def launch_stepwise(module: ModuleType, A, B, shape, coeffs, stream=0,
-                    compile_only: bool = False, medium: tuple = ()) -> None:
+                    compile_only: bool = False, medium: Mapping[str, object] | None = None) -> None:
     """One stepwise step on device arrays: ``B <- level n+1`` from ``A`` (level n) and ``B``.
 
-    ``medium = (K, AX, AY, AZ, RX, RY, RZ)`` for a module built with a medium
-    (``K`` a float32 for ``"sponge"``, the per-cell array for ``"model"``).
+    ``medium`` holds the values of a module built with a medium by name
+    (:data:`~diamondlab.kernels.cuda_source.MEDIUM_VALUES`: ``K``, a float32 for
+    ``"sponge"``, the per-cell array for ``"model"``, then the profiles).
     """
     nx, ny, nz = shape
     bz, by = STEPWISE_BLOCK
     grid = (-(-nz // bz), -(-ny // by), -(-nx // STEPWISE_XCHUNK))
-    args = (A, B, nx, ny, nz, STEPWISE_XCHUNK, coeffs, *medium)
+    args = kernel_arguments(module.STEPWISE_PARAMETERS, {
+        "A": A, "B": B, "nx": nx, "ny": ny, "nz": nz, "xchunk": STEPWISE_XCHUNK, "coeffs": coeffs,
+        **(medium or {}),
+    })
     if simulator_enabled():
         if not compile_only:
             module.stepwise_step[grid, (bz, by), stream](*args)
@@ -534,7 +562,11 @@ def launch_points(module: ModuleType, B, k: int, point_arrays, src_samples, rec_
     ``point_arrays = (pt_index, pt_kind, pt_slot)`` (flat cell, 0 source / 1
     receiver, slot) are device arrays in :class:`~diamondlab.kernels.points.PointTables` order.
     """
-    args = (B, np.int64(k), *point_arrays, src_samples, rec_vals)
+    pt_index, pt_kind, pt_slot = point_arrays
+    args = kernel_arguments(module.POINTS_PARAMETERS, {
+        "B": B, "k": np.int64(k), "pt_index": pt_index, "pt_kind": pt_kind, "pt_slot": pt_slot,
+        "src_samples": src_samples, "rec_vals": rec_vals,
+    })
     if simulator_enabled():
         if not compile_only:
             module.apply_points[1, 1, stream](*args)
@@ -546,7 +578,8 @@ def launch_points(module: ModuleType, B, k: int, point_arrays, src_samples, rec_
 
 def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, schedule_arrays,
                  sync_arrays, ticket_base: int, epoch: int, coeffs, stream=0,
-                 compile_only: bool = False, extra: tuple = (), blocks: int | None = None):
+                 compile_only: bool = False, values: Mapping[str, object] | None = None,
+                 blocks: int | None = None):
     """Launch one DiamondTorre sweep of height ``nt``; return the compiled kernel object.
 
     ``schedule_arrays = (torre_x0, torre_yc, deps)`` and ``sync_arrays =
@@ -554,9 +587,11 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     ``counter`` before this launch and ``epoch`` a number larger than every
     value in ``done``.  ``compile_only=True`` compiles (or loads from the disk
     cache) and prepares the kernel without launching it (both helpers).
-    ``extra`` are the variant's trailing arguments: ``(K, AX, AY, AZ, RX, RY, RZ)`` with
-    a ``medium``, then ``(ev_ptr, events, src_samples, rec_vals)`` with ``points``, then
-    ``chunk`` (tiers between two waits, an int64) for a ``pipelined`` module.
+    ``values`` are the variant's further values by name (:func:`kernel_arguments`):
+    ``K`` and the profiles of a ``medium``
+    (:data:`~diamondlab.kernels.cuda_source.MEDIUM_VALUES`), ``ev_ptr, events,
+    src_samples, rec_vals`` with ``points``, ``chunk`` (tiers between two waits, an
+    int64) for a ``pipelined`` module; the module takes those its variant reads.
     ``blocks`` (default: every torre) launches that many blocks: the next ``blocks`` tickets (one
     stage of a per-stage sweep).
     """
@@ -566,8 +601,11 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     ntorres = len(torre_x0) if blocks is None else blocks
     block = sweep_block(nz)
     shared = sweep_shared_bytes(order, size, nz)
-    args = (F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,
-            np.int64(ticket_base), np.int64(epoch), coeffs, *extra)
+    args = kernel_arguments(module.SWEEP_PARAMETERS, {
+        "F": F, "G": G, "nx": nx, "ny": ny, "nz": nz, "nt": nt, "torre_x0": torre_x0, "torre_yc": torre_yc,
+        "deps": deps, "done": done, "counter": counter, "ticket_base": np.int64(ticket_base),
+        "epoch": np.int64(epoch), "coeffs": coeffs, **(values or {}),
+    })
     if simulator_enabled():
         if not compile_only:
             module.diamondtorre_sweep[ntorres, block, stream, shared](*args)

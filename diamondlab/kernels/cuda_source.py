@@ -51,22 +51,13 @@ the CUDA simulator lacks.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
+from diamondlab.geometry import DiamondTile
+from diamondlab.kernels.tile_plan import TilePlan, tile_rows
 from diamondlab.numerics import validate_order
 
-__all__ = ["generate_source", "shared_layout", "tile_rows"]
-
-
-def tile_rows(radius: int) -> list[tuple[int, int]]:
-    """Rows ``(v, w)`` of a tile of radius ``R``: ``v = dy``, cells ``u = 1-w .. w``.
-
-    >>> tile_rows(2)
-    [(-1, 1), (0, 2), (1, 1)]
-    """
-    return [(v, radius - abs(v)) for v in range(1 - radius, radius)]
-
-
-#: Segmented sweeps issue a tier's loads this many segments before the one that reads them first.
-PREFETCH_GROUPS = 1
+__all__ = ["TorreVariant", "generate_source", "shared_layout", "tile_rows"]
 
 
 def shared_layout(order: int, size: int, segments: int = 0) -> tuple[int, int]:
@@ -118,192 +109,213 @@ class _Emitter:
         return "\n".join(self.lines)
 
 
-def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
-                    yz: tuple[int, int] | None = None, left_from_memory: bool = False,
-                    medium: str | None = None, points: bool = False, pipelined: bool = False,
-                    segments: int = 0, kappa_in_registers: bool = False, calm: bool = False) -> str:
-    """Device function that runs one torre; ``interior`` drops every bounds check.
+@dataclass(frozen=True)
+class TorreVariant:
+    """How a torre function is printed: which checks, medium, events and waits it has.
 
-    ``calm`` (an interior torre with a medium whose x and y damping factors are all 1 over the torre,
-    as the sweep checks): a cell's ``1 - s`` and ``1 / (1 + s)`` are its thread's z factors, exactly
-    the minima the other torres take, without their per-cell minima and per-column loads.
-
-    With ``yz = (ny, nz)`` the strides are compile-time constants: every cell's
-    offset from the tier's base index is a literal (no address registers).
-    With ``left_from_memory`` the left neighbours of the tile (the cells that
-    left it one tier ago, already stored) are re-read from L2 every tier
-    instead of being kept in registers: ``ShS`` fewer registers per row.
-    With ``medium`` (``"sponge"``: one ``K`` for all cells, ``kap``;
-    ``"layered"``: ``K`` per depth from ``KZ``, one register a thread;
+    ``interior`` drops every bounds check.  ``calm`` (an interior torre with a
+    medium whose x and y damping factors are all 1 over the torre, as the sweep
+    checks): a cell's ``1 - s`` and ``1 / (1 + s)`` are its thread's z factors,
+    exactly the minima the other torres take, without their per-cell minima and
+    per-column loads.  With ``yz = (ny, nz)`` the strides are compile-time
+    constants: every cell's offset from the tier's base index is a literal (no
+    address registers).  With ``medium`` (``"sponge"``: one ``K`` for all cells,
+    ``kap``; ``"layered"``: ``K`` per depth from ``KZ``, one register a thread;
     ``"model"``: ``K`` per cell from ``Kappa``, loaded per cell and tier, or with
     ``kappa_in_registers`` kept in registers and shifted with the tile like
-    level n, so that a tier loads only the entering cells' ``K``) cell updates are damped with
-    ``1 - s = min(AX[x], AY[y], AZ[z])`` and ``1 / (1 + s) = min(RX[x],
-    RY[y], RZ[z])`` (no division in the kernel): the z and y profiles are read
-    once per torre, the x ones once per tier and column; with ``points`` the tier's source and receiver
-    events (``events[ev:ev_hi]``, sorted by tier) act on the new level in
-    registers before anything is stored.  With ``pipelined`` the torre works
-    in chunks of ``chunk`` tiers: before tier ``k = 0, chunk, 2 chunk, ...``
-    it publishes its progress (``done[t] = flag0 + tiers done``) and waits
-    until its dependencies ``d0``, ``d1`` have finished tier
-    ``min(k + chunk, nt) - 1``, at least the tier ``k`` that
+    level n, so that a tier loads only the entering cells' ``K``) cell updates are
+    damped with ``1 - s = min(AX[x], AY[y], AZ[z])`` and ``1 / (1 + s) =
+    min(RX[x], RY[y], RZ[z])`` (no division in the kernel): the z and y profiles
+    are read once per torre, the x ones once per tier and column; with ``points``
+    the tier's source and receiver events (``events[ev:ev_hi]``, sorted by tier)
+    act on the new level in registers before anything is stored.  With
+    ``pipelined`` the torre works in chunks of ``chunk`` tiers: before tier
+    ``k = 0, chunk, 2 chunk, ...`` it publishes its progress (``done[t] = flag0 +
+    tiers done``) and waits until its dependencies ``d0``, ``d1`` have finished
+    tier ``min(k + chunk, nt) - 1``, at least the tier ``k`` that
     :meth:`~diamondlab.geometry.StageSchedule.pipeline_violations` asks for.
-    With ``segments = S`` (even, > 0) level n-1 lives in shared memory (one
-    slot per cell and thread, ``sh[gb + c]``) instead of registers, and the
-    tile's cells are updated column by column in ``S`` segments, each with its
-    own z exchange (two alternating slots of ``NSP`` cells, one
-    ``syncthreads`` per segment); each segment's entering loads are issued
-    :data:`PREFETCH_GROUPS` segments ahead.
+    The tile's own layout (held, entering, leaving cells; ``segments``;
+    ``left_from_memory``) is the :class:`~diamondlab.kernels.tile_plan.TilePlan`'s.
     """
-    shs = order // 2
-    radius = shs * size
-    rows = tile_rows(radius)
-    cells = [(u, v) for v, w in rows for u in range(1 - w, w + 1)]
-    ncp = len(cells) | 1
-    cell_index = {c: i for i, c in enumerate(cells)}
-    in_shared = segments > 0
-    if kappa_in_registers and (medium != "model" or in_shared):
-        raise ValueError("kappa_in_registers needs medium='model' and level n-1 in registers (segments=0)")
-    if calm and not (medium and interior):
-        raise ValueError("a calm torre is an interior torre with a medium")
-    if in_shared:
-        by_column = sorted(cells)
-        groups = [by_column[i * len(cells) // segments:(i + 1) * len(cells) // segments]
-                  for i in range(segments)]
-        nsp = max(len(g) for g in groups) | 1
-    else:
-        groups = [cells]
-        nsp = ncp
 
-    def new(u: int, v: int) -> str:
-        return _n(u, v) if in_shared else _g(u, v)
+    interior: bool
+    sim: bool = False
+    yz: tuple[int, int] | None = None
+    medium: str | None = None
+    points: bool = False
+    pipelined: bool = False
+    kappa_in_registers: bool = False
+    calm: bool = False
 
-    def previous(u: int, v: int) -> str:
-        return f"sh[gb + {cell_index[(u, v)]}]" if sim else f"sh[uint64(gb + {cell_index[(u, v)]})]"
-    coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
+    def check(self, plan: TilePlan) -> None:
+        """``ValueError`` for a combination no sweep builds."""
+        if self.kappa_in_registers and (self.medium != "model" or plan.segments):
+            raise ValueError("kappa_in_registers needs medium='model' and level n-1 in registers "
+                             "(segments=0)")
+        if self.calm and not (self.medium and self.interior):
+            raise ValueError("a calm torre is an interior torre with a medium")
 
-    def left_strip(v: int, w: int) -> range:
-        # prefix cells outside T_k: stored at the tier before as leaving cells
-        return range(1 - w - shs, min(-w, w - shs) + 1)
 
-    def addr(u: int, v: int) -> str:
+class _TorrePrinter:
+    """Prints the device function that runs one torre: a :class:`TilePlan` in a :class:`TorreVariant`.
+
+    Names: ``f_u_v`` level n in registers (``h_u_v`` beyond the tile's rows),
+    ``g_u_v`` level n-1 and then n+1 in registers (with ``segments``: level n-1
+    in shared memory, ``sh[gb + i]``, and n+1 in ``n_u_v``), ``k_u_v`` a
+    cell's ``K``.  Every method prints one part of the function, in order.
+    """
+
+    def __init__(self, plan: TilePlan, variant: TorreVariant):
+        variant.check(plan)
+        self.plan, self.var, self.e = plan, variant, _Emitter()
+        self.shs, self.radius = plan.shs, plan.radius
+        self.in_shared = plan.segments > 0
+        self.coeff_args = ", ".join(f"c{i}" for i in range(self.shs + 1))
+        self.dims = "ny, nz" if variant.yz is None else f"{variant.yz[0]}, {variant.yz[1]}"
+
+    # ---- names and expressions
+    def level_n(self, u: int, v: int) -> str:
+        return _f(u, v) if abs(v) < self.radius else _h(u, v)
+
+    def new(self, u: int, v: int) -> str:
+        return _n(u, v) if self.in_shared else _g(u, v)
+
+    def previous(self, u: int, v: int) -> str:
+        i = self.plan.cell_index[(u, v)]
+        return f"sh[gb + {i}]" if self.var.sim else f"sh[uint64(gb + {i})]"
+
+    def addr(self, u: int, v: int) -> str:
+        yz = self.var.yz
         if yz is not None:
             return f"base + ({u * yz[0] * yz[1] + v * yz[1]})"
         return f"base + ({u}) * sx + ({v}) * nz"
 
-    dims = "ny, nz" if yz is None else f"{yz[0]}, {yz[1]}"
+    def load(self, array: str, u: int, v: int) -> str:
+        """Level n or n-1 at ``(u, v)``: unchecked (interior) or zero outside the domain."""
+        if not self.var.interior:
+            return f"load_if({array}, {self.addr(u, v)}, {self.guard(u, v)})"
+        return f"{array}[{self.addr(u, v)}]" if self.var.sim else f"LDCG({array}, {self.addr(u, v)})"
 
-    def load(array: str, u: int, v: int) -> str:
-        idx = addr(u, v)
-        return f"{array}[{idx}]" if sim else f"LDCG({array}, {idx})"
-
-    def store(array: str, u: int, v: int, value: str) -> str:
-        idx = addr(u, v)
-        if sim:
-            return f"{array}[{idx}] = {value}"
-        return f"{array}[uint64({idx})] = {value}"
+    def store(self, u: int, v: int) -> str:
+        value = self.new(u, v)
+        if not self.var.interior:
+            return f"store_if(B, {self.addr(u, v)}, {value}, {self.guard(u, v)})"
+        if self.var.sim:
+            return f"B[{self.addr(u, v)}] = {value}"
+        return f"B[uint64({self.addr(u, v)})] = {value}"
 
     # guards are bitwise and guarded loads, stores and selections are calls: the boundary torre
     # has no branch per cell (Numba's compile time grows with the branches of a function)
+    @staticmethod
     def guard(u: int, v: int) -> str:
         return f"(yin_{_enc(v)} & xin_{_enc(u)})"
 
+    @staticmethod
     def inside(var: str, n: str) -> str:
         return f"({var} >= 0) & ({var} < {n})"
 
-    def guarded_load(array: str, u: int, v: int) -> str:
-        return f"load_if({array}, {addr(u, v)}, {guard(u, v)})"
-
-    def pick(cond: str, a: str, b: str) -> str:
-        return f"pick({cond}, {a}, {b})"
-
-    def load_ro(array: str, u: int, v: int) -> str:
+    def load_ro(self, array: str, u: int, v: int) -> str:
         # read-only during the launch: a plain (L1-cached) load is safe
-        idx = addr(u, v)
-        return f"{array}[{idx}]" if sim else f"{array}[uint64({idx})]"
+        idx = self.addr(u, v)
+        return f"{array}[{idx}]" if self.var.sim else f"{array}[uint64({idx})]"
 
-    extra = _MEDIUM_ARGS[medium]
-    extra += ", events, ev, ev_hi, src_samples, rec_vals" if points else ""
-    extra += ", done, t, d0, d1, flag0, chunk" if pipelined else ""
-    e = _Emitter()
-    e(0, "@cuda.jit(device=True)")
-    e(0, f"def {name}(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, {coeff_args}{extra}):")
-    e(1, "sx = ny * nz")
-    e(1, "bufsize = stride * NSP")
-    if in_shared:
-        e(1, "sb0 = (tz + SHS) * NSP")
-        e(1, "sb1 = sb0 + bufsize")
-        e(1, "gb = 2 * bufsize + tz * NCG")
-    if not interior:
-        for v, _ in rows:
-            e(1, f"yv = yc + ({v})")
-            e(1, f"yin_{_enc(v)} = {inside('yv', 'ny')}")
-        yhalo_rows = sorted(
-            {
-                v + s * d
-                for v, _ in rows
-                for d in range(1, shs + 1)
-                for s in (-1, 1)
-                if abs(v + s * d) >= radius
-            }
-        )
-        for v in yhalo_rows:
-            e(1, f"yv = yc + ({v})")
-            e(1, f"yin_{_enc(v)} = {inside('yv', 'ny')}")
-    if medium:
-        # the torre's damping rows: min(AY[y], AZ[z]), min(RY[y], RZ[z]) (rows outside the domain: unused)
+    def kappa_at(self, u: int, v: int) -> str:
+        if self.var.interior:
+            return self.load_ro("Kappa", u, v)
+        # the update runs for outside cells too
+        return f"load_ro_if(Kappa, {self.addr(u, v)}, {self.guard(u, v)}, ZERO)"
+
+    def zshared(self, buf: str, offset: int) -> str:
+        # z-major layout: cell j of z row r at r * NSP + j, so every offset is a constant
+        return f"sh[{buf} + ({offset})]" if self.var.sim else f"sh[uint64({buf} + ({offset}))]"
+
+    def base(self, anchor: str) -> str:
+        return "base = (int64({}) * {} + yc) * {} + zc".format(anchor, *self.dims.split(", "))
+
+    # ---- the function, part by part
+    def print(self, name: str) -> str:
+        self.signature(name)
+        self.row_guards()
+        self.damping_rows()
+        self.initial_state()
+        self.e(1, "k = 0")
+        self.e(1, "while k < nt:")
+        self.waits()
+        self.tier_head()
+        for i, group in enumerate(self.plan.groups):
+            self.group(i, group)
+        self.events()
+        self.stores()
+        self.shift()
+        self.e(2, "k += 1")
+        return self.e.text()
+
+    def signature(self, name: str) -> None:
+        var, e = self.var, self.e
+        extra = f", {_printed(MEDIUM_VALUES, var.medium)}" if var.medium else ""
+        extra += ", events, ev, ev_hi, src_samples, rec_vals" if var.points else ""
+        extra += ", done, t, d0, d1, flag0, chunk" if var.pipelined else ""
+        e(0, "@cuda.jit(device=True)")
+        head = "F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride"
+        e(0, f"def {name}({head}, {self.coeff_args}{extra}):")
+        e(1, "sx = ny * nz")
+        e(1, "bufsize = stride * NSP")
+        if self.in_shared:
+            e(1, "sb0 = (tz + SHS) * NSP")
+            e(1, "sb1 = sb0 + bufsize")
+            e(1, "gb = 2 * bufsize + tz * NCG")
+
+    def row_guards(self) -> None:
+        if self.var.interior:
+            return
+        for v in [v for v, _ in self.plan.rows] + list(self.plan.y_halo_rows):
+            self.e(1, f"yv = yc + ({v})")
+            self.e(1, f"yin_{_enc(v)} = {self.inside('yv', 'ny')}")
+
+    def damping_rows(self) -> None:
+        """The torre's damping rows: ``min(AY[y], AZ[z])``, ``min(RY[y], RZ[z])`` (rows outside: unused)."""
+        var, e = self.var, self.e
+        if not var.medium:
+            return
         e(1, "az = AZ[zc]")
         e(1, "rz = RZ[zc]")
-        if medium == "layered":
+        if var.medium == "layered":
             e(1, "kz = KZ[zc]")
-        for v, _ in rows if not calm else ():
+        for v, _ in self.plan.rows if not var.calm else ():
             for p in ("a", "r"):
                 row = f"lower({p.upper()}Y[yc + ({v})], {p}z)"
-                if interior:
+                if var.interior:
                     e(1, f"{p}yz_{_enc(v)} = {row}")
                 else:
                     e(1, f"{p}yz_{_enc(v)} = {row} if yin_{_enc(v)} else {p}z")
-    # ---- initial state: level n on the prefix (T_{-1}), level n-1 on T_0
-    e(1, "base = (int64(x0) * {} + yc) * {} + zc".format(*dims.split(", ")))
-    if not interior:
-        e(1, "ax = x0")
-        for u in range(1 - radius - shs, radius + shs + 1):
-            e(1, f"xu = ax + ({u})")
-            e(1, f"xin_{_enc(u)} = {inside('xu', 'nx')}")
-    for v, w in rows:
-        for u in range(1 - w - shs, w - shs + 1):
-            if left_from_memory and u in left_strip(v, w):
-                continue
-            if interior:
-                e(1, f"{_f(u, v)} = {load('F', u, v)}")
-            else:
-                e(1, f"{_f(u, v)} = {guarded_load('F', u, v)}")
-        for u in range(1 - w, w + 1):
-            target = previous(u, v) if in_shared else _g(u, v)
-            if interior:
-                e(1, f"{target} = {load('G', u, v)}")
-            else:
-                e(1, f"{target} = {guarded_load('G', u, v)}")
 
-    def kappa_at(u: int, v: int) -> str:
-        if interior:
-            return load_ro("Kappa", u, v)
-        # the update runs for outside cells too
-        return f"load_ro_if(Kappa, {addr(u, v)}, {guard(u, v)}, ZERO)"
+    def x_guards(self, indent: int) -> None:
+        for u in self.plan.x_span:
+            self.e(indent, f"xu = ax + ({u})")
+            self.e(indent, f"xin_{_enc(u)} = {self.inside('xu', 'nx')}")
 
-    def kappa_name(u: int, v: int) -> str:
-        return f"k_{_enc(u)}_{_enc(v)}"
+    def initial_state(self) -> None:
+        """Level n on the prefix (``T_{-1}``), level n-1 on ``T_0``, row by row; the tile's ``K``."""
+        plan, e = self.plan, self.e
+        e(1, self.base("x0"))
+        if not self.var.interior:
+            e(1, "ax = x0")
+            self.x_guards(1)
+        for v, _ in plan.rows:
+            for u, _ in (c for c in plan.held if c[1] == v):
+                e(1, f"{_f(u, v)} = {self.load('F', u, v)}")
+            for u, _ in (c for c in plan.cells if c[1] == v):
+                e(1, f"{self.previous(u, v) if self.in_shared else _g(u, v)} = {self.load('G', u, v)}")
+        if self.var.kappa_in_registers:  # K of the tile at tier 0 but its entering columns (the tier's)
+            for u, v in plan.kappa_held:
+                e(1, f"k_{_enc(u)}_{_enc(v)} = {self.kappa_at(u, v)}")
 
-    if kappa_in_registers:  # K of the tile at tier 0 but its entering columns (loaded by the tier)
-        for v, w in rows:
-            for u in range(1 - w, w - shs + 1):
-                e(1, f"{kappa_name(u, v)} = {kappa_at(u, v)}")
-    # ---- tier loop
-    e(1, "k = 0")
-    e(1, "while k < nt:")
-    if pipelined:
-        # at a chunk start tier k-1 is stored by every thread: publish it, then wait until the
-        # dependencies finished the chunk's last tier
+    def waits(self) -> None:
+        """At a chunk start tier k-1 is stored by every thread: publish it, then wait until the
+        dependencies finished the chunk's last tier."""
+        e = self.e
+        if not self.var.pipelined:
+            return
         e(2, "if k % chunk == 0:")
         e(3, "cuda.syncthreads()")
         e(3, "if tz == 0:")
@@ -314,187 +326,128 @@ def _torre_function(name: str, order: int, size: int, interior: bool, sim: bool,
         for d in ("d0", "d1"):
             e(4, f"if {d} >= 0:")
             e(5, f"while cuda.atomic.max(done, {d}, 0) < need:")
-            e(6, "pass" if sim else "cuda.nanosleep(32)")
+            e(6, "pass" if self.var.sim else "cuda.nanosleep(32)")
         e(4, "cuda.threadfence()")
         e(3, "cuda.syncthreads()")
-    e(2, "if k % 2 == 0:")
-    e(3, "A = F")
-    e(3, "B = G")
-    e(2, "else:")
-    e(3, "A = G")
-    e(3, "B = F")
-    e(2, f"ax = x0 + {shs} * k")
-    e(2, "base = (int64(ax) * {} + yc) * {} + zc".format(*dims.split(", ")))
-    if not in_shared:
-        e(2, "sbuf = (k % 2) * bufsize + (tz + SHS) * NSP")
-    if not interior:
-        for u in range(1 - radius - shs, radius + shs + 1):
-            e(2, f"xu = ax + ({u})")
-            e(2, f"xin_{_enc(u)} = {inside('xu', 'nx')}")
-    # loads of the tier, by register name: entering cells (the suffix u in [w - ShS + 1, w + ShS]
-    # of every row, level n from A), the left strip (left_from_memory), the y halo beyond the rows
-    loads: dict[str, tuple[int, int]] = {}
-    for v, w in rows:
-        for u in range(w - shs + 1, w + shs + 1):
-            loads[_f(u, v)] = (u, v)
-    if left_from_memory:
-        for v, w in rows:
-            for u in left_strip(v, w):
-                loads[_f(u, v)] = (u, v)
-    yhalo = sorted(
-        {
-            (u, v + s * d)
-            for (u, v) in cells
-            for d in range(1, shs + 1)
-            for s in (-1, 1)
-            if abs(v + s * d) >= radius
-        }
-    )
-    for u, v in yhalo:
-        loads[_h(u, v)] = (u, v)
 
-    def emit_load(name: str) -> None:
-        u, v = loads[name]
-        if interior:
-            e(2, f"{name} = {load('A', u, v)}")
-        else:
-            e(2, f"{name} = {guarded_load('A', u, v)}")
+    def tier_head(self) -> None:
+        e = self.e
+        e(2, "if k % 2 == 0:")
+        e(3, "A = F")
+        e(3, "B = G")
+        e(2, "else:")
+        e(3, "A = G")
+        e(3, "B = F")
+        e(2, f"ax = x0 + {self.shs} * k")
+        e(2, self.base("ax"))
+        if not self.in_shared:
+            e(2, "sbuf = (k % 2) * bufsize + (tz + SHS) * NSP")
+        if not self.var.interior:
+            self.x_guards(2)
 
-    def ynb(u: int, v: int) -> str:
-        return _f(u, v) if abs(v) < radius else _h(u, v)
-
-    def reads(u: int, v: int) -> list[str]:
-        names = [_f(u, v)]
-        for d in range(1, shs + 1):
-            names += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
-        if in_shared:
-            names.append(_f(u + shs, v))  # level n-1 of (u, v) at the next tier
-        return names
-
-    # each load is issued PREFETCH_GROUPS groups ahead of the group that first reads it
-    first_group: dict[str, int] = {}
-    for i, group in enumerate(groups):
-        for u, v in group:
-            for name in reads(u, v):
-                if name in loads:
-                    first_group.setdefault(name, i)
-    issue_at = {name: max(i - PREFETCH_GROUPS, 0) for name, i in first_group.items()}
-    missing = set(loads) - set(issue_at)
-    assert not missing, missing
-    for i, group in enumerate(groups):
-        for name in loads:
-            if issue_at[name] == i:
-                emit_load(name)
-        if kappa_in_registers and i == 0:
-            for v, w in rows:
-                for u in range(w - shs + 1, w + 1):
-                    e(2, f"{kappa_name(u, v)} = {kappa_at(u, v)}")
-        if medium and not calm and i == 0:
-            for u in range(1 - radius, radius + 1):
+    def group(self, i: int, group: tuple) -> None:
+        """Group ``i``: its loads, (first group) the entering ``K`` and the x damping, level n of its
+        cells to shared memory for the z derivative, then their updates."""
+        plan, var, e = self.plan, self.var, self.e
+        for u, v in plan.loads:
+            if plan.load_group[(u, v)] == i:
+                e(2, f"{self.level_n(u, v)} = {self.load('A', u, v)}")
+        if var.kappa_in_registers and i == 0:
+            for u, v in plan.kappa_entering:
+                e(2, f"k_{_enc(u)}_{_enc(v)} = {self.kappa_at(u, v)}")
+        if var.medium and not var.calm and i == 0:
+            for u in range(1 - self.radius, self.radius + 1):
                 for p in ("a", "r"):
-                    if interior:
+                    if var.interior:
                         e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})]")
                     else:
                         e(2, f"{p}x_{_enc(u)} = load_ro_if({p.upper()}X, ax + ({u}), xin_{_enc(u)}, ONE)")
-        # level n of the group's cells to shared memory for the z derivative
-        buf = f"sb{i % 2}" if in_shared else "sbuf"
+        buf = f"sb{i % 2}" if self.in_shared else "sbuf"
         index = {c: j for j, c in enumerate(group)}
-
-        def zshared(offset: int, buf: str = buf) -> str:
-            # z-major layout: cell j of z row r at r * NSP + j, so every offset is a constant
-            return f"sh[{buf} + ({offset})]" if sim else f"sh[uint64({buf} + ({offset}))]"
-
         for (u, v), j in index.items():
-            e(2, f"{zshared(j)} = {pick('active', _f(u, v), 'ZERO')}")
+            e(2, f"{self.zshared(buf, j)} = pick(active, {_f(u, v)}, ZERO)")
         e(2, "cuda.syncthreads()")
-        row = nsp if in_shared else ncp
+        row = max(len(g) for g in plan.groups) | 1 if self.in_shared else len(plan.cells) | 1  # NSP, NCP
         for (u, v), j in index.items():
-            args = [_f(u, v), previous(u, v) if in_shared else _g(u, v)]
-            if medium:
-                if medium == "sponge":
-                    kap = "kap"
-                elif medium == "layered":
-                    kap = "kz"
-                elif kappa_in_registers:
-                    kap = kappa_name(u, v)
-                else:
-                    kap = kappa_at(u, v)
-                factors = [f"lower({p}x_{_enc(u)}, {p}yz_{_enc(v)})" for p in "ar"]
-                args += [kap, *(["az", "rz"] if calm else factors)]
-            args.append(coeff_args)
-            for d in range(1, shs + 1):
-                args += [_f(u - d, v), _f(u + d, v), ynb(u, v - d), ynb(u, v + d)]
-                args += [zshared(j - d * row), zshared(j + d * row)]
-            call = f"{'cell_update_medium' if medium else 'cell_update'}({', '.join(args)})"
-            if interior:
-                e(2, f"{new(u, v)} = {call}")
-            else:  # outside cells keep level n-1 (zero)
-                e(2, f"{new(u, v)} = {pick(guard(u, v), call, 'ZERO' if in_shared else _g(u, v))}")
-            if in_shared:  # level n of (u, v) at the next tier: this tier's f at u + ShS
-                e(2, f"{previous(u, v)} = {_f(u + shs, v)}")
-    if points:
-        # sources add to, receivers read, the new level of their cell (in registers), in event order
+            self.update(u, v, j, buf, row)
+
+    def update(self, u: int, v: int, j: int, buf: str, row: int) -> None:
+        var, e = self.var, self.e
+        args = [_f(u, v), self.previous(u, v) if self.in_shared else _g(u, v)]
+        if var.medium:
+            if var.medium == "sponge":
+                kap = "kap"
+            elif var.medium == "layered":
+                kap = "kz"
+            elif var.kappa_in_registers:
+                kap = f"k_{_enc(u)}_{_enc(v)}"
+            else:
+                kap = self.kappa_at(u, v)
+            factors = [f"lower({p}x_{_enc(u)}, {p}yz_{_enc(v)})" for p in "ar"]
+            args += [kap, *(["az", "rz"] if var.calm else factors)]
+        args.append(self.coeff_args)
+        for d in range(1, self.shs + 1):
+            args += [_f(u - d, v), _f(u + d, v), self.level_n(u, v - d), self.level_n(u, v + d)]
+            args += [self.zshared(buf, j - d * row), self.zshared(buf, j + d * row)]
+        call = f"{'cell_update_medium' if var.medium else 'cell_update'}({', '.join(args)})"
+        if var.interior:
+            e(2, f"{self.new(u, v)} = {call}")
+        else:  # outside cells keep level n-1 (zero)
+            outside = "ZERO" if self.in_shared else _g(u, v)
+            e(2, f"{self.new(u, v)} = pick({self.guard(u, v)}, {call}, {outside})")
+        if self.in_shared:  # level n of (u, v) at the next tier: this tier's f at u + ShS
+            e(2, f"{self.previous(u, v)} = {_f(u + self.shs, v)}")
+
+    def events(self) -> None:
+        """Sources add to, receivers read, the new level of their cell (in registers), in event order."""
+        e = self.e
+        if not self.var.points:
+            return
         e(2, "while ev < ev_hi and events[ev, 0] == k:")
         e(3, "if active and zc == events[ev, 1]:")
         e(4, "c = events[ev, 2]")
         e(4, "slot = events[ev, 4]")
         e(4, "if events[ev, 3] == 0:")
         e(5, "val = src_samples[slot, k]")
-        for (u, v), c in cell_index.items():
+        for (u, v), c in self.plan.cell_index.items():
             e(5, f"{'if' if c == 0 else 'elif'} c == {c}:")
-            e(6, f"{new(u, v)} = {new(u, v)} + val")
+            e(6, f"{self.new(u, v)} = {self.new(u, v)} + val")
         e(4, "else:")
         e(5, "val = ZERO")
-        for (u, v), c in cell_index.items():
+        for (u, v), c in self.plan.cell_index.items():
             e(5, f"{'if' if c == 0 else 'elif'} c == {c}:")
-            e(6, f"val = {new(u, v)}")
+            e(6, f"val = {self.new(u, v)}")
         e(5, "rec_vals[k, slot] = val")
         e(3, "ev += 1")
-    # stores: leaving cells every tier, the rest on the last two tiers
-    e(2, "if active:")
-    rest = []
-    for v, w in rows:
-        for u in range(1 - w, w + 1):
-            target = rest if u >= 1 - w + 2 * shs else None
-            if target is not None:
-                target.append((u, v))
-                continue
-            if interior:
-                e(3, store("B", u, v, new(u, v)))
-            else:
-                e(3, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
-    if rest:
-        e(3, "if k >= nt - 2:")
-        for u, v in rest:
-            if interior:
-                e(4, store("B", u, v, new(u, v)))
-            else:
-                e(4, f"store_if(B, {addr(u, v)}, {new(u, v)}, {guard(u, v)})")
-    # shift the window by ShS: level n+1 on T_k becomes the prefix, level n on T_{k+1} the g's
-    if in_shared:
-        for v, w in rows:
-            for u in range(1 - w - shs, w - shs + 1):
-                if left_from_memory and u in left_strip(v, w):
-                    continue
+
+    def stores(self) -> None:
+        """Leaving cells every tier, the rest on the last two tiers."""
+        e = self.e
+        e(2, "if active:")
+        for u, v in self.plan.leaving:
+            e(3, self.store(u, v))
+        if self.plan.kept:
+            e(3, "if k >= nt - 2:")
+            for u, v in self.plan.kept:
+                e(4, self.store(u, v))
+
+    def shift(self) -> None:
+        """Shift the window by ShS: level n+1 on ``T_k`` becomes the prefix, level n on ``T_{k+1}``
+        the g's."""
+        plan, e, shs = self.plan, self.e, self.shs
+        if self.in_shared:
+            for u, v in plan.held:
                 e(2, f"{_f(u, v)} = {_n(u + shs, v)}")
-    else:
-        for v, w in rows:
-            for u in range(1 - w, w + 1):
+        else:
+            for u, v in plan.cells:
                 e(2, f"t_{_enc(u)}_{_enc(v)} = {_f(u + shs, v)}")
-        for v, w in rows:
-            for u in range(1 - w - shs, w - shs + 1):
-                if left_from_memory and u in left_strip(v, w):
-                    continue
+            for u, v in plan.held:
                 e(2, f"{_f(u, v)} = {_g(u + shs, v)}")
-        for v, w in rows:
-            for u in range(1 - w, w + 1):
+            for u, v in plan.cells:
                 e(2, f"{_g(u, v)} = t_{_enc(u)}_{_enc(v)}")
-    if kappa_in_registers:
-        for v, w in rows:
-            for u in range(1 - w, w - shs + 1):
-                e(2, f"{kappa_name(u, v)} = {kappa_name(u + shs, v)}")
-    e(2, "k += 1")
-    return e.text()
+        if self.var.kappa_in_registers:
+            for u, v in plan.kappa_held:
+                e(2, f"k_{_enc(u)}_{_enc(v)} = k_{_enc(u + shs)}_{_enc(v)}")
 
 
 _HEADER = '''\
@@ -568,12 +521,43 @@ def lower(a, b):
     return a if a < b else b
 '''
 
-#: Trailing arguments of the medium variants (after the coefficients): the damping profiles and the
-#: prefix counts of damped x and y cells (``DX[i]``: cells below ``i`` whose factors are not 1).
-_PROFILES = ", AX, AY, AZ, RX, RY, RZ, DX, DY"
-_MEDIUM_ARGS = {
-    None: "", "sponge": ", kap" + _PROFILES, "layered": ", KZ" + _PROFILES, "model": ", Kappa" + _PROFILES,
-}
+#: The medium's values by name, in the kernels' order (after the coefficients): ``K`` (printed as
+#: :data:`K_NAMES`), the damping profiles and the prefix counts of damped x and y cells (``DX[i]``:
+#: cells below ``i`` whose factors are not 1).
+MEDIUM_VALUES = ("K", "AX", "AY", "AZ", "RX", "RY", "RZ", "DX", "DY")
+#: What ``K`` is called in the kernels of each medium variant.
+K_NAMES = {"sponge": "kap", "layered": "KZ", "model": "Kappa"}
+#: The stepwise kernel's and the sweep's leading parameters; the points kernel's.
+STEPWISE_HEAD = ("A", "B", "nx", "ny", "nz", "xchunk", "coeffs")
+SWEEP_HEAD = ("F", "G", "nx", "ny", "nz", "nt", "torre_x0", "torre_yc", "deps", "done", "counter",
+              "ticket_base", "epoch", "coeffs")
+POINTS_PARAMETERS = ("B", "k", "pt_index", "pt_kind", "pt_slot", "src_samples", "rec_vals")
+
+
+def kernel_parameters(kernel: str, medium: str | None = None, points: bool = False,
+                      pipelined: bool = False) -> tuple[str, ...]:
+    """The parameters of a generated kernel by name, in order (``"K"`` for the medium's ``K``).
+
+    The generated module records them (``STEPWISE_PARAMETERS``, ``SWEEP_PARAMETERS``,
+    ``POINTS_PARAMETERS``), so that a caller passes values by name and never orders them.
+
+    >>> kernel_parameters("sweep", "sponge", pipelined=True)[-10:]
+    ('K', 'AX', 'AY', 'AZ', 'RX', 'RY', 'RZ', 'DX', 'DY', 'chunk')
+    """
+    if kernel == "points":
+        return POINTS_PARAMETERS
+    medium_values = MEDIUM_VALUES if medium else ()
+    if kernel == "stepwise":
+        return STEPWISE_HEAD + medium_values
+    if kernel != "sweep":
+        raise ValueError(f"kernel must be 'stepwise', 'sweep' or 'points'; got {kernel!r}")
+    return (SWEEP_HEAD + medium_values + (("ev_ptr", "events", "src_samples", "rec_vals") if points else ())
+            + (("chunk",) if pipelined else ()))
+
+
+def _printed(names: tuple[str, ...], medium: str | None) -> str:
+    """Parameter names as the kernel's ``def`` line prints them (``K`` under its variant's name)."""
+    return ", ".join(K_NAMES[medium] if n == "K" else n for n in names)
 
 
 _LDCG_IMPORT = """
@@ -592,7 +576,7 @@ def _stepwise_kernel(order: int, jit_opts: str, sim: bool, medium: str | None = 
         return f"{array}[{idx}]" if sim else f"{array}[uint64({idx})]"
 
     e(0, f"@cuda.jit({jit_opts})")
-    e(0, f"def stepwise_step(A, B, nx, ny, nz, xchunk, coeffs{_MEDIUM_ARGS[medium]}):")
+    e(0, f"def stepwise_step({_printed(kernel_parameters('stepwise', medium), medium)}):")
     e(1, '"""One step B <- level n+1; z across threads, streaming over x with a register queue."""')
     e(1, "z = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x")
     e(1, "y = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y")
@@ -664,11 +648,11 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     e = _Emitter()
     e(0, f"@cuda.jit({jit_opts})")
-    e(0, "def diamondtorre_sweep(F, G, nx, ny, nz, nt, torre_x0, torre_yc, deps, done, counter,")
-    medium_args = _MEDIUM_ARGS[medium]
-    point_args = ", ev_ptr, events, src_samples, rec_vals" if points else ""
-    chunk_arg = ", chunk" if pipelined else ""
-    e(0, f"                       ticket_base, epoch, coeffs{medium_args}{point_args}{chunk_arg}):")
+    parameters = kernel_parameters("sweep", medium, points, pipelined)
+    e(0, f"def diamondtorre_sweep({_printed(parameters[:11], medium)},")
+    e(0, f"                       {_printed(parameters[11:], medium)}):")
+    medium_args = f", {_printed(MEDIUM_VALUES, medium)}" if medium else ""
+    point_args = ""
     e(1, '"""One DiamondTorre sweep of height nt: one block per torre, one launch per sweep."""')
     e(1, "sh = cuda.shared.array(0, dtype=float32)")
     e(1, "slot = cuda.shared.array(1, dtype=int64)")
@@ -798,6 +782,9 @@ def generate_source(
     shs = validate_order(order) // 2
     radius = shs * size
     nsp, ncg = shared_layout(order, size, segments)
+    plan = TilePlan(DiamondTile(order, size), segments, left_from_memory)
+    variant = TorreVariant(interior=True, sim=simulator, yz=yz, medium=medium, points=points,
+                           pipelined=pipelined, kappa_in_registers=kappa_in_registers)
     nb_args = ", ".join(f"x{d}m, x{d}p, y{d}m, y{d}p, z{d}m, z{d}p" for d in range(1, shs + 1))
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     lap = "\n".join(
@@ -820,17 +807,12 @@ def generate_source(
             ldcg_call="A[i]" if simulator else "LDCG(A, i)",
             store_index="i" if simulator else "uint64(i)",
         ),
-        _torre_function("torre_interior", order, size, True, simulator, yz, left_from_memory, medium, points,
-                        pipelined, segments, kappa_in_registers),
-        "",
-        _torre_function("torre_boundary", order, size, False, simulator, yz, left_from_memory, medium,
-                        points, pipelined, segments, kappa_in_registers),
-        "",
+        *(_TorrePrinter(plan, replace(variant, interior=interior)).print(name) + "\n"
+          for name, interior in (("torre_interior", True), ("torre_boundary", False))),
     ]
     calm = bool(medium) and not segments  # (level n-1 in shared memory: slower with a calm torre, measured)
     if calm:
-        parts += [_torre_function("torre_calm", order, size, True, simulator, yz, left_from_memory, medium,
-                                  points, pipelined, segments, kappa_in_registers, calm=True), ""]
+        parts.append(_TorrePrinter(plan, replace(variant, calm=True)).print("torre_calm") + "\n")
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
     sweep_opts = opts
     if max_registers and not simulator:
@@ -842,6 +824,11 @@ def generate_source(
         _APPLY_POINTS.format(jit_opts=opts),
         "",
         _sweep_kernel(order, size, sweep_opts, simulator, medium, points, pipelined, calm),
+        "",
+        "# the kernels' parameters by name (diamondlab.kernels.cuda passes values by these names)",
+        f"STEPWISE_PARAMETERS = {kernel_parameters('stepwise', medium)!r}",
+        f"SWEEP_PARAMETERS = {kernel_parameters('sweep', medium, points, pipelined)!r}",
+        f"POINTS_PARAMETERS = {kernel_parameters('points')!r}",
         "",
     ]
     return "\n".join(parts)
