@@ -201,5 +201,6 @@ class TilePlan:
 
     @cached_property
     def kappa_entering(self) -> tuple[Cell, ...]:
-        """``K`` loaded at each tier: the cells entering the tile (``u = w-ShS+1 .. w``)."""
-        return tuple((u, v) for v, w in self.rows for u in range(w - self.shs + 1, w + 1))
+        """``K`` loaded at each tier: the cells entering the tile (``u = max(1-w, w-ShS+1) .. w``; a row
+        narrower than ``ShS`` enters whole)."""
+        return tuple((u, v) for v, w in self.rows for u in range(max(1 - w, w - self.shs + 1), w + 1))

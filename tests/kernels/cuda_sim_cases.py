@@ -91,6 +91,7 @@ PHYSICS_CASES = [
     (2, 2, 3, (13, 11, 5), (3, 2), "layered"),  # K per depth (== the per-cell model kernel, bit for bit)
     (2, 1, 2, (14, 12, 4), (2, 1), "sponge", False),  # calm torres: interior, no x or y damping
     (4, 1, 3, (12, 11, 4), (3, 1), "model", True, None, None, None, "sweep", True),  # K kept in registers
+    (6, 1, 2, (16, 14, 3), (2, 1), "model", False, None, None, None, "sweep", True),  # rows narrower than ShS
 ]
 
 

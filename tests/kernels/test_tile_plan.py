@@ -59,8 +59,7 @@ def test_each_load_is_issued_before_the_group_that_reads_it_first(plan):
         assert issued == max(first - PREFETCH_GROUPS, 0)
 
 
-@pytest.mark.xfail(reason="fixed in the next commit", strict=True)
-@pytest.mark.parametrize(("order", "size"), [(6, 1)])
+@pytest.mark.parametrize(("order", "size"), PAIRS)
 def test_k_in_registers_is_held_or_entering_once(order, size):
     plan = TilePlan(DiamondTile(order, size))
     held, entering = set(plan.kappa_held), set(plan.kappa_entering)
