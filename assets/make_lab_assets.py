@@ -16,9 +16,10 @@ uses kaleido with Debian's ``chromium``; pyvista renders off screen).  It writes
   machine against the model;
 - ``lab_browser.png`` (``--browser``): JupyterLab in headless Chromium running
   notebook 03 (the browser test, at full size);
-- ``paper_*.png`` (``--paper``, alone): paper 000's Figs. 1-4 and 7, the x-t
+- ``paper_*.png`` (``--paper``, alone): paper 000's Figs. 1-4, 7, 10 and 11, the x-t
   diamonds and section 5's tilings, drawn as notebooks 01, 06, 07 and 08 draw
-  them (this machine's memory hierarchy is measured for Fig. 1).
+  them (this machine's memory hierarchy is measured for Fig. 1, its CPU's rates
+  for Figs. 10 and 11; ``--paper-measured``: only those two).
 """
 
 from __future__ import annotations
@@ -78,6 +79,21 @@ def paper_figures() -> None:
               ("DiamondTorre", locality("torre_row", order, dts, nt), big["sweep"])]
     _write_plotly(roofline_figure(order, dts, nt, H100, points), "paper_fig7_roofline.png", 820, 460)
     _write_plotly(tilings_figure(compare_tilings(2, 2, 8, ny=32)), "paper_sec5_tilings.png", 900, 420)
+    paper_measured_figures()
+
+
+def paper_measured_figures() -> None:
+    """Figs. 10 and 11 measured on this machine's CPU, at notebook 07's full sizes."""
+    from diamondlab.engine.measure import thread_sweep, tuning_sweep
+    from diamondlab.engine.perfmodel import predicted_rate
+    from diamondlab.viz.perf import order_size_figure, parallel_levels_figure
+
+    rows = []
+    for order, sizes in ((2, (1, 2, 4)), (4, (1, 2)), (6, (1,)), (8, (1,))):
+        rows += tuning_sweep((64, 64, 64), [order], sizes, (8, 16), repeats=3, model=predicted_rate)
+    _write_plotly(order_size_figure(rows), "paper_fig11_orders.png", 820, 420)
+    levels = thread_sweep((96, 96, 64), size=2, nt=8, repeats=3)
+    _write_plotly(parallel_levels_figure(levels), "paper_fig10_threads.png", 760, 420)
 
 
 def _wave_run(n: int = 96, frames: int = 20, every: int = 10):
@@ -142,9 +158,11 @@ def main(argv=None) -> None:
     parser.add_argument("--tuning", action="store_true", help="also measure and draw a tuning sweep")
     parser.add_argument("--browser", action="store_true", help="also take the JupyterLab screenshot")
     parser.add_argument("--paper", action="store_true", help="only paper 000's figures (paper_*.png)")
+    parser.add_argument("--paper-measured", action="store_true",
+                        help="only Figs. 10 and 11, measured on this CPU (paper_fig1[01]_*.png)")
     args = parser.parse_args(argv)
-    if args.paper:
-        paper_figures()
+    if args.paper or args.paper_measured:
+        (paper_figures if args.paper else paper_measured_figures)()
         return
     geometry_figures()
     wavefield_figures()

@@ -1,5 +1,6 @@
-"""A real browser: JupyterLab in headless Chromium runs notebook 03 (the lab renders) and notebook 06 (the
-paper's figures render, no title or axis label clipped).
+"""A real browser: JupyterLab in headless Chromium runs notebook 03 (the lab renders), notebooks 06-08 (the
+paper's figures render, no title or axis label clipped) and notebook 05 served as Binder serves it (the
+3D view rotates, through jupyter-server-proxy).
 
 Needs Debian's ``chromium`` (``/usr/bin/chromium``) and the ``playwright``
 package (never ``playwright install``: the system browser is used).  Skipped
@@ -42,7 +43,10 @@ def _free_port() -> int:
 def jupyter(tmp_path, request):
     """JupyterLab serving a copy of ``NOTEBOOK`` (or the notebook given as the fixture's parameter)."""
     pytest.importorskip("jupyterlab", reason="needs jupyterlab (pip install -e '.[test]')")
-    notebook = getattr(request, "param", NOTEBOOK)
+    notebook, hub = getattr(request, "param", NOTEBOOK), None
+    if isinstance(notebook, tuple):  # (notebook, user): served as JupyterHub (Binder) serves a user
+        notebook, hub = notebook
+    base = f"/user/{hub}/" if hub else "/"
     shutil.copy(ROOT / "notebooks" / notebook, tmp_path / notebook)
     shutil.copytree(ROOT / "notebooks" / "records", tmp_path / "records")  # run records some notebooks read
     # every cell in the page, not only those scrolled into view (JupyterLab 4 renders a window of them)
@@ -53,13 +57,15 @@ def jupyter(tmp_path, request):
     small = os.environ.get("DIAMONDLAB_SMALL", "1")  # DIAMONDLAB_SMALL=0: full size (the README screenshot)
     env = dict(os.environ, DIAMONDLAB_SMALL=small, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"),
                JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"))
+    if hub:
+        env["JUPYTERHUB_SERVICE_PREFIX"] = base
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
            "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={tmp_path}",
+           f"--ServerApp.root_dir={tmp_path}", f"--ServerApp.base_url={base}",
            "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     log = open(tmp_path / "jupyter.log", "w")  # noqa: SIM115 - closed in the teardown
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}{base.rstrip('/')}"
     deadline = time.time() + 60
     while True:
         try:
@@ -212,3 +218,40 @@ def test_the_paper_notebooks_draw_their_figures_unclipped_in_jupyterlab(jupyter,
     assert "Traceback" not in text, text[-2000:]
     assert all(any(w in t for t in titles) for w in wanted), titles
     assert checked >= 2 * figures and not clipped, f"{checked} labels checked, clipped: {clipped}"
+
+
+@pytest.mark.parametrize("jupyter", [("05_3d_snapshots.ipynb", "binder")], indirect=True)
+def test_3d_snapshots_rotate_in_the_browser_through_the_hubs_proxy(jupyter):
+    """Notebook 05 served as Binder serves it (a JupyterHub user's base URL, only the Jupyter server
+    reachable): the 3D view is drawn by vtk.js in the page, reached through jupyter-server-proxy, and a
+    drag of the mouse turns it."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="needs playwright (pip; no browser download)")
+    pytest.importorskip("trame_vtk", reason="needs pyvista[jupyter] (the lab extra)")
+    url, token = jupyter
+    with sync_api.sync_playwright() as p:
+        browser, page = _open_and_run(p, f"{url}/lab/tree/05_3d_snapshots.ipynb?reset&token={token}")
+        _wait_until_every_cell_ran(page, 300)
+        text = page.locator(".jp-Notebook").inner_text()
+        view = page.wait_for_selector("iframe[src^='/user/binder/proxy/']", timeout=60_000)
+        view.scroll_into_view_if_needed()
+        view.content_frame().locator("canvas").first.wait_for(timeout=60_000)  # vtk.js draws on canvases
+        view.scroll_into_view_if_needed()
+        shots = [view.screenshot()]
+        for _ in range(30):  # until the first frame is drawn and stays
+            time.sleep(1)
+            shots.append(view.screenshot())
+            if shots[-1] == shots[-2]:
+                break
+        box = view.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6  # below the view's toolbar
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x + box["width"] / 4, y + box["height"] / 10, steps=15)
+        page.mouse.up()
+        time.sleep(2)
+        turned = view.screenshot() != shots[-1]
+        browser.close()
+    assert "jupyter backend: client" in text and "Traceback" not in text, text[-2000:]
+    assert shots[-1] == shots[-2], "the 3D view never settled"
+    assert turned, "dragging the mouse did not turn the 3D view"

@@ -16,8 +16,9 @@ isosurfaces at ``±level`` of the largest amplitude (``"isosurfaces"``) or
 both.  :func:`render_png` renders one to PNG bytes (what the lab's snapshot
 panel and the README assets use); :func:`jupyter_backend` picks the Jupyter
 backend for interactive display: ``"client"`` (trame, rendering in the
-browser, no GPU needed on the server) when trame's VTK packages are
-installed, else ``"static"`` (a PNG rendered here).
+browser through the Jupyter server's proxy, no GPU needed on the server) when
+``pyvista[jupyter]`` is installed (the ``lab`` extra), else ``"static"`` (a
+PNG rendered here).
 
 VTK prints its warnings and errors (an EGL device it could not use, a
 volume mapper falling back to another) straight to the process's error
@@ -33,6 +34,7 @@ import ctypes.util
 import importlib.util
 import io
 import os
+import sys
 
 import numpy as np
 
@@ -87,10 +89,26 @@ def quiet_vtk(messages: list | None = None):
                 messages.extend(str(e).strip() for e in getattr(catcher, "events", None) or [])
 
 
+#: What the ``"client"`` backend needs: trame's VTK views, the Jupyter server's proxy (``pyvista[jupyter]``).
+CLIENT_PACKAGES = ("trame", "trame_vtk", "trame_vuetify", "jupyter_server_proxy")
+
+
 def jupyter_backend() -> str:
-    """``"client"`` where trame's VTK packages are installed, else ``"static"``."""
-    need = ("trame", "trame_vtk", "trame_vuetify")
-    return "client" if all(importlib.util.find_spec(m) for m in need) else "static"
+    """``"client"`` where :data:`CLIENT_PACKAGES` are installed, else ``"static"`` (a PNG rendered here).
+
+    The client backend draws the scene with vtk.js in the browser (it rotates,
+    no GPU or display needed on the server) from a trame server in the kernel,
+    which the page reaches through jupyter-server-proxy at ``/proxy/<port>/``:
+    so it also works where only the Jupyter server's port is reachable
+    (Binder and JupyterHub, whose ``JUPYTERHUB_SERVICE_PREFIX`` pyvista
+    prepends; a workstation reached over an SSH tunnel).  A server with a
+    ``base_url`` of its own sets ``PYVISTA_TRAME_SERVER_PROXY_PREFIX`` (pyvista's
+    variable) to ``<base_url>proxy/``.
+    """
+    if not all(importlib.util.find_spec(m) for m in CLIENT_PACKAGES):
+        return "static"
+    pv.global_theme.trame.server_proxy_enabled = True  # its prefix: pyvista's (see above)
+    return "client"
 
 
 def to_grid(field: np.ndarray, max_points: int = 128, spacing: float = 1.0):
@@ -164,8 +182,32 @@ def render_png(field: np.ndarray, mode: str = "both", level: float = 0.3, max_po
     return buf.getvalue()
 
 
+@contextlib.contextmanager
+def _without_vtk_wasm():
+    """Keep trame-vtklocal out of the trame server pyvista starts.
+
+    trame-pyvista loads trame-vtklocal where it is installed (``pyvista[jupyter]``
+    installs it), whose set-up fetches VTK's WebAssembly build from
+    gitlab.kitware.com in the background: tens of MB where the machine is
+    online, a traceback under the cell where it is not.  The ``"client"``
+    backend draws with vtk.js and needs none of it; an import of the module
+    that already happened is left alone.
+    """
+    name = "trame.widgets.vtklocal"
+    if name in sys.modules:
+        yield
+        return
+    sys.modules[name] = None  # its import raises ImportError, which trame-pyvista skips
+    try:
+        yield
+    finally:
+        if sys.modules.get(name, False) is None:
+            del sys.modules[name]
+
+
 def show_snapshot(field: np.ndarray, mode: str = "both", level: float = 0.3, backend: str | None = None,
                   **kw):
     """Show ``field`` in Jupyter with :func:`jupyter_backend` (or ``backend``)."""
     p = snapshot_plotter(field, mode, level, **kw)
-    return p.show(jupyter_backend=backend or jupyter_backend())
+    with _without_vtk_wasm():
+        return p.show(jupyter_backend=backend or jupyter_backend())

@@ -20,8 +20,19 @@ def test_render_png(mode):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
 
 
-def test_backend_is_chosen_automatically():
-    assert snapshots.jupyter_backend() in ("client", "static")
+def test_backend_is_chosen_automatically(monkeypatch):
+    import importlib.util
+
+    import pyvista as pv
+
+    monkeypatch.setattr(pv.global_theme.trame, "server_proxy_enabled", False)
+    installed = all(importlib.util.find_spec(m) for m in snapshots.CLIENT_PACKAGES)
+    assert snapshots.jupyter_backend() == ("client" if installed else "static")
+    assert pv.global_theme.trame.server_proxy_enabled is installed  # the page reaches trame through Jupyter
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda m: None if m == "jupyter_server_proxy" else real(m))
+    assert snapshots.jupyter_backend() == "static"  # no route from the page to the kernel's trame server
     if not os.environ.get("DISPLAY"):
         assert os.environ["VTK_DEFAULT_OPENGL_WINDOW"] in ("vtkEGLRenderWindow", "vtkOSOpenGLRenderWindow")
 
@@ -76,3 +87,19 @@ def test_snapshot_panel_renders_without_vtk_output(capfd, monkeypatch):
     shown = capfd.readouterr()
     assert "Bad table range" not in shown.err + shown.out and "warning" not in shown.err + shown.out
     assert "a render window warning" in panel.vtk_messages and "VTK" not in panel.message.value
+
+
+def test_the_client_view_starts_no_download_of_vtks_webassembly():
+    """trame-vtklocal (installed with pyvista[jupyter]) fetches VTK's WebAssembly build when its trame
+    module loads; the client backend keeps it out while pyvista starts the server, and only then."""
+    import sys
+
+    name = "trame.widgets.vtklocal"
+    had = sys.modules.pop(name, None)
+    try:
+        with snapshots._without_vtk_wasm(), pytest.raises(ImportError):
+            __import__(name)
+        assert name not in sys.modules
+    finally:
+        if had is not None:
+            sys.modules[name] = had
