@@ -484,6 +484,27 @@ machine's count (a few cores show only the start of the curve).
         "for threads, dt, sw in levels:\n"
         "    print(f'{threads:3d} threads: DiamondTorre {dt:.3g} G/s, stepwise {sw:.3g} G/s')\n"
         "parallel_levels_figure(levels)",
+        md("""
+On a GPU the same figure as the paper drew it: the paper's scheme, one
+launch per stage, so that the blocks in flight are the torres of one stage
+(`ny / 2R` of them), each block one z column of `nz` threads.  The rate
+climbs with the blocks until they fill the multiprocessors (dashed), and a
+block of a few warps cannot hide the memory latency that a larger one can.
+Where no GPU is present this cell says so (the figure needs the GPU itself).
+"""),
+        "from diamondlab.devices import current_gpu\n"
+        "from diamondlab.engine.measure import block_sweep\n"
+        "from diamondlab.viz.perf import block_levels_figure\n\n"
+        "gpu = current_gpu()\n"
+        "if gpu is None:\n"
+        "    print('no GPU here: Fig. 10 by blocks is measured where a CUDA GPU is present')\n"
+        "else:\n"
+        "    blocks = block_sweep(2, depths=(64, 256) if SMALL else (64, 256, 512),\n"
+        "                         torres=[1, 4, 16] if SMALL else None, repeats=1 if SMALL else 3)\n"
+        "    for r in blocks:\n"
+        "        print(f'{r.torres:4d} blocks of {r.threads:4d} threads: '\n"
+        "              f'DiamondTorre {r.diamondtorre:7.1f} G/s, stepwise {r.stepwise:7.1f} G/s')\n"
+        "    display(block_levels_figure(blocks, gpu.multiprocessors))",
     ],
     "08_launch_schemes_and_tilings.ipynb": [
         md("""

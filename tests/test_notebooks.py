@@ -31,6 +31,7 @@ def test_notebook_runs(path, monkeypatch):
         assert f"torre_row: locality {loc:.3f}, ceiling {rate:7.1f} G/s" in outputs
         assert "stepwise:" in outputs and "diamondtorre:" in outputs
         assert "  1 threads: DiamondTorre" in outputs  # Fig. 10 from one thread up
+        assert "no GPU here" in outputs or "blocks of" in outputs  # and by blocks where a GPU is
     if path.name == "08_launch_schemes_and_tilings.ipynb":  # the package's numbers, not hand-written ones
         from diamondlab.geometry import compare_tilings
 

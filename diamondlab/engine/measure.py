@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "Measurement", "TuningRow", "best", "compare_algorithms", "measure_backend", "measure_simulation",
-    "thread_sweep", "time_repeats", "tuning_sweep",
+    "BlockLevel", "Measurement", "TuningRow", "best", "block_sweep", "compare_algorithms", "measure_backend",
+    "measure_simulation", "thread_sweep", "time_repeats", "tuning_sweep",
 ]
 
 
@@ -300,6 +300,59 @@ def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None 
             rows.append((count, rates["diamondtorre"], rates["stepwise"]))
     finally:
         numba.set_num_threads(before)
+    return rows
+
+
+@dataclass(frozen=True)
+class BlockLevel:
+    """One point of :func:`block_sweep`: a grid whose stages hold ``torres`` blocks of ``threads``."""
+
+    shape: tuple[int, int, int]
+    torres: int  # torres of a stage: blocks in flight under one launch per stage
+    threads: int  # threads of a block (one z each; warps = threads / 32)
+    diamondtorre: float  # G cell updates/s, medians
+    stepwise: float
+
+
+def block_sweep(order: int = 2, size: int | None = None, nt: int | None = None, torres=None,
+                depths=(64, 256, 512), nx: int = 256, steps: int | None = None,
+                repeats: int = 3) -> list[BlockLevel]:
+    """The CUDA engine's rate against its parallel level, blocks and threads (paper 000, Fig. 10, as the
+    paper ran it on the GPU).
+
+    The sweep runs the paper's scheme, one launch per stage
+    (``backend_options={"launch": "per-stage"}``), so that the blocks in flight
+    are exactly the torres of one stage, ``ny / (2 R)``, and a block holds the
+    z column, one thread a cell.  For each column depth ``nz`` in ``depths``
+    (threads a block, from 2 warps up) and each count of torres a stage in
+    ``torres`` (default 1, 2, 4, ... up to twice the multiprocessors), a grid of
+    ``nx x (torres 2 R) x nz`` runs both algorithms (stepwise as the same
+    grid's reference), ``repeats`` timed runs of ``steps`` (default two sweeps).
+    DTS and Nt default to the engine's for a ``nx x 64 x nz`` grid.
+    """
+    from diamondlab.devices import current_gpu
+    from diamondlab.engine.simulation import Simulation
+    from diamondlab.geometry import stage_schedule
+
+    gpu = current_gpu()
+    if torres is None:
+        most = 2 * (gpu.multiprocessors if gpu else 4)
+        torres = sorted({2**k for k in range(most.bit_length())} | {most // 2, most})
+    rows = []
+    for nz in depths:
+        for count in torres:
+            probe = Simulation((nx, 64, nz), order, size=size, nt=nt, backend="cuda",
+                               algorithm="diamondtorre", initial="zero")
+            shape = (nx, int(count) * probe.params.order * probe.size, int(nz))  # 2 R rows a torre
+            held = np.diff(stage_schedule(order, probe.size, probe.nt, nx, shape[1]).stage_start).max()
+            init = np.random.default_rng(0).standard_normal(shape, dtype=np.float32) * np.float32(1e-3)
+            rates = {}
+            for algorithm in ("diamondtorre", "stepwise"):
+                options = {"launch": "per-stage"} if algorithm == "diamondtorre" else {}
+                sim = Simulation(shape, order, size=probe.size, nt=probe.nt, backend="cuda",
+                                 algorithm=algorithm, initial=init, backend_options=options)
+                rates[algorithm] = measure_simulation(sim, steps or 2 * probe.nt, repeats).gcells
+            rows.append(BlockLevel(shape, int(held), int(nz), rates["diamondtorre"], rates["stepwise"]))
     return rows
 
 

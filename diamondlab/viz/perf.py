@@ -24,8 +24,8 @@ from diamondlab.engine.measure import TuningRow, best
 from diamondlab.engine.perfmodel import DeviceNumbers, device_numbers, flops_per_update, predicted_rate
 from diamondlab.geometry.locality import locality
 
-__all__ = ["ROOFLINE_SHAPES", "device_numbers", "memory_hierarchy_figure", "order_size_figure",
-           "parallel_levels_figure",
+__all__ = ["ROOFLINE_SHAPES", "block_levels_figure", "device_numbers", "memory_hierarchy_figure",
+           "order_size_figure", "parallel_levels_figure",
            "predicted_rate", "roofline_ceilings", "roofline_figure", "tuning_figure"]
 
 #: The shapes whose ceilings the roofline marks, with their labels (paper 000, section 5).
@@ -129,8 +129,9 @@ def order_size_figure(rows: list[TuningRow], title: str = "Rate per NO/DTS (pape
     for r in rows:
         if r.algorithm == "stepwise":
             fig.add_scatter(x=[f"{o}/{s}" for o, s in keys if o == r.order],
-                            y=[r.measured for o, _ in keys if o == r.order], mode="lines",
-                            name=f"stepwise NO={r.order}", line={"color": "#555", "dash": "dot"})
+                            y=[r.measured for o, _ in keys if o == r.order], mode="lines+markers",
+                            name=f"stepwise NO={r.order}", line={"color": "#555", "dash": "dot"},
+                            marker={"symbol": "line-ew-open", "size": 40})  # one DTS: a mark, not a line
     fig.update_layout(title=title, xaxis_title="NO/DTS", yaxis_title="G cell updates/s", height=420,
                       margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig
@@ -149,6 +150,29 @@ def parallel_levels_figure(rows, title: str = "Rate against parallel level (pape
                     name="DiamondTorre, perfect scaling", line={"dash": "dot", "color": "#888"})
     fig.update_layout(title=title, xaxis_title="threads", yaxis_title="G cell updates/s", height=400,
                       xaxis_type="log", margin={"l": 50, "r": 10, "t": 50, "b": 40})
+    return fig
+
+
+def block_levels_figure(rows, multiprocessors: int | None = None,
+                        title: str = "Rate against parallel level (paper 000, Fig. 10): blocks and threads"):
+    """Paper 000's Fig. 10 on the GPU from :func:`~diamondlab.engine.measure.block_sweep` rows: the rate
+    against the blocks in flight (torres a stage, one launch per stage), one line per block size
+    (threads = the z column), stepwise on the same grids dotted, the multiprocessor count marked."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for threads in sorted({r.threads for r in rows}):
+        mine = sorted((r for r in rows if r.threads == threads), key=lambda r: r.torres)
+        warps = -(-threads // 32)
+        fig.add_scatter(x=[r.torres for r in mine], y=[r.diamondtorre for r in mine], mode="lines+markers",
+                        name=f"DiamondTorre, {threads} threads ({warps} warps) a block")
+        fig.add_scatter(x=[r.torres for r in mine], y=[r.stepwise for r in mine], mode="lines",
+                        name=f"stepwise, nz = {threads}", line={"dash": "dot"})
+    if multiprocessors:
+        fig.add_vline(x=multiprocessors, line={"color": "#888", "dash": "dash"},
+                      annotation_text=f"{multiprocessors} multiprocessors")
+    fig.update_layout(title=title, xaxis_title="blocks in flight (torres a stage)", xaxis_type="log",
+                      yaxis_title="G cell updates/s", height=420, margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig
 
 

@@ -73,3 +73,18 @@ def test_tuning_sweep_skips_what_the_backend_refuses():
 def test_device_numbers_are_measured():
     d = device_numbers("cpu", 2)
     assert d.bandwidth > 1e8 and d.fp32_rate > 1e6
+
+
+def test_block_sweep_runs_the_papers_scheme_per_blocks_and_threads_under_the_cuda_simulator():
+    """Fig. 10 on the GPU: each grid's stages hold the asked torres (blocks in flight, one launch per
+    stage), its column the asked threads; both algorithms measured (CUDA simulator, in a subprocess)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from diamondlab.engine.measure import block_sweep\n"
+            "rows = block_sweep(2, 1, 2, torres=[1, 3], depths=[4], nx=8, repeats=1)\n"
+            "print([(r.shape, r.torres, r.threads, r.diamondtorre > 0, r.stepwise > 0) for r in rows])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
+    assert out.stdout.strip() == "[((8, 2, 4), 1, 4, True, True), ((8, 6, 4), 3, 4, True, True)]"

@@ -65,3 +65,15 @@ def test_memory_hierarchy_figure_draws_the_measured_and_the_tabled_levels():
     assert gpu[0][2] > gpu[1][2] > gpu[2][2] and gpu[0][1] < gpu[2][1]
     fig = memory_hierarchy_figure(cpu, gpu)
     assert list(fig.data[0].x) == [2**14, 2**24] and list(fig.data[1].text) == [n for n, _, _ in gpu]
+
+
+def test_block_levels_figure_draws_a_line_per_block_size_and_marks_the_multiprocessors():
+    from diamondlab.engine.measure import BlockLevel
+
+    rows = [BlockLevel((64, 8 * t, nz), t, nz, 10.0 * t, 5.0 * t) for nz in (64, 256) for t in (1, 2, 4)]
+    fig = perf.block_levels_figure(rows, multiprocessors=132)
+    names = [t.name for t in fig.data]
+    assert names == ["DiamondTorre, 64 threads (2 warps) a block", "stepwise, nz = 64",
+                     "DiamondTorre, 256 threads (8 warps) a block", "stepwise, nz = 256"]
+    assert list(fig.data[2].x) == [1, 2, 4] and list(fig.data[2].y) == [10.0, 20.0, 40.0]
+    assert fig.layout.shapes[0].x0 == 132
