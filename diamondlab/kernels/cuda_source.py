@@ -170,6 +170,7 @@ class _TorrePrinter:
         self.plan, self.var, self.e = plan, variant, _Emitter()
         self.shs, self.radius = plan.shs, plan.radius
         self.in_shared = plan.segments > 0
+        self.row = shared_layout(plan.tile.order, plan.tile.size, plan.segments)[0]  # NSP: a z row's cells
         self.coeff_args = ", ".join(f"c{i}" for i in range(self.shs + 1))
         self.dims = "ny, nz" if variant.yz is None else f"{variant.yz[0]}, {variant.yz[1]}"
 
@@ -252,12 +253,8 @@ class _TorrePrinter:
 
     def signature(self, name: str) -> None:
         var, e = self.var, self.e
-        extra = f", {_printed(MEDIUM_VALUES, var.medium)}" if var.medium else ""
-        extra += ", events, ev, ev_hi, src_samples, rec_vals" if var.points else ""
-        extra += ", done, t, d0, d1, flag0, chunk" if var.pipelined else ""
         e(0, "@cuda.jit(device=True)")
-        head = "F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride"
-        e(0, f"def {name}({head}, {self.coeff_args}{extra}):")
+        e(0, f"def {name}({_torre_parameters(self.plan.tile.order, var.medium, var.points, var.pipelined)}):")
         e(1, "sx = ny * nz")
         e(1, "bufsize = stride * NSP")
         if self.in_shared:
@@ -367,11 +364,10 @@ class _TorrePrinter:
         for (u, v), j in index.items():
             e(2, f"{self.zshared(buf, j)} = pick(active, {_f(u, v)}, ZERO)")
         e(2, "cuda.syncthreads()")
-        row = max(len(g) for g in plan.groups) | 1 if self.in_shared else len(plan.cells) | 1  # NSP, NCP
         for (u, v), j in index.items():
-            self.update(u, v, j, buf, row)
+            self.update(u, v, j, buf)
 
-    def update(self, u: int, v: int, j: int, buf: str, row: int) -> None:
+    def update(self, u: int, v: int, j: int, buf: str) -> None:
         var, e = self.var, self.e
         args = [_f(u, v), self.previous(u, v) if self.in_shared else _g(u, v)]
         if var.medium:
@@ -388,7 +384,7 @@ class _TorrePrinter:
         args.append(self.coeff_args)
         for d in range(1, self.shs + 1):
             args += [_f(u - d, v), _f(u + d, v), self.level_n(u, v - d), self.level_n(u, v + d)]
-            args += [self.zshared(buf, j - d * row), self.zshared(buf, j + d * row)]
+            args += [self.zshared(buf, j - d * self.row), self.zshared(buf, j + d * self.row)]
         call = f"{'cell_update_medium' if var.medium else 'cell_update'}({', '.join(args)})"
         if var.interior:
             e(2, f"{self.new(u, v)} = {call}")
@@ -555,6 +551,16 @@ def kernel_parameters(kernel: str, medium: str | None = None, points: bool = Fal
             + (("chunk",) if pipelined else ()))
 
 
+def _torre_parameters(order: int, medium: str | None, points: bool, pipelined: bool) -> str:
+    """The parameters of a torre device function, as its ``def`` line and the sweep's call print them."""
+    names = ["F", "G", "sh", "x0", "yc", "nt", "nx", "ny", "nz", "tz", "zc", "active", "stride"]
+    names += [f"c{i}" for i in range(order // 2 + 1)]
+    names += [_printed(MEDIUM_VALUES, medium)] if medium else []
+    names += ["events", "ev", "ev_hi", "src_samples", "rec_vals"] if points else []
+    names += ["done", "t", "d0", "d1", "flag0", "chunk"] if pipelined else []
+    return ", ".join(names)
+
+
 def _printed(names: tuple[str, ...], medium: str | None) -> str:
     """Parameter names as the kernel's ``def`` line prints them (``K`` under its variant's name)."""
     return ", ".join(K_NAMES[medium] if n == "K" else n for n in names)
@@ -645,14 +651,12 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
                   points: bool = False, pipelined: bool = False, calm: bool = False) -> str:
     shs = order // 2
     radius = shs * size
-    coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     e = _Emitter()
     e(0, f"@cuda.jit({jit_opts})")
     parameters = kernel_parameters("sweep", medium, points, pipelined)
-    e(0, f"def diamondtorre_sweep({_printed(parameters[:11], medium)},")
-    e(0, f"                       {_printed(parameters[11:], medium)}):")
-    medium_args = f", {_printed(MEDIUM_VALUES, medium)}" if medium else ""
-    point_args = ""
+    wrap = SWEEP_HEAD.index("ticket_base")  # the def line breaks there
+    e(0, f"def diamondtorre_sweep({_printed(parameters[:wrap], medium)},")
+    e(0, f"                       {_printed(parameters[wrap:], medium)}):")
     e(1, '"""One DiamondTorre sweep of height nt: one block per torre, one launch per sweep."""')
     e(1, "sh = cuda.shared.array(0, dtype=float32)")
     e(1, "slot = cuda.shared.array(1, dtype=int64)")
@@ -689,15 +693,11 @@ def _sweep_kernel(order: int, size: int, jit_opts: str, sim: bool, medium: str |
     if points:
         e(1, "ev = ev_ptr[t]")
         e(1, "ev_hi = ev_ptr[t + 1]")
-        point_args = ", events, ev, ev_hi, src_samples, rec_vals"
-    pipe_args = ""
     if pipelined:
         e(1, f"flag0 = epoch * {PIPELINE_FLAG_STRIDE}  # done[t] = flag0 + tiers done in this sweep")
         e(1, "d0 = deps[t, 0]")
         e(1, "d1 = deps[t, 1]")
-        pipe_args = ", done, t, d0, d1, flag0, chunk"
-    call = "(F, G, sh, x0, yc, nt, nx, ny, nz, tz, zc, active, stride, "
-    call += f"{coeff_args}{medium_args}{point_args}{pipe_args})"
+    call = f"({_torre_parameters(order, medium, points, pipelined)})"
     if calm:  # no x or y damping over the torre: its cells take their thread's z factors
         e(1, f"calm = interior and DX[x0 + {shs} * (nt - 1) + {radius + 1}] == DX[x0 + {1 - radius}]")
         e(1, f"calm = calm and DY[yc + {radius}] == DY[yc + {1 - radius}]")
