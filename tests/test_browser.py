@@ -8,6 +8,7 @@ with a reason where either is missing.  Set ``DIAMONDLAB_SCREENSHOT=path``
 to keep the screenshot somewhere (``assets/lab_browser.png`` is made so).
 """
 
+import importlib.util
 import os
 import re
 import shutil
@@ -108,10 +109,16 @@ def _run_all(page, tries: int = 6) -> None:
 def _wait_until_every_cell_ran(page, seconds: float, reruns: int = 2) -> None:
     """Wait until the kernel is idle with every code cell numbered; run all again (at most ``reruns``
     times) where the kernel went idle with cells left unrun (queued while it was still connecting)."""
+    from playwright.sync_api import Error as PlaywrightError
+
     deadline = time.time() + seconds
     while True:
         left = max(1.0, deadline - time.time())
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=left * 1000)
+        try:
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=left * 1000)
+        except PlaywrightError:
+            pytest.fail(f"the kernel was still busy after {seconds} s:\n"
+                        + page.locator(".jp-Notebook").inner_text()[-3000:])
         prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
         unrun = [p for p in prompts if not re.search(r"\[\d+\]", p)]
         if not unrun:
@@ -227,7 +234,10 @@ def test_3d_snapshots_rotate_in_the_browser_through_the_hubs_proxy(jupyter):
     drag of the mouse turns it."""
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="needs playwright (pip; no browser download)")
-    pytest.importorskip("trame_vtk", reason="needs pyvista[jupyter] (the lab extra)")
+    from diamondlab.viz.snapshots import CLIENT_PACKAGES
+
+    if not all(importlib.util.find_spec(m) for m in CLIENT_PACKAGES):
+        pytest.skip(f"needs {', '.join(CLIENT_PACKAGES)} (pyvista[jupyter], the lab extra)")
     url, token = jupyter
     with sync_api.sync_playwright() as p:
         browser, page = _open_and_run(p, f"{url}/lab/tree/05_3d_snapshots.ipynb?reset&token={token}")

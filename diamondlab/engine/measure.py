@@ -308,7 +308,8 @@ class BlockLevel:
     """One point of :func:`block_sweep`: a grid whose stages hold ``torres`` blocks of ``threads``."""
 
     shape: tuple[int, int, int]
-    torres: int  # torres of a stage: blocks in flight under one launch per stage
+    torres: int  # torres of a stage, ny / 2R: blocks in flight under one launch per stage (every other
+    #              stage holds one more, a boundary torre)
     threads: int  # threads of a block (one z each; warps = threads / 32)
     diamondtorre: float  # G cell updates/s, medians
     stepwise: float
@@ -322,7 +323,8 @@ def block_sweep(order: int = 2, size: int | None = None, nt: int | None = None, 
 
     The sweep runs the paper's scheme, one launch per stage
     (``backend_options={"launch": "per-stage"}``), so that the blocks in flight
-    are exactly the torres of one stage, ``ny / (2 R)``, and a block holds the
+    are the torres of one stage, ``ny / (2 R)`` (every other stage holds one
+    more, cut by the boundary), and a block holds the
     z column, one thread a cell.  For each column depth ``nz`` in ``depths``
     (threads a block, from 2 warps up) and each count of torres a stage in
     ``torres`` (default 1, 2, 4, ... up to twice the multiprocessors), a grid of
@@ -331,8 +333,8 @@ def block_sweep(order: int = 2, size: int | None = None, nt: int | None = None, 
     DTS and Nt default to the engine's for a ``nx x 64 x nz`` grid.
     """
     from diamondlab.devices import current_gpu
+    from diamondlab.engine.plan import RunPlan
     from diamondlab.engine.simulation import Simulation
-    from diamondlab.geometry import stage_schedule
 
     gpu = current_gpu()
     if torres is None:
@@ -340,19 +342,17 @@ def block_sweep(order: int = 2, size: int | None = None, nt: int | None = None, 
         torres = sorted({2**k for k in range(most.bit_length())} | {most // 2, most})
     rows = []
     for nz in depths:
+        plan = RunPlan.build((nx, 64, nz), order, size=size, nt=nt, backend="cuda", algorithm="diamondtorre")
         for count in torres:
-            probe = Simulation((nx, 64, nz), order, size=size, nt=nt, backend="cuda",
-                               algorithm="diamondtorre", initial="zero")
-            shape = (nx, int(count) * probe.params.order * probe.size, int(nz))  # 2 R rows a torre
-            held = np.diff(stage_schedule(order, probe.size, probe.nt, nx, shape[1]).stage_start).max()
+            shape = (nx, int(count) * plan.params.order * plan.size, int(nz))  # 2 R = NO DTS rows a torre
             init = np.random.default_rng(0).standard_normal(shape, dtype=np.float32) * np.float32(1e-3)
             rates = {}
             for algorithm in ("diamondtorre", "stepwise"):
                 options = {"launch": "per-stage"} if algorithm == "diamondtorre" else {}
-                sim = Simulation(shape, order, size=probe.size, nt=probe.nt, backend="cuda",
+                sim = Simulation(shape, order, size=plan.size, nt=plan.nt, backend="cuda",
                                  algorithm=algorithm, initial=init, backend_options=options)
-                rates[algorithm] = measure_simulation(sim, steps or 2 * probe.nt, repeats).gcells
-            rows.append(BlockLevel(shape, int(held), int(nz), rates["diamondtorre"], rates["stepwise"]))
+                rates[algorithm] = measure_simulation(sim, steps or 2 * plan.nt, repeats).gcells
+            rows.append(BlockLevel(shape, int(count), int(nz), rates["diamondtorre"], rates["stepwise"]))
     return rows
 
 

@@ -16,9 +16,8 @@ isosurfaces at ``±level`` of the largest amplitude (``"isosurfaces"``) or
 both.  :func:`render_png` renders one to PNG bytes (what the lab's snapshot
 panel and the README assets use); :func:`jupyter_backend` picks the Jupyter
 backend for interactive display: ``"client"`` (trame, rendering in the
-browser through the Jupyter server's proxy, no GPU needed on the server) when
-``pyvista[jupyter]`` is installed (the ``lab`` extra), else ``"static"`` (a
-PNG rendered here).
+browser, no GPU needed on the server) when ``pyvista[jupyter]`` is installed
+(the ``lab`` extra), else ``"static"`` (a PNG rendered here).
 
 VTK prints its warnings and errors (an EGL device it could not use, a
 volume mapper falling back to another) straight to the process's error
@@ -38,8 +37,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["configure_offscreen", "jupyter_backend", "offscreen_available", "quiet_vtk", "render_png",
-           "show_snapshot", "snapshot_plotter"]
+__all__ = ["CLIENT_PACKAGES", "configure_offscreen", "jupyter_backend", "offscreen_available", "quiet_vtk",
+           "render_png", "show_snapshot", "snapshot_plotter"]
 
 
 def configure_offscreen() -> str:
@@ -89,7 +88,8 @@ def quiet_vtk(messages: list | None = None):
                 messages.extend(str(e).strip() for e in getattr(catcher, "events", None) or [])
 
 
-#: What the ``"client"`` backend needs: trame's VTK views, the Jupyter server's proxy (``pyvista[jupyter]``).
+#: What the ``"client"`` backend needs (``pyvista[jupyter]``, the ``lab`` extra): trame's VTK views, and
+#: jupyter-server-proxy where the page reaches them through the Jupyter server.
 CLIENT_PACKAGES = ("trame", "trame_vtk", "trame_vuetify", "jupyter_server_proxy")
 
 
@@ -97,18 +97,15 @@ def jupyter_backend() -> str:
     """``"client"`` where :data:`CLIENT_PACKAGES` are installed, else ``"static"`` (a PNG rendered here).
 
     The client backend draws the scene with vtk.js in the browser (it rotates,
-    no GPU or display needed on the server) from a trame server in the kernel,
-    which the page reaches through jupyter-server-proxy at ``/proxy/<port>/``:
-    so it also works where only the Jupyter server's port is reachable
-    (Binder and JupyterHub, whose ``JUPYTERHUB_SERVICE_PREFIX`` pyvista
-    prepends; a workstation reached over an SSH tunnel).  A server with a
-    ``base_url`` of its own sets ``PYVISTA_TRAME_SERVER_PROXY_PREFIX`` (pyvista's
-    variable) to ``<base_url>proxy/``.
+    no GPU or display needed on the server) from a trame server in the kernel.
+    The page reaches that server at ``localhost:<port>`` (a browser on the same
+    machine), or through jupyter-server-proxy at ``<prefix><port>/`` where
+    pyvista's theme says so: on Binder and JupyterHub pyvista sets it from
+    ``JUPYTERHUB_SERVICE_PREFIX`` itself, and a server reached over an SSH
+    tunnel sets ``PYVISTA_TRAME_SERVER_PROXY_PREFIX=<base_url>proxy/`` (pyvista's
+    variable) before the kernel starts.  Nothing is changed here.
     """
-    if not all(importlib.util.find_spec(m) for m in CLIENT_PACKAGES):
-        return "static"
-    pv.global_theme.trame.server_proxy_enabled = True  # its prefix: pyvista's (see above)
-    return "client"
+    return "client" if all(importlib.util.find_spec(m) for m in CLIENT_PACKAGES) else "static"
 
 
 def to_grid(field: np.ndarray, max_points: int = 128, spacing: float = 1.0):

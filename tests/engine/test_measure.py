@@ -84,7 +84,9 @@ def test_block_sweep_runs_the_papers_scheme_per_blocks_and_threads_under_the_cud
 
     code = ("from diamondlab.engine.measure import block_sweep\n"
             "rows = block_sweep(2, 1, 2, torres=[1, 3], depths=[4], nx=8, repeats=1)\n"
+            "rows += block_sweep(4, 1, 2, torres=[2], depths=[3], nx=8, repeats=1)\n"
             "print([(r.shape, r.torres, r.threads, r.diamondtorre > 0, r.stepwise > 0) for r in rows])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
-    assert out.stdout.strip() == "[((8, 2, 4), 1, 4, True, True), ((8, 6, 4), 3, 4, True, True)]"
+    assert out.stdout.strip() == ("[((8, 2, 4), 1, 4, True, True), ((8, 6, 4), 3, 4, True, True), "
+                                  "((8, 8, 3), 2, 3, True, True)]")  # NO=4: 2R = 4 rows a torre
