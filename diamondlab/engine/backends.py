@@ -93,8 +93,13 @@ class Backend(abc.ABC):
     @classmethod
     def choose_algorithm(cls, order: int, shape, medium: str = "constant") -> tuple[str, str]:
         """``(algorithm, why)`` for ``algorithm="auto"``: DiamondTorre unless this backend measured
-        stepwise faster for such a run (default: DiamondTorre everywhere)."""
-        return "diamondtorre", f"DiamondTorre is the faster algorithm on backend {cls.name!r}"
+        stepwise faster for such a run (default: DiamondTorre everywhere, and the reason says that
+        nothing was measured for it: on a CPU its lead depends on the cores and their caches, e.g.
+        1.08x, 0.98x and 0.90x at NO=2, 4, 8 on a 128^3 grid on a 2-core VM, BENCHMARKS.md)."""
+        return "diamondtorre", (
+            f"DiamondTorre, the default on backend {cls.name!r} (no measurement there picks stepwise for "
+            f"such a run; `diamondlab bench --backend {cls.name}` compares the two on this machine)"
+        )
 
     @classmethod
     def fit_size(cls, order: int, size: int, shape) -> int:

@@ -79,7 +79,7 @@ def test_warnings_of_the_plan_point_at_the_caller(monkeypatch):
 
 def test_algorithm_auto_runs_what_the_backend_chooses_and_says_why(monkeypatch):
     plan = RunPlan.build((16, 16, 16), 2, backend="cpu")
-    assert plan.algorithm == "diamondtorre" and "faster" in plan.algorithm_reason
+    assert plan.algorithm == "diamondtorre" and "diamondlab bench --backend cpu" in plan.algorithm_reason
     reason = "stepwise measured faster here"
     monkeypatch.setattr(CPUBackend, "choose_algorithm", classmethod(lambda cls, *a: ("stepwise", reason)))
     with pytest.warns(UserWarning, match=f"algorithm 'auto' runs stepwise: {reason}"):
