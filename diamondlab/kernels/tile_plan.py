@@ -159,7 +159,8 @@ class TilePlan:
     @cached_property
     def kept(self) -> tuple[Cell, ...]:
         """Tile cells still in the tile two tiers up: stored on the last two tiers only."""
-        return tuple(c for c in self.cells if c not in set(self.leaving))
+        leaving = set(self.leaving)
+        return tuple(c for c in self.cells if c not in leaving)
 
     @cached_property
     def groups(self) -> tuple[tuple[Cell, ...], ...]:
