@@ -184,3 +184,14 @@ def test_gpu_window_example_gives_the_in_memory_traces(monkeypatch, tmp_path, ca
     assert main(whole) == 0
     traces = [np.load(Path(d) / "traces.npz")["traces"] for d in ("out-window", "out-memory")]
     assert traces[0].shape == (256, 1) and np.array_equal(*traces) and np.abs(traces[1]).max() > 0
+
+
+def test_maxwell_quickstart():
+    (block,) = [b for b in _blocks("python") if 'equation="maxwell"' in b]
+    scope = {}
+    exec(block, scope)  # noqa: S102 - the README's own example
+    sim, near = scope["sim"], scope["near"]
+    assert sim.traces.shape == (300, 2) and near.shape == (48, 48)
+    # the pulse reached both probes and the field stays bounded (the CPML absorbs, the metal is stable)
+    assert (abs(sim.traces).max(axis=0) > 1e-4).all() and abs(near).max() > 0
+    assert sim.algorithm == "diamondtorre" and sim.time_step == 300

@@ -32,7 +32,7 @@ from diamondlab.engine.plan import ALGORITHMS, RunPlan
 from diamondlab.engine.snapshots import Snapshots
 from diamondlab.numerics import gaussian_pulse
 
-__all__ = ["ALGORITHMS", "NonFiniteFieldError", "RunStats", "Simulation", "SourceTimingWarning"]
+__all__ = ["ALGORITHMS", "EQUATIONS", "NonFiniteFieldError", "RunStats", "Simulation", "SourceTimingWarning"]
 
 @dataclass(frozen=True)
 class RunStats:
@@ -76,6 +76,9 @@ class SourceTimingWarning(UserWarning):
     """A source adds nothing visible during a run (its wavelet peaks after the run ends)."""
 
 
+#: The equations a Simulation runs (``equation=``): the scalar wave equation, Maxwell's on the Yee grid.
+EQUATIONS = ("acoustic", "maxwell")
+
 #: Samples per axis (at most) of the planes checked for finiteness after a sweep.
 FINITE_CHECK_SAMPLES = 256
 
@@ -96,6 +99,10 @@ class Simulation:
         Grid size in cells.
     order : int
         Stencil order NO (2, 4, 6, 8).
+    equation : {"acoustic", "maxwell"}
+        The equation (default ``"acoustic"``, this class's parameters);
+        ``"maxwell"`` makes a :class:`~diamondlab.engine.maxwell_simulation.MaxwellSimulation`
+        (Maxwell's equations on the Yee grid: its own parameters).
     size, nt : int or "auto", optional
         Diamond tile size DTS and torre height Nt; the backend's defaults
         for ``order`` when omitted; ``"auto"`` measures the backend's
@@ -178,11 +185,21 @@ class Simulation:
     (10, 10, (24, 20, 16))
     """
 
+    def __new__(cls, *args, equation: str = "acoustic", **kwargs):
+        if equation not in EQUATIONS:
+            raise ValueError(f"equation must be one of {EQUATIONS}; got {equation!r}")
+        if cls is Simulation and equation == "maxwell":
+            from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+
+            cls = MaxwellSimulation
+        return super().__new__(cls)
+
     def __init__(
         self,
         shape=(64, 64, 64),
         order: int = 2,
         *,
+        equation: str = "acoustic",
         size: int | None = None,
         nt: int | None = None,
         courant: float | None = None,
@@ -203,6 +220,8 @@ class Simulation:
         window_dir=None,
         halo: str = "auto",
     ):
+        if equation != "acoustic":
+            raise ValueError(f"{type(self).__name__} runs equation='acoustic'; got {equation!r}")
         self._check_start(initial, pulse_width, step)
         plan = RunPlan.build(
             shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing, velocity=velocity,
@@ -329,6 +348,10 @@ class Simulation:
             prev, curr = initial
         self._initial = initial
         self.backend.set_fields(prev, curr)
+        self._restart_clock()
+
+    def _restart_clock(self) -> None:
+        """The clock back to the initial step and a new, empty record of the receivers."""
         self.time_step = self._traces_from = self._first_step
         if self.physics.receivers:
             self.backend.take_traces()  # what a stopped run left queued belongs to the old fields

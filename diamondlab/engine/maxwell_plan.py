@@ -1,0 +1,205 @@
+"""The run plan of a Maxwell run: the scene, sources, probes and CPML, checked once before allocation.
+
+Contract
+--------
+:meth:`MaxwellPlan.build` is :meth:`~diamondlab.engine.plan.RunPlan.build`
+for the Maxwell equation: it normalises and checks, without allocating a
+field, the algorithm, the shape, DTS and Nt (Nt counts steps; a sweep is
+``2 Nt`` half-step tiers), the scheme (:class:`~diamondlab.maxwell.scheme.YeeParameters`:
+order 2 or 4, the Courant limit of the order), the CPML width (both layers
+of an axis fit in it, with a cell between them), the materials' types, the
+dipoles and probes (inside the grid; dipoles outside the CPML), the
+frequencies the sources carry (at least 2 cells a wavelength), and the
+backend and host memory.  The :class:`MaxwellPhysics` it holds gives the
+run loop of :class:`~diamondlab.engine.simulation.Simulation` what it
+needs (source samples, traces, quiet sources).  Every failure is a
+``ValueError``/``TypeError`` naming the parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from diamondlab.engine.memory import check_host_memory
+from diamondlab.engine.plan import ALGORITHM_CHOICES
+from diamondlab.maxwell.boundaries import CPML
+from diamondlab.maxwell.materials import has_drude, source_coefficient
+from diamondlab.maxwell.scheme import YeeParameters
+from diamondlab.maxwell.sources import COMPONENTS, Dipole, Probe
+from diamondlab.numerics import validate_shape
+
+__all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan"]
+
+#: Backends that run the Maxwell equation, by name.
+MAXWELL_BACKENDS = ("cpu",)
+
+
+def _listed(items, name: str, kind: type) -> tuple:
+    if items is None:
+        return ()
+    if isinstance(items, kind):
+        items = (items,)
+    items = tuple(items)
+    for i, item in enumerate(items):
+        if not isinstance(item, kind):
+            raise TypeError(f"{name}[{i}] must be a {kind.__name__}; got {type(item).__name__}")
+    return items
+
+
+class MaxwellPhysics:
+    """The scene, dipoles, probes and CPML of a Maxwell run (checked; see the module contract)."""
+
+    def __init__(self, shape, params: YeeParameters, materials=(), sources=(), probes=(), pml=0):
+        self.shape = shape
+        self.materials = tuple(materials or ())
+        self.sources = _listed(sources, "sources", Dipole)
+        self.receivers = _listed(probes, "probes", Probe)
+        self.pml = pml if isinstance(pml, CPML) else CPML(pml)
+        w = self.pml.width
+        if w and 2 * w >= min(shape):
+            raise ValueError(f"pml must leave at least one cell between the layers of every axis: width "
+                             f"{w} on a grid of {shape} (at most {(min(shape) - 1) // 2})")
+        for what, points in (("sources", self.sources), ("probes", self.receivers)):
+            for i, p in enumerate(points):
+                if any(not 0 <= c < n for c, n in zip(p.position, shape, strict=True)):
+                    raise ValueError(f"{what}[{i}] at {p.position} lies outside the grid {shape}")
+        for i, d in enumerate(self.sources):
+            if any(c in (0, n - 1) for c, n in zip(d.position, shape, strict=True)):
+                raise ValueError(f"sources[{i}] at {d.position} lies on the grid's outer plane (a perfect "
+                                 "conductor): move it inside")
+            if w and any(c < w or c >= n - w for c, n in zip(d.position, shape, strict=True)):
+                raise ValueError(f"sources[{i}] at {d.position} lies in the CPML (pml={w} cells on every "
+                                 "face): move it inside")
+            top = d.waveform.max_frequency
+            if top * params.spacing > 0.5:
+                raise ValueError(f"sources[{i}]: its waveform reaches frequency {top:g}, above the grid's "
+                                 f"Nyquist limit {0.5 / params.spacing:g} (2 cells a wavelength); lower it")
+        self.params = params
+        self.drude = has_drude(self.materials)
+        # what a dipole's unit current adds to its E component in a step: -cb of its cell
+        self.dipole_factors = np.array([-source_coefficient(self.materials, COMPONENTS.index(d.component),
+                                                            d.position, params.dt) for d in self.sources])
+
+    # what the run loop of Simulation reads
+    @property
+    def has_points(self) -> bool:
+        return bool(self.sources or self.receivers)
+
+    @property
+    def needs_backend(self) -> bool:
+        return True
+
+    def source_samples(self, first_step: int, height: int, dt: float) -> np.ndarray:
+        """Float32 ``(ndipoles, height)``: what each dipole adds to its ``E`` component at the steps
+        ``first_step ..`` (``-cb`` of its cell times its current at the half steps)."""
+        out = np.zeros((max(len(self.sources), 1), height), dtype=np.float32)
+        steps = np.arange(first_step, first_step + height)
+        for i, d in enumerate(self.sources):
+            out[i] = (self.dipole_factors[i] * d.current(steps, dt)).astype(np.float32)
+        return out
+
+    def quiet_sources(self, first_step: int, steps: int, dt: float) -> list[str]:
+        """A dipole whose waveform is delayed past the run's end adds nothing visible."""
+        end = (first_step + steps) * dt
+        return [f"sources[{i}]: its waveform is delayed to t={d.waveform.delay:g}, after the run ends at "
+                f"t={end:g}: run at least {int(np.ceil(d.waveform.delay / dt)) - first_step} steps"
+                for i, d in enumerate(self.sources) if d.waveform.delay > end]
+
+    def traces(self, values: np.ndarray) -> np.ndarray:
+        return values
+
+    def summary(self) -> str:
+        parts = [f"{len(self.materials)} object{'s' if len(self.materials) != 1 else ''}"]
+        if self.pml.width:
+            parts.append(f"CPML {self.pml.width}")
+        parts += [f"{len(p)} {n}" for n, p in (("dipoles", self.sources), ("probes", self.receivers)) if p]
+        return ", ".join(parts)
+
+
+def _state_bytes(shape, physics: MaxwellPhysics) -> int:
+    """Bytes a run holds on the host: E, H (padded), the Drude current where a Drude medium may be, the
+    material index (3 bytes a cell) and the CPML's psi."""
+    reach = physics.params.reach
+    cells = int(np.prod([n + 2 * reach for n in shape], dtype=np.int64))
+    drude = physics.drude
+    w = physics.pml.width
+    nx, ny, nz = shape
+    psi = 16 * 2 * w * (ny * nz + nx * nz + nx * ny)
+    return cells * 12 * (2 + drude) + 3 * nx * ny * nz + psi
+
+
+@dataclass(frozen=True)
+class MaxwellPlan:
+    """A validated Maxwell run; build it with :meth:`build`.
+
+    >>> plan = MaxwellPlan.build((24, 24, 16), 4, pml=4)
+    >>> plan.equation, plan.backend, plan.algorithm, plan.size, plan.nt, plan.params.reach
+    ('maxwell', 'cpu', 'diamondtorre', 4, 16, 2)
+    """
+
+    shape: tuple[int, int, int]
+    params: YeeParameters
+    algorithm: str
+    backend: str
+    size: int
+    nt: int
+    options: MappingProxyType
+    physics: MaxwellPhysics = field(repr=False)
+    algorithm_reason: str = "asked for"
+    equation = "maxwell"
+    comm = None
+    ranks = 1
+    window = None
+
+    @property
+    def cells(self) -> int:
+        nx, ny, nz = self.shape
+        return nx * ny * nz
+
+    @property
+    def backend_class(self):
+        from diamondlab.engine.yee_cpu_backend import YeeCPUBackend
+
+        return YeeCPUBackend
+
+    def make_backend(self):
+        """Allocate the fields and hand the backend the scene, the dipoles, the probes and the CPML."""
+        backend = self.backend_class.from_plan(self)
+        ph = self.physics
+        backend.set_physics(ph.materials, ph.sources, ph.receivers, ph.pml)
+        return backend
+
+    @classmethod
+    def build(cls, shape=(64, 64, 64), order: int = 2, *, size=None, nt=None, courant=None, dt=None,
+              spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto", materials=(),
+              sources=(), probes=(), pml=0, backend_options=None) -> MaxwellPlan:
+        """Normalise and check a Maxwell run (see the module contract)."""
+        if algorithm not in ALGORITHM_CHOICES:
+            raise ValueError(f"algorithm must be one of {ALGORITHM_CHOICES}; got {algorithm!r}")
+        shape = validate_shape(shape)
+        for name, value in (("size (DTS)", size), ("nt (Nt, torre height in steps)", nt)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                      or value < 1):
+                raise ValueError(f"{name} must be an int >= 1 (default: the backend's); got {value!r}")
+        params = YeeParameters(order=order, courant=courant, dt=dt, spacing=spacing)
+        physics = MaxwellPhysics(shape, params, materials, sources, probes, pml)
+        name = "cpu" if backend == "auto" else backend
+        if name not in MAXWELL_BACKENDS:
+            raise ValueError(f"backend must be one of {('auto', *MAXWELL_BACKENDS)} for the Maxwell "
+                             f"equation (its GPU engine is not built yet); got {backend!r}")
+        if backend_options:
+            raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
+                             f"backend {name!r} (it takes: none)")
+        check_host_memory(shape, _state_bytes(shape, physics))
+        plan = cls(shape, params, "diamondtorre", name, 1, 1, MappingProxyType({}), physics)
+        bclass = plan.backend_class
+        default_size, default_nt = bclass.default_tiling(params.order)
+        size = max(1, min(default_size, min(shape[:2]) // params.order)) if size is None else int(size)
+        nt = default_nt if nt is None else int(nt)
+        chosen = "diamondtorre" if algorithm == "auto" else algorithm
+        reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
+        bclass.check(params, shape, size, nt, {})
+        return cls(shape, params, chosen, name, size, nt, MappingProxyType({}), physics, reason)

@@ -1,0 +1,188 @@
+"""CPU backend of the Maxwell equation: padded Yee fields advanced by :mod:`diamondlab.kernels.yee_cpu`.
+
+Contract: that of :mod:`diamondlab.engine.backends` for an equation whose
+state is ``E`` and ``H`` (plus the Drude current and the CPML's ``psi``):
+``fields()`` returns host copies ``(E, H)`` of shape ``(3, nx, ny, nz)``;
+``current_view()`` and ``planes()`` read one component (:attr:`view`,
+``"Ez"`` unless set).  A sweep of height ``h`` steps is a DiamondTorre
+sweep of ``2h`` tiers (half steps) on the tile of the acoustic stencil of
+the same order (:mod:`diamondlab.kernels.yee_cpu`).  ``src_samples`` are
+``(ndipoles, steps)``: what each dipole adds to its ``E`` component at each
+step; ``take_traces`` gives ``(steps, nprobes)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
+from diamondlab.kernels.yee_cpu import yee_cpu_kernels
+from diamondlab.maxwell.boundaries import CPML
+from diamondlab.maxwell.materials import material_table
+from diamondlab.maxwell.sources import COMPONENTS
+
+__all__ = ["YeeCPUBackend"]
+
+
+def _column_tables(padded_xy, halo: int, points) -> tuple:
+    """Kernel tables of ``points`` (``(cell, component index, kind, slot)``; kind 0 dipole, 1 probe), grouped
+    by column, dipoles first within a column: ``(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot)``."""
+    colstart = np.full(padded_xy, -1, dtype=np.int64)
+    colcount = np.zeros(padded_xy, dtype=np.int64)
+    order = sorted(range(len(points)), key=lambda i: (points[i][0][0], points[i][0][1], points[i][2], i))
+    pt_z, pt_comp, pt_kind, pt_slot = (np.zeros(max(len(points), 1), dtype=np.int64) for _ in range(4))
+    for n, i in enumerate(order):
+        (x, y, z), comp, kind, slot = points[i]
+        X, Y = x + halo, y + halo  # noqa: N806 - padded indices, as in the kernels
+        if colstart[X, Y] < 0:
+            colstart[X, Y] = n
+        colcount[X, Y] += 1
+        pt_z[n], pt_comp[n], pt_kind[n], pt_slot[n] = z + halo, comp, kind, slot
+    return colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot
+
+
+class YeeCPUBackend(Backend):
+    """Yee fields in host memory, kernels compiled with Numba (parallel over torres of a stage)."""
+
+    name = "cpu"
+    #: (DTS, Nt) per order: tiles of radius 8 to 12 cells, Nt in steps (2 Nt tiers)
+    TILING = {2: (8, 16), 4: (4, 16)}
+
+    @classmethod
+    def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
+        return cls.TILING[order]
+
+    @classmethod
+    def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
+        shs = order // 2
+        return [(max(1, r // shs), 2 * r) for r in (8, 12, 16)]
+
+    @staticmethod
+    def available() -> bool:
+        return True
+
+    @staticmethod
+    def unavailable_reason() -> str:  # pragma: no cover - always available
+        return ""
+
+    @classmethod
+    def _check(cls, params, shape, size: int, nt: int, options: dict) -> dict:
+        """DTS, Nt (in steps: 2 Nt tiers) and the domain (at least one tile), from the geometry."""
+        StageSchedule.check(DiamondTorre(DiamondTile(params.order, size), 2 * nt), shape[0], shape[1])
+        return {}
+
+    def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
+        self.params, self.shape, self.size, self.nt = params, shape, size, nt
+        self.halo = params.reach
+        self.kernels = yee_cpu_kernels(params.order)
+        padded = (3, *(n + 2 * self.halo for n in shape))
+        self._e = np.zeros(padded, dtype=np.float32)
+        self._h = np.zeros(padded, dtype=np.float32)
+        self._schedules: dict[int, StageSchedule] = {}
+        self.view = "Ez"
+        self.set_physics()
+
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None) -> None:
+        """The scene (objects of :mod:`diamondlab.maxwell.materials`), the dipoles and probes
+        (:mod:`diamondlab.maxwell.sources`) and the CPML; fields, currents and ``psi`` start at zero."""
+        dt = self.params.dt
+        self.table = material_table(materials, self.shape, dt, pec_faces=True)
+        self._drude = self.table.drude
+        self._j = np.zeros(self._e.shape if self._drude else (3, 1, 1, 1), dtype=np.float32)
+        pml = pml or CPML(0)
+        self.pml = pml
+        prof = [pml.profiles(n, dt) for n in self.shape]
+        self._pml_h = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_h, p.a_h)))
+        self._pml_e = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_e, p.a_e)))
+        nx, ny, nz = self.shape
+        w2 = max(2 * pml.width, 1)
+        self._psi = (np.zeros((4, w2, ny, nz), np.float32), np.zeros((4, nx, w2, nz), np.float32),
+                     np.zeros((4, nx, ny, w2), np.float32))
+        points = [(d.position, COMPONENTS.index(d.component), 0, i) for i, d in enumerate(dipoles)]
+        points += [(p.position, COMPONENTS.index(p.component), 1, i) for i, p in enumerate(probes)]
+        self._points = _column_tables(self._e.shape[1:3], self.halo, points)
+        self.ndipoles, self.nprobes = len(dipoles), len(probes)
+        self._taken: list[np.ndarray] = []
+
+    def reset(self) -> None:
+        """Every field, current and ``psi`` to zero."""
+        for a in (self._e, self._h, self._j, *self._psi):
+            a.fill(0.0)
+        self._taken = []
+
+    @property
+    def _interior(self):
+        h = self.halo
+        return (slice(None), *(slice(h, h + n) for n in self.shape))
+
+    def set_fields(self, e, h) -> None:
+        """Copy ``E`` and ``H`` (each ``(3, nx, ny, nz)``) into the padded fields."""
+        self._e[self._interior] = e
+        self._h[self._interior] = h
+
+    def field_views(self):
+        return self._e[self._interior], self._h[self._interior]
+
+    def fields(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._e[self._interior].copy(), self._h[self._interior].copy()
+
+    def component_view(self, name: str) -> np.ndarray:
+        """Read-only view of one component's interior (``"Ex"`` .. ``"Hz"``; no copy)."""
+        c = COMPONENTS.index(name)
+        view = (self._e if c < 3 else self._h)[(c % 3, *self._interior[1:])]
+        view.flags.writeable = False
+        return view
+
+    def current_view(self) -> np.ndarray:
+        return self.component_view(self.view)
+
+    def planes(self, index, strides):
+        return planes_of(self.current_view(), index, strides)
+
+    def schedule(self, height: int) -> StageSchedule:
+        """The stage schedule of a sweep of ``height`` steps (``2 height`` tiers), kept per height."""
+        cached = self._schedules.get(height)
+        if cached is None:
+            tile = DiamondTile(self.params.order, self.size)
+            cached = self._schedules[height] = StageSchedule(DiamondTorre(tile, 2 * height), *self.shape[:2])
+        return cached
+
+    def compile(self) -> None:
+        """Compile both algorithms' kernels on a one-tile grid with this run's features."""
+        tile = DiamondTile(self.params.order, 1)
+        probe = YeeCPUBackend(self.params, (2 * tile.radius, 2 * tile.radius, 1), 1, 1)
+        probe._drude, probe._j = self._drude, np.zeros(probe._e.shape if self._drude else (3, 1, 1, 1),
+                                                       np.float32)
+        probe.sweep(1)
+        probe.step(1)
+
+    def _args(self, height: int, src_samples) -> tuple:
+        src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
+        rec = np.zeros((height, max(self.nprobes, 1)), np.float32)
+        return (self._pml_h, self._pml_e, self._psi, self._points, src, rec)
+
+    def _keep(self, args) -> None:
+        if self.nprobes:
+            self._taken.append(args[-1][:, : self.nprobes])
+
+    def step(self, nsteps: int, src_samples=None) -> None:
+        args = self._args(nsteps, src_samples)
+        self.kernels.stepwise(self._e, self._h, self._j, self._drude, self.table.index,
+                              self.table.coefficients, nsteps, *args)
+        self._keep(args)
+
+    def sweep(self, height: int, src_samples=None) -> None:
+        s = self.schedule(height)
+        args = self._args(height, src_samples)
+        self.kernels.diamondtorre(self._e, self._h, self._j, self._drude, self.table.index,
+                                  self.table.coefficients, s.tile.radius, s.torre_x0, s.torre_yc,
+                                  s.stage_start, 2 * height, *args)
+        self._keep(args)
+
+    def take_traces(self) -> np.ndarray:
+        rows, self._taken = self._taken, []
+        return np.concatenate(rows) if rows else np.zeros((0, self.nprobes), dtype=np.float32)
+
+    def synchronize(self) -> None:
+        return None

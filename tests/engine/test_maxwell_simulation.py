@@ -1,0 +1,174 @@
+"""Maxwell's equations through Simulation: DiamondTorre equals stepwise bit for bit with every feature on,
+an exact PEC-cavity mode (the Yee dispersion relation to float32 rounding), energy conservation, the CPML."""
+
+import numpy as np
+import pytest
+
+from diamondlab import Simulation
+from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+from diamondlab.maxwell import (
+    PEC,
+    Box,
+    Dielectric,
+    Dipole,
+    Drude,
+    GaussianPulse,
+    Probe,
+    Ricker,
+    Sphere,
+    yee_frequency,
+)
+
+
+def _scene(shape, pml):
+    nx, ny, nz = shape
+    c = (nx // 2, ny // 2, nz // 2)
+    return dict(
+        materials=[Sphere(c, 4, Drude(1.5, 1.0, 0.1)), Box((2, 2, 2), (6, 7, 8), Dielectric(3.0, sigma=0.05)),
+                   Box((nx - 8, 3, 3), (nx - 6, 6, 6), PEC)],
+        sources=[Dipole((pml + 2, pml + 3, nz // 2), "Ez", GaussianPulse(0.12, 0.06, cutoff=1.5)),
+                 Dipole((nx - pml - 3, ny // 2, pml + 2), "Ey", Ricker(0.2), amplitude=-2.0)],
+        probes=[Probe((c[0] + 5, c[1], c[2]), "Ez"), Probe((3, 4, 5), "Hx"), Probe(c, "Ex")],
+        pml=pml,
+    )
+
+
+@pytest.mark.parametrize(("order", "size", "nt", "steps"), [(2, 2, 5, 23), (2, 3, 4, 16), (4, 1, 3, 17),
+                                                             (4, 2, 6, 20)])
+def test_diamondtorre_equals_stepwise_bit_for_bit(order, size, nt, steps):
+    shape = (26, 22, 18)
+    runs = []
+    for algorithm in ("stepwise", "diamondtorre"):
+        sim = Simulation(shape, order, equation="maxwell", size=size, nt=nt, algorithm=algorithm,
+                         backend="cpu", **_scene(shape, 4))
+        sim.run(steps)
+        runs.append((*sim.fields, sim.traces.copy(), sim.backend._j.copy(),
+                     *(p.copy() for p in sim.backend._psi)))
+    assert isinstance(sim, MaxwellSimulation) and sim.time_step == steps
+    assert np.abs(runs[0][0]).max() > 0 and np.abs(runs[0][2]).max() > 0
+    for a, b in zip(*runs, strict=True):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.filterwarnings("ignore::diamondlab.engine.simulation.SourceTimingWarning")
+def test_a_run_split_in_chunks_is_the_straight_run():
+    shape = (24, 20, 16)
+    sims = [Simulation(shape, 4, equation="maxwell", nt=4, **_scene(shape, 3)) for _ in range(2)]
+    sims[0].run(18)
+    assert np.abs(sims[0].traces).max() > 0
+    for n in (5, 6, 7):
+        sims[1].run(n)
+    for a, b in zip(sims[0].fields, sims[1].fields, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(sims[0].traces, sims[1].traces)
+
+
+def _tm_mode(shape, m, n):
+    """Ez of the PEC box's TM_mn0 mode on the Yee grid (walls on the outer planes), its k."""
+    nx, ny, nz = shape
+    kx, ky = m * np.pi / (nx - 1), n * np.pi / (ny - 1)
+    x, y = np.arange(nx)[:, None, None], np.arange(ny)[None, :, None]
+    e = np.zeros((3, *shape))
+    e[2] = np.sin(kx * x) * np.sin(ky * y) * np.ones(nz)
+    return e, np.array([kx, ky, 0.0])
+
+
+def _half_step_back(e, dt):
+    """H^{-1/2} = (dt / 2) curl E^0 (order 2, forward differences, zero beyond the grid): a standing
+    mode E^n = cos(w n dt) E^0 has H^{n+1/2} = -sin(w (n + 1/2) dt) dt curl E^0 / (2 sin(w dt / 2))."""
+    ez = np.pad(e[2], ((0, 1), (0, 1), (0, 0)))
+    h = np.zeros_like(e)
+    h[0] = ez[:-1, 1:] - ez[:-1, :-1]  # Hx: dEz/dy
+    h[1] = -(ez[1:, :-1] - ez[:-1, :-1])  # Hy: -dEz/dx
+    return dt / 2 * h
+
+
+def test_pec_cavity_mode_follows_the_yee_dispersion_relation():
+    shape, steps = (21, 17, 4), 300
+    e0, k = _tm_mode(shape, 2, 1)
+    sim = Simulation(shape, 2, equation="maxwell", courant=0.5)
+    dt = sim.params.dt
+    sim.reset((e0, _half_step_back(e0, dt)))
+    sim.run(steps)
+    w_yee = yee_frequency(k[None], 2, dt)[0]
+    expected = np.cos(w_yee * steps * dt) * e0[2]
+    err = np.abs(sim.E[2] - expected).max()
+    assert err < 2e-5  # float32 rounding over 300 steps
+    # the continuous frequency |k| would be off by far more: the test sees the scheme's dispersion
+    assert np.abs(np.cos(np.linalg.norm(k) * steps * dt) * e0[2] - expected).max() > 100 * err
+
+
+def test_energy_of_a_lossless_cavity_is_conserved():
+    rng = np.random.default_rng(1)
+    shape = (16, 14, 12)
+    sim = Simulation(shape, 4, equation="maxwell", materials=[Sphere((8, 7, 6), 3, Dielectric(2.0))])
+    e = rng.standard_normal((3, *shape)).astype(np.float32)
+    sim.reset((e, np.zeros_like(e)))
+    sim.run(1)  # the PEC faces zero the walls' tangential E after a step
+
+    def conserved():
+        # W^n = 1/2 sum eps |E^n|^2 + 1/2 sum mu H^{n-1/2} . H^{n+1/2}: constant for the leapfrog
+        e, h_before = (a.astype(np.float64) for a in sim.fields)
+        eps = sim.backend.table.coefficients[sim.backend.table.index, 5]
+        sim.run(1)
+        h_after = sim.H.astype(np.float64)
+        return 0.5 * (eps * e**2).sum() + 0.5 * (h_before * h_after).sum()
+
+    first = conserved()
+    sim.run(400)
+    assert conserved() == pytest.approx(first, rel=2e-5)
+
+
+def test_cpml_absorbs_what_the_bare_box_reflects():
+    """A pulse from a dipole: the probe near the face sees the reference run of a box 3x larger (no echo
+    yet) within -40 dB with a 10-cell CPML; the bare PEC box echoes about -12 dB."""
+    pulse = GaussianPulse(0.15, 0.1)
+    steps, n, pml = 110, 40, 10
+
+    def probe_trace(size, pml):
+        c = size // 2
+        sim = Simulation((size, size, size), 2, equation="maxwell", pml=pml, nt=8,
+                         sources=[Dipole((c, c, c), "Ez", pulse)], probes=[Probe((c + 8, c, c), "Ez")])
+        sim.run(steps)
+        return sim.traces[:, 0].astype(np.float64)
+
+    reference = probe_trace(3 * n, 0)
+    peak = np.abs(reference).max()
+    absorbed = np.abs(probe_trace(n, pml) - reference).max() / peak
+    reflected = np.abs(probe_trace(n, 0) - reference).max() / peak
+    assert 20 * np.log10(absorbed) < -40
+    assert 20 * np.log10(reflected) > -20  # the bare box: about -12 dB
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"equation": "elastic"}, "equation must be one of"),
+        ({"order": 6}, "order must be one of"),
+        ({"courant": 0.6}, "courant must be > 0 and at most"),
+        ({"pml": 8}, "pml must leave at least one cell"),
+        ({"pml": -1}, "pml must be a width"),
+        ({"sources": [Dipole((40, 2, 2), "Ez", Ricker(0.1))]}, r"sources\[0\] at \(40, 2, 2\) lies outside"),
+        ({"sources": [Dipole((1, 8, 8), "Ez", Ricker(0.1))], "pml": 3}, "lies in the CPML"),
+        ({"sources": [Dipole((0, 8, 8), "Ez", Ricker(0.1))]}, "outer plane"),
+        ({"sources": [Dipole((8, 8, 8), "Ez", GaussianPulse(0.45, 0.1))]}, "Nyquist"),
+        ({"probes": [Probe((8, 8, 16), "Hz")]}, r"probes\[0\] at \(8, 8, 16\) lies outside"),
+        ({"probes": ["here"]}, r"probes\[0\] must be a Probe"),
+        ({"backend": "cuda"}, "GPU engine is not built yet"),
+        ({"nt": 0}, "nt"),
+        ({"algorithm": "fast"}, "algorithm must be one of"),
+    ],
+)
+def test_bad_input_is_refused_before_allocation(kwargs, match):
+    kwargs = {"equation": "maxwell", **kwargs}
+    with pytest.raises((ValueError, TypeError), match=match):
+        Simulation((16, 16, 16), kwargs.pop("order", 2), **kwargs)
+
+
+def test_bad_components():
+    with pytest.raises(ValueError, match="Dipole component must be one of"):
+        Dipole((1, 1, 1), "Hz", Ricker(0.1))
+    with pytest.raises(ValueError, match="Probe component"):
+        Probe((1, 1, 1), "Bz")
+    with pytest.raises(TypeError, match="waveform must be"):
+        Dipole((1, 1, 1), "Ez", None)
