@@ -754,12 +754,18 @@ def _cache(args) -> int:
         f"{info['kernel_modules']} kernel modules, {info['compiled']} compiled-code files, "
         f"{info['tunings']} tunings"
     )
+    examples = ", ".join(info["foreign_examples"])
+    others = f"{info['foreign']} files not written by diamondlab (e.g. {examples})" if info["foreign"] else ""
     if args.action == "clear":
         print(f"removed {entries} ({size(info['bytes'])}) from {info['folder']}")
+        if others:
+            print(f"kept {others}")
         return 0
     print(f"folder:  {info['folder']} ({info['source']})")
     print(f"size:    {size(info['bytes'])}")
     print(f"entries: {entries}")
+    if others:
+        print(f"others:  {others}; `diamondlab cache clear` leaves them")
     return 0
 
 

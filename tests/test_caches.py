@@ -62,13 +62,13 @@ from diamondlab import caches
 me, other, folder, count = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), int(sys.argv[4])
 read, calls = caches.read_json, [0]
 
-def meeting_read(path):
+def meeting_read(path, **kwargs):
     calls[0] += 1
     (folder / f"{me}.{calls[0]}").touch()
     deadline = time.monotonic() + 0.5
     while not (folder / f"{other}.{calls[0]}").exists() and time.monotonic() < deadline:
         time.sleep(0.005)
-    return read(path)
+    return read(path, **kwargs)
 
 caches.read_json = meeting_read
 for i in range(count):
@@ -150,13 +150,19 @@ def test_the_fingerprint_records_the_software_and_what_the_caller_gives():
                                                                      compute_capability=(9, 0)))
 
 
+MODULE = "diamondlab_cpu_no2_0123456789ab"  # named as the generator names its modules
+TAG = "g1-0123456789"
+KEYS = ["cpu|NO=2|8x8x8|0123456789abcdef", "cpu|NO=4|8x8x8|0123456789abcdef"]
+
+
 def _fill(root: Path) -> None:
-    kernels = root / caches.KERNELS / "g1-abc"
+    """A cache written before the manifest: found by the names of its entries."""
+    kernels = root / caches.KERNELS / TAG
     (kernels / "__pycache__").mkdir(parents=True)
-    (kernels / "k_1.py").write_text("x = 1\n")
-    (kernels / "__pycache__" / "k_1.f-1.py311.nbi").write_bytes(b"i" * 100)
-    (kernels / "__pycache__" / "k_1.f-1.py311.1.nbc").write_bytes(b"c" * 1000)
-    (root / caches.TUNINGS).write_text(json.dumps({"cpu|NO=2|8x8x8|a": {}, "cpu|NO=4|8x8x8|a": {}}))
+    (kernels / f"{MODULE}.py").write_text("x = 1\n")
+    (kernels / "__pycache__" / f"{MODULE}.f-1.py311.nbi").write_bytes(b"i" * 100)
+    (kernels / "__pycache__" / f"{MODULE}.f-1.py311.1.nbc").write_bytes(b"c" * 1000)
+    (root / caches.TUNINGS).write_text(json.dumps(dict.fromkeys(KEYS, {})))
     (root / "mine.txt").write_text("not the cache's")
 
 
@@ -165,9 +171,148 @@ def test_info_and_clear(tmp_path, monkeypatch):
     _fill(tmp_path)
     info = caches.cache_info()
     assert info["folder"] == str(tmp_path) and info["source"] == "$DIAMONDLAB_CACHE"
-    assert (info["kernel_modules"], info["compiled"], info["tunings"]) == (1, 2, 2)
+    assert (info["kernel_modules"], info["compiled"], info["tunings"], info["unrecorded"]) == (1, 2, 2, 1)
     assert info["bytes"] == 6 + 100 + 1000 + (tmp_path / caches.TUNINGS).stat().st_size
+    assert (info["foreign"], info["foreign_examples"]) == (1, ["mine.txt"])
     assert caches.clear_cache() == info
     after = caches.cache_info()
     assert (after["bytes"], after["kernel_modules"], after["compiled"], after["tunings"]) == (0, 0, 0, 0)
     assert (tmp_path / "mine.txt").read_text() == "not the cache's"  # only the cache's own entries go
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["autotune.json.lock", "manifest.json.lock",
+                                                         "mine.txt"]
+
+
+def _foreign(root: Path, tag: Path) -> dict[Path, str]:
+    """Files of someone else's in the cache folder, the kernels folder and a kernel folder."""
+    files = {
+        root / "mine.txt": "mine",
+        root / "photos" / "a.jpg": "jpeg",
+        root / "kernels.txt": "notes",
+        root / caches.KERNELS / "README": "my notes on kernels",
+        root / caches.KERNELS / "theirs" / "module.py": "y = 2",
+        tag / "helper.py": "z = 3",
+        tag / "diamondlab_cpu_no2_notahexname.py": "w = 4",
+        tag / "__pycache__" / "helper.f-1.py311.nbi": "their index",
+        tag / "__pycache__" / "helper.cpython-311.pyc": "their bytecode",
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return files
+
+
+def _own(root: Path) -> tuple[Path, Path]:
+    """A generated module with Numba files beside it, and a tuning: written through the cache."""
+    from diamondlab.engine import autotune
+    from diamondlab.kernels import generated
+
+    generated.load_generated("ANSWER = 42\n", "diamondlab_test")
+    (module,) = generated.cache_dir().glob("diamondlab_test_*.py")
+    (module.parent / "__pycache__").mkdir(exist_ok=True)
+    (module.parent / "__pycache__" / f"{module.stem}.f-3.py311.nbi").write_bytes(b"index")
+    autotune._store("cpu", 2, (16, 16, 16), autotune.Tuning(8, 32, {}), {"8,32": 1e-3})
+    return module, module.parent
+
+
+def test_clear_leaves_every_file_it_did_not_write(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    module, tag = _own(tmp_path)
+    files = _foreign(tmp_path, tag)
+    manifest = json.loads((tmp_path / caches.MANIFEST).read_text())
+    assert set(manifest["entries"]) == {caches._relative(tmp_path, module), caches.TUNINGS}
+    info = caches.cache_info()
+    assert (info["kernel_modules"], info["compiled"], info["tunings"], info["unrecorded"]) == (1, 1, 1, 0)
+    assert info["foreign"] == len(files) and len(info["foreign_examples"]) == 5  # photos/: one item
+    assert caches.clear_cache() == info
+    assert {path: path.read_text() for path in files} == files
+    assert not module.exists() and not (tmp_path / caches.TUNINGS).exists()
+    assert not (tmp_path / caches.MANIFEST).exists() and not list(tag.glob("__pycache__/diamondlab_test*"))
+    assert caches.cache_info()["foreign"] == info["foreign"]
+    for path in files:
+        path.unlink()
+    caches.clear_cache()  # the folders the cache made go once nothing else is left in them
+    left = ["autotune.json.lock", "kernels", "manifest.json.lock", "photos"]  # lock files stay: may be held
+    assert sorted(p.name for p in tmp_path.iterdir()) == left  # and kernels/ holds their empty folder
+    assert [p.name for p in (tmp_path / caches.KERNELS).iterdir()] == ["theirs"]
+
+
+def test_the_command_line_clear_leaves_other_files_and_says_so(tmp_path, monkeypatch, capsys):
+    from diamondlab.cli import main
+
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    module, tag = _own(tmp_path)
+    files = _foreign(tmp_path, tag)
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "1 kernel modules, 1 compiled-code files, 1 tunings" in out
+    assert f"others:  {len(files)} files not written by diamondlab (e.g. " in out
+    assert main(["cache", "clear"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("removed 1 kernel modules") and f"kept {len(files)} files not written" in out
+    assert {path: path.read_text() for path in files} == files and not module.exists()
+
+
+def test_a_manifest_entry_outside_the_kernels_folder_is_never_removed(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "precious.py").write_text("keep")
+    (tmp_path / "cache" / "mine.py").write_text("keep")
+    entries = {"../precious.py": {"kind": "kernel module"}, "mine.py": {"kind": "kernel module"},
+               "/etc/hosts": {"kind": "kernel module"}}  # fmt: skip
+    (tmp_path / "cache" / caches.MANIFEST).write_text(json.dumps({"entries": entries, "folders": [".."]}))
+    assert caches.cache_info()["kernel_modules"] == 0
+    caches.clear_cache()
+    assert (tmp_path / "precious.py").read_text() == (tmp_path / "cache" / "mine.py").read_text() == "keep"
+
+
+def test_a_damaged_manifest_is_rebuilt_with_a_warning(tmp_path, monkeypatch):
+    from diamondlab.kernels import generated
+
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    (tmp_path / caches.MANIFEST).write_text('{"entries": {"kernels/')
+    with pytest.warns(caches.CacheEntryWarning, match=r"manifest\.json is not valid JSON"):
+        generated.load_generated("ANSWER = 1\n", "diamondlab_test")
+    (key,) = json.loads((tmp_path / caches.MANIFEST).read_text())["entries"]
+    assert key.startswith(f"{caches.KERNELS}/g") and caches.cache_info()["kernel_modules"] == 1
+
+
+# each of two processes writes its generated modules one at a time; every read of the manifest waits
+# (up to half a second) for the other process to read too: without the lock both would read before either
+# writes, and one process's entry would be lost
+_RECORDER = """
+import pathlib, sys, time
+from diamondlab import caches
+from diamondlab.kernels import generated
+
+me, other, folder, count = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), int(sys.argv[4])
+read, calls = caches.read_json, [0]
+
+def meeting_read(path, **kwargs):
+    if pathlib.Path(path).name == caches.MANIFEST and kwargs.get("warn"):  # the locked read of update_json
+        calls[0] += 1
+        (folder / f"{me}.{calls[0]}").touch()
+        deadline = time.monotonic() + 0.5
+        while not (folder / f"{other}.{calls[0]}").exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+    return read(path, **kwargs)
+
+caches.read_json = meeting_read
+for i in range(count):
+    generated.load_generated(f"WHO = {me!r}\\nI = {i}\\n", f"diamondlab_test_{me}")
+"""
+
+
+def test_two_processes_writing_entries_at_once_record_both(tmp_path):
+    cache, meet = tmp_path / "cache", tmp_path / "meet"
+    meet.mkdir()
+    env = {**os.environ, "DIAMONDLAB_CACHE": str(cache)}
+    count = 3
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _RECORDER, me, other, str(meet), str(count)], env=env)
+        for me, other in (("a", "b"), ("b", "a"))
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    entries = json.loads((cache / caches.MANIFEST).read_text())["entries"]
+    modules = sorted(cache.glob(f"{caches.KERNELS}/*/diamondlab_test_*.py"))
+    assert len(modules) == 2 * count and sorted(entries) == [caches._relative(cache, p) for p in modules]
+    assert len(list(meet.iterdir())) >= 2 * count  # the two processes did meet at the manifest's reads

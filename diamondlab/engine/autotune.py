@@ -20,11 +20,18 @@ version), and the entry keeps the fingerprint, which must still match.  The
 file is updated under a file lock, so processes tuning at once keep every
 entry.  ``Simulation(size="auto", nt="auto")`` (``--dts auto --nt auto`` on
 the command line) uses it.
+
+A damaged tunings file (not JSON, not an object) or an entry for this
+question that the tuner could not have stored (values of the wrong type,
+a ``(DTS, Nt)`` or options not among the backend's candidates, a tile that
+does not fit the grid) is never fatal: it is measured anew and replaced,
+with a :class:`~diamondlab.caches.CacheEntryWarning` naming the file.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -74,16 +81,48 @@ def tuning_key(backend: str, order: int, shape) -> str:
     return f"{backend}|NO={order}|{nx}x{ny}x{nz}|{caches.digest(tuning_fingerprint(backend))}"
 
 
-def _lookup(backend: str, order: int, shape) -> Tuning | None:
-    """The stored tuning for this question on this machine and software, if there is one."""
-    entry = caches.read_json(_cache_file()).get(tuning_key(backend, order, shape))
-    if not isinstance(entry, dict) or entry.get("fingerprint") != tuning_fingerprint(backend):
+def _lookup(params: WaveParameters, shape, backend: str) -> Tuning | None:
+    """The stored tuning for this question on this machine and software, if there is a valid one.
+
+    An entry recorded elsewhere (another fingerprint) is passed over; one
+    that is damaged is passed over with a :class:`~diamondlab.caches.CacheEntryWarning`.
+    """
+    path = _cache_file()
+    key = tuning_key(backend, params.order, shape)
+    entry = caches.read_json(path, warn=True).get(key)
+    if entry is None:
         return None
+    recorded = entry.get("fingerprint") if isinstance(entry, dict) else None
+    if isinstance(recorded, dict) and recorded != tuning_fingerprint(backend):
+        return None  # measured on another machine or software
     try:
-        size, nt = entry["best"]
-        return Tuning(int(size), int(nt), dict(entry.get("options", {})))
-    except (KeyError, TypeError, ValueError):
+        return _valid(entry, params, shape, backend)
+    except (KeyError, TypeError, ValueError) as err:
+        warnings.warn(f"tuning {key!r} in cache file {path} is not one the tuner stores ({err}): it is "
+                      "dropped and measured anew", caches.CacheEntryWarning, stacklevel=3)  # fmt: skip
         return None
+
+
+def _valid(entry, params: WaveParameters, shape, backend: str) -> Tuning:
+    """The :class:`Tuning` of a stored entry; ``ValueError`` or ``TypeError`` unless the tuner could have
+    stored it here: its DTS, Nt and options among the backend's candidates and fitting the grid."""
+    if not isinstance(entry, dict):
+        raise TypeError(f"a JSON {type(entry).__name__}, not an object")
+    if entry.get("fingerprint") != tuning_fingerprint(backend):
+        raise TypeError("its fingerprint is not an object")
+    best, options = entry["best"], entry.get("options", {})
+    if not (isinstance(best, list) and len(best) == 2 and all(type(v) is int for v in best)):
+        raise TypeError(f"best {best!r} is not two whole numbers")
+    if not isinstance(options, dict):
+        raise TypeError(f"options {options!r} are not an object")
+    cls = get_backend(backend)
+    size, nt = best
+    if [size, nt] not in json.loads(json.dumps(cls.tuning_candidates(params.order))):  # as stored
+        raise ValueError(f"(DTS, Nt) = ({size}, {nt}) is not a candidate of backend {backend!r}")
+    if options not in json.loads(json.dumps(cls.tuning_options(params.order, size))):
+        raise ValueError(f"options {options!r} are not among those tried")
+    cls.check(params, tuple(shape), size, nt, dict(options))  # a ValueError where the tile does not fit
+    return Tuning(size, nt, dict(options))
 
 
 def _store(backend: str, order: int, shape, best: Tuning, seconds_per_step: dict) -> None:
@@ -96,6 +135,7 @@ def _store(backend: str, order: int, shape, best: Tuning, seconds_per_step: dict
         "question": {"backend": backend, "order": order, "shape": [int(n) for n in shape]},
     }
     key = tuning_key(backend, order, shape)
+    caches.record_entry(_cache_file(), "tunings")  # listed before it is written
     caches.update_json(_cache_file(), lambda data: data.__setitem__(key, entry))
 
 
@@ -112,7 +152,7 @@ def autotune(
 
     ``configure(backend_object)`` may set the medium and points before timing.
     """
-    cached = None if refresh else _lookup(backend, params.order, shape)
+    cached = None if refresh else _lookup(params, shape, backend)
     if cached is not None:
         return cached
     cls = get_backend(backend)

@@ -12,19 +12,42 @@ or the platform's user cache folder), one ``<tag>`` per
 versions, so that compiled code of another version is never loaded.  The
 source's digest in the file name covers the text itself; Numba's own index
 beside it covers the CPU it was compiled for.
+
+The cache's manifest (:data:`diamondlab.caches.MANIFEST`) lists the
+folder and every module with the SHA-256 of its text, recorded before
+the file is written.  Before importing, the module file is checked
+against that digest and Numba's index and data files of the module
+(``__pycache__/<module>.*.nbi``, ``.nbc``) are checked to be whole
+pickles, which Numba itself would otherwise fail on at the first call
+(a traceback in every run until the cache is cleared).  A file that fails
+is dropped and rebuilt (the module rewritten, the kernels recompiled)
+with a :class:`~diamondlab.caches.CacheEntryWarning` naming it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
+import pickle
+import pickletools
 import sys
 from pathlib import Path
 from types import ModuleType
 
-from diamondlab.caches import KERNELS, cache_root, digest, fingerprint, write_atomically
+from diamondlab.caches import (
+    KERNELS,
+    cache_root,
+    compiled_files,
+    digest,
+    drop_files,
+    fingerprint,
+    record_entry,
+    record_folders,
+    write_atomically,
+)
 
-__all__ = ["GENERATOR_VERSION", "cache_dir", "load_generated"]
+__all__ = ["GENERATOR_VERSION", "cache_dir", "check_compiled", "load_generated"]
 
 #: Version of the kernel generators (:mod:`diamondlab.kernels.cpu`,
 #: :mod:`diamondlab.kernels.cuda_source`) and of the code their modules import
@@ -36,19 +59,105 @@ GENERATOR_VERSION = 1
 
 
 def cache_dir() -> Path:
-    """Folder of the generated kernel modules: ``kernels/<tag>`` in the cache folder (made if missing)."""
+    """Folder of the generated kernel modules: ``kernels/<tag>`` in the cache folder (made if missing).
+
+    The folders it makes are recorded in the cache's manifest first
+    (:func:`diamondlab.caches.record_folders`).
+    """
     tag = f"g{GENERATOR_VERSION}-{digest(fingerprint(generator=GENERATOR_VERSION, cpu=False))[:10]}"
     path = cache_root() / KERNELS / tag
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():
+        record_folders(path)
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
+def _whole_pickles(data: bytes, count: int) -> io.BytesIO:
+    """Walk ``count`` pickles at the start of ``data`` without loading them; ``ValueError`` where one is cut
+    short or is not a pickle.  Returns the stream, at the end of the last one."""
+    stream = io.BytesIO(data)
+    for _ in range(count):
+        for _op in pickletools.genops(stream):
+            pass
+    return stream
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Loads plain values only (no class or function is imported)."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"a version string was expected, not {module}.{name}")
+
+
+def _check_index(data: bytes) -> None:
+    """Check a Numba index file as Numba reads it: its version, then ``(stamp, overloads)``."""
+    import numba
+
+    end = _whole_pickles(data, 1).tell()
+    if _PlainUnpickler(io.BytesIO(data[:end])).load() != numba.__version__:
+        return  # another version's index: Numba ignores it without reading on
+    rest = data[end:]
+    _whole_pickles(rest, 1)
+    _stamp, overloads = pickle.loads(rest)  # as Numba loads it (its keys are Numba's types)
+    if not isinstance(overloads, dict):
+        raise ValueError("its overloads are not a mapping")
+
+
+def check_compiled(module) -> list[Path]:
+    """Drop Numba's index and data files of the module file ``module`` that Numba could not read.
+
+    An index (``.nbi``) must hold Numba's version and, for this version,
+    a ``(stamp, overloads)`` pair; a data file (``.nbc``) must be one
+    whole pickle (checked without loading it: loading imports the module).
+    A function with a bad file loses its index and data files, with a
+    :class:`~diamondlab.caches.CacheEntryWarning` naming the file: Numba
+    compiles it again and writes them anew.  Returns the files dropped.
+    """
+    dropped: list[Path] = []
+    for path in compiled_files(module):
+        if path.suffix not in (".nbi", ".nbc") or path in dropped:
+            continue
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # dropped by another process meanwhile
+            continue
+        try:
+            if path.suffix == ".nbi":
+                _check_index(data)
+            else:
+                _whole_pickles(data, 1)
+        except Exception as err:  # noqa: BLE001 - anything a damaged pickle raises
+            group = path.name[: -len(".nbi")] if path.suffix == ".nbi" else path.name.rsplit(".", 2)[0]
+            files = [p for p in compiled_files(module) if p.name.startswith(group + ".")]
+            drop_files(files, f"compiled kernel file {path} cannot be read by Numba ({type(err).__name__}: "
+                       f"{err}): its function's compiled code is dropped and compiled anew")  # fmt: skip
+            dropped += files
+    return dropped
+
+
 def load_generated(source: str, prefix: str) -> ModuleType:
-    """Import ``source`` as the module ``{prefix}_{sha1 of source}`` from the cache folder."""
-    name = f"{prefix}_{hashlib.sha1(source.encode()).hexdigest()[:12]}"
+    """Import ``source`` as the module ``{prefix}_{sha1 of source}`` from the cache folder.
+
+    The module is recorded in the cache's manifest with the SHA-256 of
+    ``source`` before it is written; a file there that does not match that
+    digest (damaged, truncated, changed) is replaced, its compiled code
+    dropped, with a :class:`~diamondlab.caches.CacheEntryWarning`; Numba's
+    files of the module are checked (:func:`check_compiled`) before the import.
+    """
+    text = source.encode()
+    name = f"{prefix}_{hashlib.sha1(text).hexdigest()[:12]}"
     path = cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != source:  # the same name is the same text: no lock needed
-        write_atomically(path, source)
+    expected = record_entry(path, "kernel module", sha256=hashlib.sha256(text).hexdigest())["sha256"]
+    try:
+        found = path.read_bytes()
+    except FileNotFoundError:
+        found = None
+    if found is None or hashlib.sha256(found).hexdigest() != expected:  # the same digest, the same text
+        if found is not None:
+            drop_files(compiled_files(path), f"kernel module {path} does not match the SHA-256 recorded when "
+                       "it was written: it is written anew and its compiled code dropped")  # fmt: skip
+        write_atomically(path, text)
+    check_compiled(path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -1,9 +1,12 @@
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+import warnings
 
+import numpy as np
 import pytest
 
 from diamondlab import caches
@@ -167,13 +170,15 @@ from diamondlab.numerics import WaveParameters
 me, other, folder, shape = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4]
 read, calls = caches.read_json, [0]
 
-def meeting_read(path):
+def meeting_read(path, **kwargs):
+    if pathlib.Path(path).name != caches.TUNINGS:  # the manifest is another file, with its own lock
+        return read(path, **kwargs)
     calls[0] += 1
     (folder / f"{me}.{calls[0]}").touch()
     deadline = time.monotonic() + 2.0
     while not (folder / f"{other}.{calls[0]}").exists() and time.monotonic() < deadline:
         time.sleep(0.005)
-    return read(path)
+    return read(path, **kwargs)
 
 caches.read_json = meeting_read
 print(tuple(autotune(WaveParameters(order=2), tuple(map(int, shape.split("x"))), "cpu", repeats=1))[:2])
@@ -193,3 +198,65 @@ def test_two_processes_tuning_at_once_leave_both_entries(tmp_path):
     assert [p.returncode for p in procs] == [0, 0], outs
     data = json.loads((tmp_path / caches.TUNINGS).read_text())
     assert sorted(entry["question"]["shape"] for entry in data.values()) == [[26, 24, 16], [26, 24, 17]]
+
+
+def _stored_best() -> list:
+    return json.loads((caches.cache_root() / caches.TUNINGS).read_text())[tuning_key("cpu", 2, SMALL)]["best"]
+
+
+DAMAGE = [
+    ("not json", None, "is not valid JSON"),
+    ("a list", [1, 2], "holds a JSON list, not an object"),
+    ("best words", {"best": ["a", "b"]}, r"best \['a', 'b'\] is not two whole numbers"),
+    ("best one number", {"best": 8}, "best 8 is not two whole numbers"),
+    ("options list", {"options": [1]}, r"options \[1\] are not an object"),
+    ("options unknown", {"options": {"band": 2}}, r"options \{'band': 2\} are not among those tried"),
+    ("not a candidate", {"best": [5, 7]}, r"\(DTS, Nt\) = \(5, 7\) is not a candidate"),
+    ("entry a number", 3, "a JSON int, not an object"),
+]
+
+
+@pytest.mark.parametrize(("damage", "text"), [d[1:] for d in DAMAGE], ids=[d[0] for d in DAMAGE])
+def test_a_damaged_tuning_is_measured_anew_with_a_warning(tmp_path, monkeypatch, damage, text):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    assert _measured_again()
+    path = tmp_path / caches.TUNINGS
+    data = json.loads(path.read_text())
+    (key,) = data
+    if damage is None:
+        path.write_text(path.read_text()[:-20])
+    elif isinstance(damage, dict):
+        data[key].update(damage)
+        path.write_text(json.dumps(data))
+    elif isinstance(damage, list):
+        path.write_text(json.dumps(damage))
+    else:
+        path.write_text(json.dumps({key: damage}))
+    with pytest.warns(caches.CacheEntryWarning, match=re.escape(str(path)) + ".*" + text):  # names the file
+        assert _measured_again()
+    assert _stored_best() in [list(c) for c in CPUBackend.tuning_candidates(2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not _measured_again()  # replaced: read back without a word
+
+
+def test_a_damaged_tuning_never_fails_a_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    shape = (16, 16, 16)
+    tuned = autotune(WaveParameters(order=2), shape, "cpu", repeats=1)
+    path = tmp_path / caches.TUNINGS
+    data = json.loads(path.read_text())
+    (key,) = data
+    data[key]["best"] = [tuned.size, 10**6]  # a torre no candidate has
+    path.write_text(json.dumps(data))
+    with pytest.warns(caches.CacheEntryWarning, match="is not a candidate"):
+        sim = Simulation(shape, 2, backend="cpu", size="auto", nt="auto")
+    assert [sim.size, sim.nt] in [list(c) for c in CPUBackend.tuning_candidates(2)]
+    sim.run(4)
+    clean = Simulation(shape, 2, backend="cpu", size=sim.size, nt=sim.nt)
+    clean.run(4)
+    assert np.array_equal(sim.field, clean.field)
+
+
+def test_the_tuning_key_is_recognised_by_name_without_a_manifest():
+    assert caches.TUNING_KEY.fullmatch(tuning_key("cpu", 8, (10, 20, 30)))

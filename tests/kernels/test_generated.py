@@ -1,5 +1,19 @@
+import hashlib
+import json
+import pickle
+import re
+import shutil
+import warnings
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
 from diamondlab import caches
+from diamondlab.engine.simulation import Simulation
 from diamondlab.kernels import generated
+from diamondlab.kernels.cpu import cpu_kernels
 
 
 def test_kernels_go_to_a_folder_of_the_generator_and_software_versions(tmp_path, monkeypatch):
@@ -34,5 +48,91 @@ def test_load_generated_writes_once_and_imports(tmp_path, monkeypatch):
     assert generated.load_generated(source, "diamondlab_test").ANSWER == 42
     assert path.stat().st_mtime_ns == stamp  # the same text is not written again
     path.write_text("ANSWER = 0\n")  # a damaged file is replaced
-    assert generated.load_generated(source, "diamondlab_test").ANSWER == 42
+    with pytest.warns(caches.CacheEntryWarning, match="does not match the SHA-256 recorded"):
+        assert generated.load_generated(source, "diamondlab_test").ANSWER == 42
+    path.write_bytes(b"\xff\xfe not text")
+    with pytest.warns(caches.CacheEntryWarning, match=re.escape(str(path))):
+        assert generated.load_generated(source, "diamondlab_test").ANSWER == 42
 
+
+
+def test_the_prefixes_in_use_are_recognised_by_name_without_a_manifest():
+    for prefix in ("diamondlab_cpu_no2", "diamondlab_cuda_no8_dts3_pipelined"):
+        assert caches.MODULE_NAME.fullmatch(f"{prefix}_0123456789ab")
+
+
+def test_load_generated_records_the_module_and_its_digest_before_writing(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    source = "ANSWER = 7\n"
+    generated.load_generated(source, "diamondlab_test")
+    (path,) = generated.cache_dir().glob("diamondlab_test_*.py")
+    manifest = json.loads((tmp_path / caches.MANIFEST).read_text())
+    entry = manifest["entries"][path.relative_to(tmp_path).as_posix()]
+    assert entry == {"kind": "kernel module", "sha256": hashlib.sha256(source.encode()).hexdigest()}
+    assert manifest["folders"] == [caches.KERNELS, f"{caches.KERNELS}/{path.parent.name}"]
+
+
+@pytest.fixture(scope="module")
+def clean_cache(tmp_path_factory):
+    """A cache holding the NO=2 CPU kernels compiled by a 16^3 run, and that run's field."""
+    folder = tmp_path_factory.mktemp("clean") / "cache"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DIAMONDLAB_CACHE", str(folder))
+        cpu_kernels.cache_clear()
+        field = _run()
+    cpu_kernels.cache_clear()
+    return folder, field
+
+
+def _run() -> np.ndarray:
+    sim = Simulation((16, 16, 16), 2, backend="cpu", size=2, nt=4)
+    sim.run(8)
+    return sim.field.copy()
+
+
+def _tamper(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "garbage":
+        path.write_bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes())
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif path.suffix == ".py":  # other content, valid Python
+        path.write_bytes(b"ANSWER = 0\n")
+    else:  # this Numba's version, then whole pickles that are not an index (Numba fails to unpack them)
+        path.write_bytes(pickle.dumps(numba.__version__) + pickle.dumps(0))
+
+
+CASES = [("module", how) for how in ("truncated", "garbage", "other")] + [("index", "other")] + [
+    (kind, how) for kind in ("index", "data") for how in ("truncated", "garbage", "empty")]
+
+
+@pytest.mark.parametrize(("kind", "how"), CASES, ids=[f"{kind} {how}" for kind, how in CASES])
+def test_a_damaged_kernel_cache_file_is_rebuilt_with_a_warning(clean_cache, tmp_path, monkeypatch, kind, how):
+    folder, expected = clean_cache
+    cache = tmp_path / "cache"
+    shutil.copytree(folder, cache)
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(cache))
+    (module,) = cache.glob(f"{caches.KERNELS}/*/diamondlab_cpu_no2_*.py")
+    pattern = {"module": module.name, "index": f"{module.stem}.diamondtorre_constant-*.nbi",
+               "data": f"{module.stem}.diamondtorre_constant-*.nbc"}[kind]  # fmt: skip
+    (path,) = (module.parent if kind == "module" else module.parent / "__pycache__").glob(pattern)
+    _tamper(path, how)
+    cpu_kernels.cache_clear()  # load the module again, from the damaged cache
+    try:
+        with pytest.warns(caches.CacheEntryWarning, match=re.escape(str(path))):
+            field = _run()
+    finally:
+        cpu_kernels.cache_clear()
+    assert np.array_equal(field, expected)  # bit for bit
+    assert module.read_bytes() == (folder / module.relative_to(cache)).read_bytes()
+    assert sorted(p.name for p in (module.parent / "__pycache__").iterdir()) == sorted(
+        p.name for p in (folder / module.relative_to(cache)).parent.joinpath("__pycache__").iterdir())
+    cpu_kernels.cache_clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # rebuilt: the next process loads it without a word
+        try:
+            assert np.array_equal(_run(), expected)
+        finally:
+            cpu_kernels.cache_clear()
