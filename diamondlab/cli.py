@@ -546,8 +546,8 @@ class RunOutputs:
             check_output_file(args.save, f"--save {args.save}")
         if self.writes_out:
             check_output_dir(args.out, f"--out {args.out}")
-        check_free_space(planned)
         check_host_memory(shape, sum(memory.values()), parts=memory)
+        check_free_space(planned)
         if not self.writes_out:
             return
         self.made_out = not self.out.exists()

@@ -196,9 +196,9 @@ class FolderLock:
     name : str
         The lock file's name in it.
     what : str
-        How messages name the folder (e.g. ``"--out results"``).
+        How messages name the folder, e.g. ``--out results`` (default: the folder).
 
-    The file holds JSON ``{"pid", "host", "started"}``.  It is made whole
+    The file holds the holder's pid, host and start time as JSON.  It is made whole
     under a temporary name and hard-linked to its name, which fails if the
     name exists (``O_EXCL`` semantics on every local file system).  A lock
     left by a process of this host that is no longer alive is stale and

@@ -139,7 +139,7 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**28 else f"{n / 2**20:.1f} MiB"
 
 
-def check_free_space(planned, usage=shutil.disk_usage) -> None:
+def check_free_space(planned, usage=None) -> None:
     """Raise a ``ValueError`` when the outputs ``planned`` do not fit the free space of their file systems.
 
     ``planned``: ``(label, path, bytes)`` per output (e.g. ``("--save run.npz", "run.npz", 2**30)``);
@@ -158,7 +158,7 @@ def check_free_space(planned, usage=shutil.disk_usage) -> None:
         groups.setdefault(folder.stat().st_dev, []).append((label, folder, int(size)))
     for items in groups.values():
         need = sum(size for _, _, size in items)
-        free = usage(items[0][1]).free
+        free = (usage or shutil.disk_usage)(items[0][1]).free
         if need > free:
             parts = ", ".join(f"{label} {_gib(size)}" for label, _, size in items)
             raise ValueError(
