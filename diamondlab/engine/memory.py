@@ -29,9 +29,11 @@ velocity model or a sponge also K and the damping per cell), the receivers'
 traces over the steps asked (grown by doubling: up to three times the rows
 while they grow), a snapshot being written (the gathered field, and for
 ``.vti`` its Fortran-order copy and VTK's), and snapshots held in memory.
-Measured (``ru_maxrss`` less a 16^3 run's, CPU, NO=2; tests/engine/test_memory.py):
-at 400^3 a run adds 0.47 GiB (estimate 0.48) and 1.43 GiB with ``--save``
-(estimate 1.43).
+Besides, :data:`WORKING_BYTES` for the schedules and the writers' chunks
+(``np.savez`` copies 16 MiB pieces).  Measured on the CPU at NO=2
+(``ru_maxrss`` less a 16^3 run's 0.19 GiB; tests/engine/test_memory.py): at
+400^3 a run adds 0.49 GiB (estimate 0.52 GiB) and 1.45 GiB with ``--save``
+(estimate 1.47 GiB).
 
 The memory available is the least of Linux's ``MemAvailable`` and the room
 under every cgroup memory limit on the way from this process's group to the
@@ -52,6 +54,9 @@ __all__ = [
 
 #: Bytes per cell of one float32 field.
 CELL_BYTES = 4
+
+#: Bytes a run holds besides its arrays: schedules, queued receiver values, the writers' chunks.
+WORKING_BYTES = 32 * 2**20
 
 
 def host_bytes(shape, order: int, backend: str, *, velocity_model: bool = False) -> int:
@@ -211,7 +216,7 @@ def run_host_bytes(
 
     >>> parts = run_host_bytes((400,) * 3, 2, "cpu", saved=True)
     >>> {k: round(v / 2**30, 2) for k, v in parts.items()}
-    {'the fields': 0.48, "--save's copies of the initial and final layers": 0.95}
+    {'the fields': 0.48, "--save's copies of the initial and final layers": 0.95, 'working buffers': 0.03}
     """
     field = CELL_BYTES * int(np.prod([int(n) for n in shape], dtype=np.int64))
     parts = {}
@@ -233,6 +238,7 @@ def run_host_bytes(
         writing = max(0, writing - (save - 2 * field))
     if writing:
         parts["a snapshot being written"] = writing
+    parts["working buffers"] = WORKING_BYTES
     return parts
 
 
