@@ -189,6 +189,13 @@ def _alive(pid: int) -> bool:
 class FolderLock:
     """A lock file in a folder, held by one process at a time; released (removed) by :meth:`release`.
 
+    The file holds the holder's pid, host and start time as JSON.  It is made whole
+    under a temporary name and hard-linked to its name, which fails if the
+    name exists (``O_EXCL`` semantics on every local file system).  A lock
+    left by a process of this host that is no longer alive is stale and
+    taken over; a lock of a live process, or of another host, raises
+    :class:`FolderLockedError` naming the holder.
+
     Parameters
     ----------
     folder : path
@@ -198,13 +205,8 @@ class FolderLock:
     what : str
         How messages name the folder, e.g. ``--out results`` (default: the folder).
 
-    The file holds the holder's pid, host and start time as JSON.  It is made whole
-    under a temporary name and hard-linked to its name, which fails if the
-    name exists (``O_EXCL`` semantics on every local file system).  A lock
-    left by a process of this host that is no longer alive is stale and
-    taken over; a lock of a live process, or of another host, raises
-    :class:`FolderLockedError` naming the holder.
-
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> with FolderLock(folder):
