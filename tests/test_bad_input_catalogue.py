@@ -324,7 +324,7 @@ OUTPUT_ROWS = [
     ("out name too long", [*RUN, "--receiver", "1,1,1", "--out", "o" * 300], "--out oooo", None),
     ("traces beyond memory", [*RUN, "--receiver", "1,1,1", "--steps", "10000000000000"],
      "the traces of 1 --receiver over 10000000000000 --steps", None),  # fmt: skip
-    ("save beyond memory", [*RUN, "--shape", "1500", "--save", "r.npz"], "--save's copies of the", None),
+    ("save beyond memory", [*RUN, "--shape", "2500", "--save", "r.npz"], "--save's copies of the", None),
 ]
 
 
