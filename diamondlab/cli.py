@@ -6,6 +6,12 @@ parameters.  ``bench`` times DiamondTorre against stepwise time stepping on
 one grid in one process (medians of ``--repeats`` runs) and prints a table.
 ``cache info`` says where the kernel and tuning cache is and what it holds,
 ``cache clear`` empties it (:mod:`diamondlab.caches`).
+
+Outputs of ``run`` (:class:`RunOutputs`): planned before any work (names
+within the file system's limits, sizes against the free space and the
+memory), ``--out`` locked for the run, written atomically and verified,
+each attempted when another fails, and under ``--overwrite`` moved over the
+earlier run's only once written.  Exit statuses: :data:`EXIT_STATUSES`.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
+import traceback
 import warnings
 from pathlib import Path
 
@@ -33,6 +41,32 @@ DEFAULT_SHAPE = (128, 128, 128)
 
 #: Files a run writes in --out (what --overwrite replaces).
 OUTPUT_PATTERNS = ("snapshot_*.npz", "snapshot_*.vti", "traces.npz", "manifest.json")
+
+#: The lock file of a run in --out (removed at its end) and the folder where --overwrite stages the new run.
+LOCK_NAME, STAGING_NAME = ".diamondlab.lock", ".diamondlab-staging"
+
+EXIT_OK, EXIT_BLEW_UP, EXIT_BAD_INPUT = 0, 1, 2
+#: An output could not be written after the work began (sysexits EX_IOERR); the others were.
+EXIT_OUTPUT_FAILED = 74
+#: An unexpected error: a bug in diamondlab (sysexits EX_SOFTWARE).
+EXIT_INTERNAL = 70
+
+#: What each exit status of ``diamondlab`` means (130/143: 128 + the signal).
+EXIT_STATUSES = {
+    EXIT_OK: "done, every output written",
+    EXIT_BLEW_UP: "the field blew up (stopped, naming the step and where)",
+    EXIT_BAD_INPUT: "bad input, or the run refused before any work (outputs that cannot be made or do not "
+    "fit, not enough memory, --out in use by another run)",
+    EXIT_INTERNAL: "internal error (a bug: please report the traceback printed)",
+    EXIT_OUTPUT_FAILED: "an output failed after the work began; the others were written (the message names "
+    "each)",
+    130: "stopped by Ctrl-C (SIGINT), outputs written at the level reached",
+    143: "stopped by SIGTERM, outputs written at the level reached",
+}
+
+
+class OutputError(OSError):
+    """One or more outputs of a run failed; the message names each and what was written."""
 
 
 def _shape(text: str) -> tuple[int, int, int]:
@@ -181,9 +215,11 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run", help="run one problem and print its throughput",
         description="Run one problem with a progress bar and print its throughput. Exit status: 0 done, "
-        "1 the field blew up, 2 bad input (a source whose wavelet peaks after the last step is one, "
-        "unless --save keeps the run to be continued), 130/143 stopped by Ctrl-C/SIGTERM (the record and "
-        "the outputs are written at the level reached).",
+        "1 the field blew up, 2 bad input or refused before any work (a source whose wavelet peaks after "
+        "the last step is one, unless --save keeps the run to be continued; outputs that cannot be made or "
+        "do not fit; --out in use by another run), 74 an output failed (the others written), 70 internal "
+        "error, 130/143 stopped by Ctrl-C/SIGTERM (the record and the outputs are written at the level "
+        "reached).",
         epilog="A negative coordinate needs the '=' form: --source=-1,16,16 (or is joined for you).",
     )  # fmt: skip
     _common(run)
@@ -266,7 +302,8 @@ def _parser() -> argparse.ArgumentParser:
         help="folder for snapshots, traces and manifest.json (default diamondlab-out)",
     )  # fmt: skip
     run.add_argument(
-        "--overwrite", action="store_true", help="replace the outputs of an earlier run found in --out"
+        "--overwrite", action="store_true", help="replace the outputs of an earlier run found in --out (once "
+        "this run has written its own)"
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -427,37 +464,191 @@ def _problem(args):
     return problem, record
 
 
-def _prepare_out(args, writes_out: bool) -> None:
-    """Check --save and --out before any work; refuse (with --overwrite: remove) an earlier run's outputs."""
-    from diamondlab.engine.io import check_output_dir, check_output_file
+def _snapshot_count(first_step: int, steps: int, every: int) -> int:
+    """Snapshots a run of ``steps`` from ``first_step`` takes (the multiples of ``every``, both ends in).
 
+    >>> _snapshot_count(0, 16, 8), _snapshot_count(5, 10, 4)
+    (3, 2)
+    """
+    return (first_step + steps) // every - (first_step + every - 1) // every + 1
+
+
+def _plan(args, problem, formats) -> tuple[list, dict]:
+    """The outputs of a run, ``(label, path, bytes)`` each, and the host memory it holds by part."""
+    from diamondlab.engine.memory import CELL_BYTES, run_host_bytes
+
+    shape = problem["shape"]
+    field = CELL_BYTES * int(np.prod(shape, dtype=np.int64))
+    velocity = problem.get("velocity")
+    model = np.ndim(velocity) == 3
+    sponge = bool(problem.get("sponge"))
+    nrec, nsrc = len(problem.get("receivers") or []), len(problem.get("sources") or [])
+    first = int(problem.get("step", 0))
+    out = Path(args.out)
+    planned = []
+    if args.snapshot_every is not None:
+        count = _snapshot_count(first, args.steps, args.snapshot_every)
+        sizes = {"npz": field + 2048, "vti": field * 4 // 3 + field // 100 + 8192}  # vti: base64 at worst
+        for fmt in formats:
+            planned.append((f"{count} .{fmt} snapshots", out / "snapshot.x", count * sizes.get(fmt, field)))
+    if nrec:
+        rows = (args.steps + int(problem.get("traces_before", 0)))
+        planned.append(("traces.npz", out / "traces.npz", 4 * rows * nrec + 8 * rows + 24 * nrec + 4096))
+    if args.snapshot_every is not None or nrec:
+        planned.append(("manifest.json", out / "manifest.json", 64 * 1024))
     if args.save:
-        check_output_file(args.save, f"--save {args.save}")
-    if not writes_out:
-        return
-    out = check_output_dir(args.out, f"--out {args.out}")
-    stale = sorted(p for pattern in OUTPUT_PATTERNS for p in out.glob(pattern))
-    if stale and not args.overwrite:
-        names = ", ".join(p.name for p in stale[:3]) + (", ..." if len(stale) > 3 else "")
-        raise ValueError(
-            f"--out {args.out} holds the outputs of an earlier run ({len(stale)} files: {names}): give "
-            "another --out folder, or --overwrite to replace them"
-        )
-    for p in stale:
-        p.unlink()
+        size = 4 * field + (2 * field if model or sponge else 0)  # the layers; K and damping per cell
+        size += field * np.dtype(velocity.dtype).itemsize // 4 if model else 0  # the model
+        size += 4 * args.steps * (nrec + 8 * nsrc) + 256 * 1024
+        planned.append((f"--save {args.save}", Path(args.save), size))
+    backend = "cuda" if args.backend == "cuda" else "cpu"  # 'auto': the CPU's count, the larger
+    memory = run_host_bytes(
+        shape, problem["order"], backend, velocity_model=model, sponge=sponge, steps=args.steps,
+        receivers=nrec, sources=nsrc, saved=bool(args.save),
+        snapshot_formats=formats if args.snapshot_every is not None else (),
+        fields=args.window_dir is None,
+    )  # fmt: skip
+    return planned, memory
 
 
-def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool) -> list[Path]:
-    """The record (--save), the traces and the manifest, each atomically; return the files written."""
+class RunOutputs:
+    """The outputs of one ``diamondlab run``: planned, locked, staged under ``--overwrite``, reported.
+
+    :meth:`prepare` checks every output before any work (names, free space,
+    memory), takes ``--out``'s lock and finds an earlier run's outputs:
+    refused without ``--overwrite``, else the new run writes into a staging
+    folder in ``--out`` (same file system) and :meth:`commit` moves its files
+    over the earlier ones only once they are written.  :meth:`close` removes
+    the staging folder and the lock, and ``--out`` when this run made it and
+    left it empty.  ``written`` and ``failed`` list what happened to each file.
+    """
+
+    def __init__(self, args, writes_out: bool):
+        self.args = args
+        self.writes_out = writes_out
+        self.out = Path(args.out)
+        self.folder = self.out  # where this run writes its files of --out
+        self.lock = None
+        self.made_out = False
+        self.staging: Path | None = None
+        self.earlier: list[Path] = []
+        self.written: list[Path] = []
+        self.failed: list[tuple[Path, str]] = []
+
+    def prepare(self, planned, memory: dict, shape) -> None:
+        """Check names, space and memory; lock --out; refuse or stage over an earlier run's outputs."""
+        from diamondlab.engine.io import check_free_space, check_output_dir, check_output_file
+        from diamondlab.engine.memory import check_host_memory
+        from diamondlab.files import FolderLock
+
+        args = self.args
+        if args.save:
+            check_output_file(args.save, f"--save {args.save}")
+        if self.writes_out:
+            check_output_dir(args.out, f"--out {args.out}")
+        check_host_memory(shape, sum(memory.values()), parts=memory)
+        check_free_space(planned)
+        if not self.writes_out:
+            return
+        self.made_out = not self.out.exists()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.lock = FolderLock(self.out, LOCK_NAME, f"--out {args.out}").acquire()
+        leftover = self.out / STAGING_NAME
+        if leftover.exists():  # a run killed while staging: ours to remove (the lock is ours now)
+            shutil.rmtree(leftover, ignore_errors=True)
+        stale = sorted(p for pattern in OUTPUT_PATTERNS for p in self.out.glob(pattern))
+        if stale and not args.overwrite:
+            names = ", ".join(p.name for p in stale[:3]) + (", ..." if len(stale) > 3 else "")
+            raise ValueError(
+                f"--out {args.out} holds the outputs of an earlier run ({len(stale)} files: {names}): give "
+                "another --out folder, or --overwrite to replace them"
+            )
+        if stale:
+            self.earlier = stale
+            self.staging = leftover
+            self.staging.mkdir()
+            self.folder = self.staging
+
+    def attempt(self, path, write) -> Path | None:
+        """``write()`` one output; note it as written, or (an OSError or MemoryError) as failed."""
+        try:
+            done = Path(write())
+        except (OSError, MemoryError) as err:
+            reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
+            if isinstance(err, MemoryError):
+                reason = f"out of memory: {reason}"
+            self.failed.append((Path(path), reason))
+            print(f"diamondlab: could not write {path}: {reason}", file=sys.stderr, flush=True)
+            return None
+        self.written.append(done)
+        return done
+
+    def commit(self) -> None:
+        """Under --overwrite: move this run's files into --out, then remove the earlier run's others."""
+        if self.staging is None:
+            return
+        new = sorted(self.staging.iterdir(), key=lambda p: (p.name == "manifest.json", p.name))
+        if not new:
+            return  # nothing written: the earlier run stays as it was
+        names = {p.name for p in new}
+        moved = {}
+        for p in new:
+            if p.name != "manifest.json":
+                moved[p] = self.out / p.name
+                os.replace(p, moved[p])
+        for p in self.earlier:
+            if p.name not in names:
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+        if "manifest.json" in names:  # last: the folder is whole when its manifest appears
+            moved[self.staging / "manifest.json"] = self.out / "manifest.json"
+            os.replace(self.staging / "manifest.json", self.out / "manifest.json")
+        self.written = [moved.get(p, p) for p in self.written]
+        self.staging.rmdir()
+        self.staging, self.folder = None, self.out
+
+    def close(self) -> None:
+        """Remove the staging folder (an earlier run kept), the lock, and an empty --out this run made."""
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        if self.made_out:
+            with contextlib.suppress(OSError):
+                self.out.rmdir()  # only when empty
+
+    def report(self) -> None:
+        """Print what was written; raise :class:`OutputError` naming what failed and what was kept."""
+        if self.written:
+            print("written: " + ", ".join(_describe(self.written)))
+        if self.failed:
+            failed = "; ".join(f"{p} ({why})" for p, why in self.failed)
+            kept = ", ".join(_describe(self.written)) or "nothing"
+            raise OutputError(f"outputs failed: {failed}; written: {kept}")
+
+
+def _describe(paths) -> list[str]:
+    """File names, snapshots counted together."""
+    snaps = [p for p in paths if Path(p).name.startswith("snapshot_")]
+    out = [str(p) for p in paths if not Path(p).name.startswith("snapshot_")]
+    if snaps:
+        out.append(f"{len(snaps)} snapshot files in {Path(snaps[0]).parent}")
+    return out
+
+
+def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool, outputs: RunOutputs) -> None:
+    """The traces, the record (--save) and the manifest, each atomically and each attempted; then commit."""
     from diamondlab.engine.io import save_run, write_atomically
+    from diamondlab.files import npz_verifier
 
-    files = []
-    if args.save:
-        files.append(save_run(args.save, sim, first, first_step))
-        print(f"saved {files[-1]}")
-    out = []
+    folder = outputs.folder
     if snapshots is not None:
-        out += snapshots.files
+        outputs.written += snapshots.files
+        if snapshots.failed is not None:
+            path, err = snapshots.failed
+            outputs.failed.append((outputs.out / path.name, err.strerror or str(err)))
         print(f"{len(snapshots.files)} snapshot files in {args.out}")
     if sim.receivers:
         record = {
@@ -465,16 +656,29 @@ def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool) -
             "times": sim.trace_times,
             "receivers": np.array([r.position for r in sim.receivers]),
         }
-        out.append(write_atomically(Path(args.out) / "traces.npz", lambda fh: np.savez(fh, **record)))
-        print(f"traces of {len(sim.receivers)} receivers ({len(sim.traces)} steps) in {out[-1]}")
-    if out:
+        path = folder / "traces.npz"
+        if outputs.attempt(outputs.out / "traces.npz", lambda: write_atomically(
+                path, lambda fh: np.savez(fh, **record), verify=npz_verifier(record))):
+            print(f"traces of {len(sim.receivers)} receivers ({len(sim.traces)} steps) in {outputs.out}")
+    if args.save and outputs.attempt(args.save, lambda: save_run(args.save, sim, first, first_step)):
+        print(f"saved {args.save}")
+    in_out = [p for p in outputs.written if Path(p).parent == folder]
+    if in_out or snapshots is not None or sim.receivers:
         manifest = {
             "shape": list(sim.shape), "order": sim.order, "first_step": first_step,
-            "last_step": sim.time_step, "interrupted": interrupted, "files": sorted(p.name for p in out),
+            "last_step": sim.time_step, "interrupted": interrupted, "files": sorted(p.name for p in in_out),
+            "record": None if not args.save or any(Path(p) == Path(args.save) for p, _ in outputs.failed)
+            else str(args.save),
+            "failed": {Path(p).name: why for p, why in outputs.failed},
         }  # fmt: skip
         text = json.dumps(manifest, indent=1)
-        out.append(write_atomically(Path(args.out) / "manifest.json", lambda fh: fh.write(text), mode="w"))
-    return files + out
+        outputs.attempt(outputs.out / "manifest.json", lambda: write_atomically(
+            folder / "manifest.json", lambda fh: fh.write(text), mode="w", verify=_json_verifier))
+    outputs.commit()
+
+
+def _json_verifier(path: Path) -> None:
+    json.loads(path.read_text())
 
 
 #: Environment variables in which an MPI launcher gives each process the number of processes
@@ -497,20 +701,33 @@ def _mpi_world():
 
 def _run(args, comm=None) -> int:
     """``diamondlab run``; ``comm``: the MPI ranks that share the grid (rank 0 prints and writes)."""
-    from diamondlab.engine.interrupts import deferred_interrupts
-    from diamondlab.engine.simulation import Simulation, SourceTimingWarning
     from diamondlab.engine.snapshots import Snapshots
 
     root = comm is None or comm.rank == 0
     problem, record = _problem(args)
     writes_out = args.snapshot_every is not None or bool(problem["receivers"])
     formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
-    # checks the cadence and the formats; the folder is made at the first snapshot
-    snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every, args.out, formats)
-    if root:
-        _prepare_out(args, writes_out)
-    if comm is not None:
-        comm.Barrier()  # the outputs checked (an error there aborts every rank) before any rank starts
+    Snapshots(args.snapshot_every or 1, args.out, formats)  # checks the cadence and the formats first
+    outputs = RunOutputs(args, writes_out)
+    try:
+        if root:
+            outputs.prepare(*_plan(args, problem, formats), problem["shape"])
+        if comm is not None:
+            comm.Barrier()  # the outputs checked (an error there aborts every rank) before any rank starts
+        # the folder is made at the first snapshot (under --overwrite: the staging folder)
+        snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every, outputs.folder,
+                                                                       formats)
+        return _run_checked(args, comm, problem, snapshots, outputs)
+    finally:
+        outputs.close()
+
+
+def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
+    """``diamondlab run`` once its outputs are planned (and --out locked)."""
+    from diamondlab.engine.interrupts import deferred_interrupts
+    from diamondlab.engine.simulation import Simulation, SourceTimingWarning
+
+    root = comm is None or comm.rank == 0
     if "auto" in (args.dts, args.nt):
         print("tuning DTS and Nt on this grid (each candidate is measured once; the choice is cached)...",
               flush=True)
@@ -542,22 +759,32 @@ def _run(args, comm=None) -> int:
             interrupted = True
             stats = sim.last_run  # set by run() even when stopped while compiling
             print(f"interrupted at step {sim.time_step}: fields consistent at that level; writing outputs")
+        except OSError as err:
+            if snapshots is None or snapshots.failed is None:
+                raise
+            stats = sim.last_run
+            print(f"diamondlab: snapshot {snapshots.failed[0].name} failed ({err.strerror or err}): the run "
+                  f"stops at step {sim.time_step}; writing the other outputs", file=sys.stderr, flush=True)
     try:
         with deferred_interrupts():  # a stop from here on waits until every output is complete
-            rate = stats.gcells_per_second
-            ranks = "" if comm is None else (f", {comm.size} MPI ranks: {rate / comm.size:.3f} a rank, "
-                                             f"ghost rows by {sim.backend.halo_path}")
-            print(
-                f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in {stats.seconds:.3f} "
-                f"s: {rate:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name}{ranks})"
-            )
+            if stats is not None:
+                rate = stats.gcells_per_second
+                ranks = "" if comm is None else (f", {comm.size} MPI ranks: {rate / comm.size:.3f} a rank, "
+                                                 f"ghost rows by {sim.backend.halo_path}")
+                print(
+                    f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in "
+                    f"{stats.seconds:.3f} s: {rate:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name}"
+                    f"{ranks})"
+                )
             if root:
-                _write_outputs(args, sim, snapshots, first, first_step, interrupted)
+                _write_outputs(args, sim, snapshots, first, first_step, interrupted, outputs)
             elif args.save:
                 sim.fields  # noqa: B018 - rank 0 gathers the final layers to save them: every rank takes part
     except KeyboardInterrupt:
         interrupted = True  # the outputs are complete: stop now
-    return _interrupt_status() if interrupted else 0
+    if root:
+        outputs.report()  # raises OutputError when one failed
+    return _interrupt_status() if interrupted else EXIT_OK
 
 
 def _interrupt_status() -> int:
@@ -783,7 +1010,7 @@ def _fail(err, status: int, comm) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the command line; return the exit status (see ``diamondlab run --help``)."""
+    """Run the command line; return the exit status (:data:`EXIT_STATUSES`)."""
     argv = _join_negative_positions(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     from diamondlab.engine.interrupts import terminate_as_interrupt
@@ -803,12 +1030,18 @@ def main(argv=None) -> int:
                     return command(args, comm)
             return command(args, comm)
         except NonFiniteFieldError as err:
-            return _fail(err, 1, comm)
+            return _fail(err, EXIT_BLEW_UP, comm)
+        except OutputError as err:
+            return _fail(err, EXIT_OUTPUT_FAILED, comm)
         except (ValueError, TypeError, RuntimeError, OSError, MemoryError, Warning) as err:
-            return _fail(err, 2, comm)
+            return _fail(err, EXIT_BAD_INPUT, comm)
         except KeyboardInterrupt:
             print("diamondlab: interrupted before the run started: nothing was written", file=sys.stderr)
             return _interrupt_status()
+        except Exception as err:  # a bug: never reported as 1 (the field blew up) or 2 (bad input)
+            traceback.print_exc(file=sys.stderr)
+            return _fail(f"internal error (a bug in diamondlab; please report the traceback above): "
+                         f"{type(err).__name__}: {err}", EXIT_INTERNAL, comm)
 
 
 if __name__ == "__main__":  # pragma: no cover

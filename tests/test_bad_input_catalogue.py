@@ -356,3 +356,22 @@ def test_a_tampered_cache_entry_is_rebuilt_with_a_warning(tamper, argv, what, te
         cpu_kernels.cache_clear()
     err = capsys.readouterr().err
     assert f"diamondlab: warning: {what} {path} {text}" in err and "Traceback" not in err, err
+
+
+# Issue 27 (outputs planned before work, --out locked, memory of the whole run): refused like CLI_ROWS.
+OUTPUT_ROWS = [
+    ("save name too long", [*RUN, "--save", "a" * 300 + ".npz"], "is 304 bytes, longer than the 255", None),
+    ("out name too long", [*RUN, "--receiver", "1,1,1", "--out", "o" * 300], "--out oooo", None),
+    ("traces beyond memory", [*RUN, "--receiver", "1,1,1", "--steps", "10000000000000"],
+     "the traces of 1 --receiver over 10000000000000 --steps", None),  # fmt: skip
+    ("save beyond memory", [*RUN, "--shape", "2500", "--save", "r.npz"], "--save's copies of the", None),
+]
+
+
+@pytest.mark.parametrize(("argv", "text", "stage"), _rows(OUTPUT_ROWS))
+def test_cli_refuses_outputs_that_cannot_be_made_before_any_work(
+    argv, text, stage, files, tmp_path, monkeypatch, capsys, no_work
+):
+    test_cli_refuses_bad_input_clearly_before_any_work(
+        argv, text, stage, files, tmp_path, monkeypatch, capsys, no_work
+    )

@@ -15,11 +15,19 @@ every step, the receiver cells with their weights, and the traces: enough
 to rerun the problem in another code.  :func:`load_run` reads a record's
 parameters and small arrays at once and each large array only when it is
 used (:class:`RunRecord`).
+
+Before a run, :func:`check_output_file` and :func:`check_output_dir` check
+that each output can be made (its folder writable, every name within the
+file system's ``NAME_MAX``) and :func:`check_free_space` that the outputs
+planned fit the free space of their file systems.  Every file is verified
+before it is renamed into place (:func:`diamondlab.files.npz_verifier`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import tempfile
 import zipfile
 import zlib
@@ -28,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diamondlab.files import atomic_path, write_atomically
+from diamondlab.files import atomic_path, npz_verifier, write_atomically
 from diamondlab.numerics import stencil_weights
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "RECORD_KEYS",
     "RunRecord",
     "atomic_path",
+    "check_free_space",
     "check_output_dir",
     "check_output_file",
     "load_run",
@@ -67,6 +76,22 @@ def _existing_ancestor(path: Path, what: str) -> Path:
     raise ValueError(f"{what}: no folder of {path} exists")  # pragma: no cover - "/" always exists
 
 
+def _check_names(path: Path, ancestor: Path, what: str) -> None:
+    """Every component of ``path`` below ``ancestor`` (which exists) must fit its file system's NAME_MAX."""
+    try:
+        limit = os.pathconf(ancestor, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    for part in path.absolute().relative_to(ancestor).parts:
+        size = len(os.fsencode(part))
+        if size > limit:
+            short = part if len(part) <= 40 else f"{part[:20]}...{part[-12:]}"
+            raise ValueError(
+                f"{what}: the name {short!r} is {size} bytes, longer than the {limit} the file system of "
+                f"{ancestor} allows ({errno.errorcode[errno.ENAMETOOLONG]}): give a shorter name"
+            )
+
+
 def check_output_file(path, what: str) -> Path:
     """Check, before any work, that the file ``path`` can be written (its folder made); return it.
 
@@ -83,19 +108,64 @@ def check_output_file(path, what: str) -> Path:
     ValueError: --save: ... is a folder; give a file name
     """
     path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{what}: {path} is a folder; give a file name")
-    _probe(_existing_ancestor(path, what), what)
+    try:
+        if path.is_dir():
+            raise ValueError(f"{what}: {path} is a folder; give a file name")
+    except OSError:  # e.g. a name too long to look up: said below
+        pass
+    ancestor = _existing_ancestor(path, what)
+    _check_names(path, ancestor, what)
+    _probe(ancestor, what)
     return path
 
 
 def check_output_dir(path, what: str) -> Path:
     """Check, before any work, that files can be written in the folder ``path`` (made if missing)."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{what}: {path} is a file, not a folder")
-    _probe(path if path.is_dir() else _existing_ancestor(path, what), what)
+    try:
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{what}: {path} is a file, not a folder")
+        exists = path.is_dir()
+    except OSError:
+        exists = False
+    ancestor = path if exists else _existing_ancestor(path, what)
+    if not exists:
+        _check_names(path, ancestor, what)
+    _probe(ancestor, what)
     return path
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**28 else f"{n / 2**20:.1f} MiB"
+
+
+def check_free_space(planned, usage=None) -> None:
+    """Raise a ``ValueError`` when the outputs ``planned`` do not fit the free space of their file systems.
+
+    ``planned``: ``(label, path, bytes)`` per output (e.g. ``("--save run.npz", "run.npz", 2**30)``);
+    outputs on one file system are added up.  ``usage`` is :func:`shutil.disk_usage` (tests replace it).
+
+    >>> check_free_space([("--save a.npz", "a.npz", 10**18)])
+    Traceback (most recent call last):
+    ...
+    ValueError: the outputs need about 931322574.62 GiB on the file system of ... (--save a.npz ...) but ...
+    """
+    groups: dict[int, list] = {}
+    for label, path, size in planned:
+        folder = Path(path).absolute()
+        while not folder.exists():
+            folder = folder.parent
+        groups.setdefault(folder.stat().st_dev, []).append((label, folder, int(size)))
+    for items in groups.values():
+        need = sum(size for _, _, size in items)
+        free = (usage or shutil.disk_usage)(items[0][1]).free
+        if need > free:
+            parts = ", ".join(f"{label} {_gib(size)}" for label, _, size in items)
+            raise ValueError(
+                f"the outputs need about {_gib(need)} on the file system of {items[0][1]} ({parts}) but "
+                f"{_gib(free)} are free: free some space, write elsewhere (--out, --save), or write less "
+                "(a larger --snapshot-every, fewer --steps)"
+            )
 
 
 def _device_name(backend: str) -> str:
@@ -163,7 +233,7 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
         record["receiver_weights"] = physics.receiver_points.weights
         record["receiver_owner"] = physics.receiver_points.owner
         record["traces"] = sim.traces
-    return write_atomically(path, lambda fh: np.savez(fh, **record))
+    return write_atomically(path, lambda fh: np.savez(fh, **record), verify=npz_verifier(record))
 
 
 #: Arrays of a record from this size on (bytes, uncompressed) are read when first used, not at once.

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.engine.interrupts import deferred_interrupts
+from diamondlab.engine.memory import check_trace_memory
 from diamondlab.engine.plan import ALGORITHMS, RunPlan
 from diamondlab.engine.snapshots import Snapshots
 from diamondlab.numerics import gaussian_pulse
@@ -447,6 +448,8 @@ class Simulation:
         """
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
             raise ValueError(f"steps must be an int >= 0; got {steps!r}")
+        # the receivers' record grows by steps x receivers: refused before any work when it cannot fit
+        check_trace_memory(self.shape, self._trace_rows, self._traces.shape, steps)
         self._stop.clear()
         if steps and self.time_step == self._first_step:  # from the initial level: is every source seen?
             for message in self.physics.quiet_sources(self.time_step, steps, self.params.dt):

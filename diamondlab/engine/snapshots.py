@@ -11,7 +11,11 @@ locality).  Without a ``directory`` the snapshots stay in memory as
 ``snapshot_{step:07d}.npz`` (arrays ``field``, ``step``, ``time``,
 ``spacing``) and/or ``.vti`` (VTK ImageData with point data ``u``, origin 0
 and the grid spacing; read by ParaView and PyVista).  A run interrupted by
-the user keeps every snapshot already written.
+the user keeps every snapshot already written.  Each file is verified
+before it is renamed into place (the ``.npz`` reopened, the ``.vti`` read
+back to its closing tag: VTK's writer does not raise on a full disk); one
+that fails raises an ``OSError`` naming it, notes it in ``failed`` and
+leaves no file.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from diamondlab.engine.io import atomic_path, write_atomically
+from diamondlab.files import npz_verifier, vti_verifier
 
 __all__ = ["FORMATS", "Snapshots", "write_vti"]
 
@@ -37,7 +42,7 @@ def write_vti(path, field: np.ndarray, spacing: float, name: str = "u") -> Path:
         ) from err
     grid = pv.ImageData(dimensions=field.shape, spacing=(spacing,) * 3, origin=(0.0, 0.0, 0.0))
     grid.point_data[name] = np.asarray(field, dtype=np.float32).ravel(order="F")
-    with atomic_path(path, suffix=".vti") as tmp:
+    with atomic_path(path, suffix=".vti", verify=vti_verifier()) as tmp:
         grid.save(tmp)
     return Path(path)
 
@@ -67,6 +72,7 @@ class Snapshots:
         self.formats = formats
         self.frames: list[tuple[int, np.ndarray]] = []
         self.files: list[Path] = []
+        self.failed: tuple[Path, OSError] | None = None
         self.last_step: int | None = None
         if self.directory is not None and "vti" in formats:  # the folder is made at the first snapshot
             try:
@@ -91,9 +97,17 @@ class Snapshots:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         stem = self.directory / f"snapshot_{step:07d}"
-        if "npz" in self.formats:
-            record = {"field": field, "step": np.int64(step), "time": np.float64(time),
-                      "spacing": np.float64(spacing)}
-            self.files.append(write_atomically(f"{stem}.npz", lambda fh: np.savez(fh, **record)))
-        if "vti" in self.formats:
-            self.files.append(write_vti(f"{stem}.vti", field, spacing))
+        record = {"field": field, "step": np.int64(step), "time": np.float64(time),
+                  "spacing": np.float64(spacing)}  # fmt: skip
+        writers = {
+            "npz": lambda path: write_atomically(path, lambda fh: np.savez(fh, **record),
+                                                 verify=npz_verifier(record)),
+            "vti": lambda path: write_vti(path, field, spacing),
+        }  # fmt: skip
+        for fmt in self.formats:
+            path = Path(f"{stem}.{fmt}")
+            try:
+                self.files.append(writers[fmt](path))
+            except OSError as err:
+                self.failed = (path, err)
+                raise

@@ -24,8 +24,11 @@ def test_a_run_too_big_for_the_host_is_refused_before_anything_is_allocated(monk
     monkeypatch.setattr(memory, "available_host_memory", lambda: 10 * 2**20)
     made = []
     monkeypatch.setattr("diamondlab.engine.cpu_backend.CPUBackend._build", lambda *a, **k: made.append(a))
-    with pytest.raises(MemoryError, match=r"shape \(128, 128, 128\) needs about 0.0 GiB of host memory .* "
-                                          r"0.0 GiB are available: use a smaller shape"):
+    with pytest.raises(
+        MemoryError,
+        match=r"shape \(128, 128, 128\) needs about 0.0 GiB of host memory .* "
+        r"0.0 GiB are available: use a smaller shape",
+    ):
         Simulation((128, 128, 128), backend="cpu")
     assert not made
     check_host_memory((8, 8, 8), 10 * 2**20)  # exactly what is available: runs
@@ -80,3 +83,88 @@ def test_deleted_simulations_are_freed():
     del sim
     gc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+def _tree(root, files: dict):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_cgroup_limits_of_v1_v2_and_nested_groups_are_read(tmp_path):
+    # v2: the job's group has no limit, its parent has (4 GiB, 1 GiB used)
+    _tree(tmp_path / "v2", {"proc": "0::/batch/job/step\n", "fs/batch/memory.max": str(4 * 2**30),
+                            "fs/batch/memory.current": str(2**30), "fs/batch/job/memory.max": "max",
+                            "fs/batch/job/memory.current": "5"})  # fmt: skip
+    assert memory._cgroup_room(tmp_path / "v2" / "proc", tmp_path / "v2" / "fs") == 3 * 2**30
+    # v1: the memory controller's hierarchy; the tighter of the group and its parent counts
+    _tree(tmp_path / "v1", {"proc": "4:memory:/a/b\n3:cpu:/\n",
+                            "fs/memory/a/b/memory.limit_in_bytes": str(2 * 2**30),
+                            "fs/memory/a/b/memory.usage_in_bytes": str(2**29),
+                            "fs/memory/a/memory.limit_in_bytes": str(2**30),
+                            "fs/memory/a/memory.usage_in_bytes": str(2**29),
+                            "fs/memory/memory.limit_in_bytes": "9223372036854771712"})  # fmt: skip
+    assert memory._cgroup_room(tmp_path / "v1" / "proc", tmp_path / "v1" / "fs") == 2**29
+    _tree(
+        tmp_path / "none",
+        {"proc": "4:memory:/gone\n", "fs/memory/memory.limit_in_bytes": "9223372036854771712"},
+    )
+    assert memory._cgroup_room(tmp_path / "none" / "proc", tmp_path / "none" / "fs") is None
+
+
+def test_the_run_estimate_counts_saved_copies_traces_and_snapshots():
+    field = 4 * 100**3
+    parts = memory.run_host_bytes((100,) * 3, 2, "cpu", saved=True, steps=10**6, receivers=1000,
+                                  snapshot_formats=("npz", "vti"))  # fmt: skip
+    assert parts["the fields"] == host_bytes((100,) * 3, 2, "cpu")
+    assert parts["--save's copies of the initial and final layers"] == 4 * field
+    assert parts["the traces of 1000 --receiver over 1000000 --steps"] == 3 * 4 * 10**6 * 1000
+    assert parts["a snapshot being written"] == field  # beyond the two saved copies held meanwhile
+
+
+def test_a_long_run_of_many_receivers_is_refused_before_work(monkeypatch):
+    monkeypatch.setattr(memory, "available_host_memory", lambda: 2**30)
+    sim = Simulation((16, 16, 16), backend="cpu", nt=2, receivers=[(4, 4, 4)] * 3000)
+    with pytest.raises(MemoryError, match=r"the traces of 3000 receivers over 100000 steps 3.35 GiB"):
+        sim.run(100_000)
+    assert sim.time_step == 0
+
+
+@pytest.mark.slow
+def test_the_run_estimate_is_at_least_the_measured_peak():
+    """``ru_maxrss`` of CLI runs in subprocesses, less a 16^3 run's (imports, kernels): the estimate holds."""
+    script = textwrap.dedent("""
+        import resource, sys, tempfile, os
+        from diamondlab.cli import main
+        os.chdir(tempfile.mkdtemp())
+        assert main(sys.argv[1:]) == 0
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    """)
+
+    def peak(n, *extra):
+        argv = [
+            "run",
+            "--shape",
+            str(n),
+            "--steps",
+            "4",
+            "--nt",
+            "2",
+            "--backend",
+            "cpu",
+            "--no-progress",
+            *extra,
+        ]
+        out = subprocess.run(
+            [sys.executable, "-c", script, *argv], capture_output=True, text=True, check=True
+        )
+        return int(out.stdout.split()[-1])
+
+    base = peak(16)
+    for n, extra, saved in ((240, (), False), (240, ("--save", "r.npz"), True)):
+        estimate = sum(memory.run_host_bytes((n,) * 3, 2, "cpu", saved=saved).values())
+        measured = peak(n, *extra) - base
+        print(f"{n}^3 {extra}: measured {measured / 2**30:.3f} GiB, estimated {estimate / 2**30:.3f} GiB")
+        assert measured <= estimate * 1.02 + 16 * 2**20, (measured, estimate)
+        assert estimate <= 2 * measured + 64 * 2**20, (measured, estimate)
