@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.engine.interrupts import deferred_interrupts
+from diamondlab.engine.interrupts import deferred_interrupts, held_while_compiling
 from diamondlab.engine.plan import ALGORITHMS, RunPlan
 from diamondlab.engine.snapshots import Snapshots
 from diamondlab.numerics import gaussian_pulse
@@ -445,18 +445,21 @@ class Simulation:
         unchecked = 0.0  # seconds of sweeps since the planes were last checked
         self.last_run = self._stats(0, 0.0)
         try:
-            if not self._compiled:
-                if bar is not None:
-                    bar.set_postfix_str("compiling kernels (once per order)")
-                self.backend.compile()
-                self._compiled = True
-            # the clock: wall time of the sweeps and their books, without the checks and snapshots; the
-            # GPU is waited for only where something is read or reported, so that sweeps queue back to back.
-            # Ctrl-C and SIGTERM are held for the whole loop and act where every MPI rank agrees: after a
-            # sweep, its books and its snapshot (every rank at the same level)
-            mark = reported = time.perf_counter()
-            reported_done = 0
+            # Ctrl-C and SIGTERM are held for the compiling and the whole loop and act where every MPI rank
+            # agrees: before the first sweep, or after a sweep, its books and its snapshot (every rank at the
+            # same level); held while compiling, where Numba's C callbacks would lose them
             with deferred_interrupts() as held:
+                if not self._compiled:
+                    if bar is not None:
+                        bar.set_postfix_str("compiling kernels (once per order)")
+                    with held_while_compiling():
+                        self.backend.compile()
+                    self._compiled = True
+                # the clock: wall time of the sweeps and their books, without the checks and snapshots; the
+                # GPU is waited for only where something is read or reported, so that sweeps queue back to
+                # back
+                mark = reported = time.perf_counter()
+                reported_done = 0
                 while done < steps:
                     stop, signalled = self.backend.agree((self._stop_asked(stop_event), held.pending))
                     if signalled:  # a stop signal on any rank (in a callback, say): every rank stops here
