@@ -36,7 +36,7 @@ import numpy as np
 from diamondlab.engine.interrupts import deferred_interrupts, held_while_compiling
 from diamondlab.engine.plan import ALGORITHMS, RunPlan
 from diamondlab.engine.snapshots import Snapshots
-from diamondlab.numerics import gaussian_pulse
+from diamondlab.numerics import gaussian_pulse, validate_pulse_width
 
 __all__ = [
     "ALGORITHMS",
@@ -255,8 +255,8 @@ class Simulation:
 
     @staticmethod
     def _check_start(initial, pulse_width, step) -> None:
-        if pulse_width is not None and not (np.isfinite(pulse_width) and pulse_width > 0):
-            raise ValueError(f"pulse_width must be a finite width in cells > 0; got {pulse_width!r}")
+        if pulse_width is not None:
+            validate_pulse_width(pulse_width, "pulse_width")
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
             raise ValueError(f"step (the initial time level) must be an int >= 0; got {step!r}")
         if isinstance(initial, str) and initial not in ("gaussian", "zero"):
