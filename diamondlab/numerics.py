@@ -51,11 +51,16 @@ __all__ = [
     "stencil_weights",
     "update_coefficients",
     "validate_order",
+    "validate_pulse_width",
     "validate_shape",
 ]
 
 #: Stencil orders NO the engines are built for.
 SUPPORTED_ORDERS = (2, 4, 6, 8)
+
+#: Widths of a Gaussian pulse (cells) that describe one: below, the pulse is one cell (its neighbours'
+#: values underflow); above, it is flat to float32 rounding over any grid that fits in memory.
+PULSE_WIDTH_RANGE = (1e-3, 1e9)
 
 #: Largest finite float32, exactly.
 _F32_MAX = Fraction(float(np.finfo(np.float32).max))
@@ -90,6 +95,26 @@ def validate_order(order: int) -> int:
             f"order (NO) must be one of {SUPPORTED_ORDERS} (even, 2 to 8); got {order} ({parity})"
         )
     return order
+
+
+def validate_pulse_width(width, name: str = "width") -> float:
+    """``width`` (cells) as a float, or an error naming ``name`` and :data:`PULSE_WIDTH_RANGE`.
+
+    >>> validate_pulse_width(3)
+    3.0
+    >>> validate_pulse_width(0.0, "pulse_width")
+    Traceback (most recent call last):
+    ...
+    ValueError: pulse_width must be a finite width in cells > 0 (from 0.001 to 1e+09); got 0.0
+    """
+    if isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number (a width in cells); got {width!r}")
+    low, high = PULSE_WIDTH_RANGE
+    if not low <= float(width) <= high:  # NaN fails too
+        raise ValueError(
+            f"{name} must be a finite width in cells > 0 (from {low:g} to {high:g}); got {width!r}"
+        )
+    return float(width)
 
 
 def validate_shape(shape) -> tuple[int, int, int]:
@@ -351,8 +376,7 @@ def gaussian_pulse(
         raise ValueError(f"shape must be three positive ints; got {shape}")
     if center is None:
         center = tuple((n - 1) / 2.0 for n in shape)
-    if not width > 0:
-        raise ValueError(f"width must be > 0 grid cells; got {width}")
+    width = validate_pulse_width(width)
     if distance < 0:
         raise ValueError(f"distance must be >= 0 cells; got {distance}")
     if out is None:
@@ -423,6 +447,10 @@ class WaveParameters:
             raise ValueError(f"spacing (h) must be > 0; got {self.spacing}")
         if not self.velocity > 0:
             raise ValueError(f"velocity (c) must be > 0; got {self.velocity}")
+        for name, value in (("courant", self.courant), ("dt", self.dt)):
+            if value is not None and (isinstance(value, (bool, np.bool_))
+                                      or not isinstance(value, (int, float, np.integer, np.floating))):
+                raise TypeError(f"{name} must be a number or None; got {value!r}")
         limit = courant_limit(self.order)
         if self.courant is not None and self.dt is not None:
             raise ValueError("give either courant or dt, not both")

@@ -375,3 +375,89 @@ def test_cli_refuses_outputs_that_cannot_be_made_before_any_work(
     test_cli_refuses_bad_input_clearly_before_any_work(
         argv, text, stage, files, tmp_path, monkeypatch, capsys, no_work
     )
+
+
+# ---------------------------------------------------------------- issue 27 (i27-a): pulse widths, numbers,
+# communicators, and --initial records whose arrays disagree (each used to end in a traceback)
+ISSUE27_API_ROWS = [
+    ("pulse width tiny", {"pulse_width": 1e-300}, ValueError, "pulse_width must be a finite width in cells > "
+     "0 (from 0.001 to 1e+09); got 1e-300"),  # fmt: skip
+    ("pulse width huge", {"pulse_width": 1e300}, ValueError, "(from 0.001 to 1e+09); got 1e+300"),
+    ("pulse width text", {"pulse_width": "3"}, TypeError, "pulse_width must be a number (a width in cells)"),
+    ("pulse width bool", {"pulse_width": True}, TypeError, "pulse_width must be a number"),
+    ("pulse width array", {"pulse_width": np.ones(2)}, TypeError, "pulse_width must be a number"),
+    ("dt text", {"dt": "0.1"}, TypeError, "dt must be a number or None; got '0.1'"),
+    ("courant text", {"courant": "0.3"}, TypeError, "courant must be a number or None; got '0.3'"),
+    ("comm int", {"comm": 3}, TypeError, "comm must be an MPI communicator"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "text"), _rows(ISSUE27_API_ROWS))
+def test_issue27_api_refuses_bad_input_clearly_before_any_work(kwargs, error, text, no_work):
+    test_api_refuses_bad_input_clearly_before_any_work(kwargs, error, text, no_work)
+
+
+def test_issue27_a_gaussian_pulse_refuses_a_degenerate_width():
+    from diamondlab.numerics import gaussian_pulse
+
+    with pytest.raises(ValueError, match=r"width must be a finite width in cells > 0 \(from 0.001"):
+        gaussian_pulse((4, 4, 4), width=1e-200)
+
+
+@pytest.fixture(scope="module")
+def points_record(tmp_path_factory):
+    """A record with a source and a receiver, written by the real engine (before any kernel is blocked)."""
+    path = tmp_path_factory.mktemp("points") / "points.npz"
+    assert main(["run", "--shape", "16", "--steps", "2", "--backend", "cpu", "--no-progress", "--nt", "2",
+                 "--source", "8,8,8", "--receiver", "4,4,4", "--save", str(path),
+                 "--out", str(path.parent / "out")]) == 0  # fmt: skip
+    with np.load(path) as data:
+        return dict(data)
+
+
+# (id, the record's keys changed (None: removed), text the message must contain)
+ISSUE27_RECORD_ROWS = [
+    ("source position columns", {"source_position": np.zeros((1, 2))},
+     "'source_position' must have shape (n, 3) (x, y, z of each source); got (1, 2)"),
+    ("source rows disagree", {"source_position": np.full((2, 3), 8.0)},
+     "'source_units' must have shape (2,) (one row per source of 'source_position'); got (1,)"),
+    ("source frequencies", {"source_frequency": np.array([0.05, 0.05])}, "'source_frequency' must have"),
+    ("source delay 2-D", {"source_delay": np.zeros((1, 1))}, "'source_delay' must have shape (1,)"),
+    ("source units numbers", {"source_units": np.array([1.0])}, "'source_units' must hold text; got dtype"),
+    ("source amplitude text", {"source_amplitude": np.array(["a"])}, "'source_amplitude' must hold numbers"),
+    ("source wavelet gone", {"source_wavelet": None}, "sources are incomplete: ['source_position'"),
+    ("source samples gone", {"source_wavelet": np.array(["samples"])},
+     "source 0 plays a sampled wavelet, so 'source_0_wavelet' must be a 1-D array of numbers; got nothing"),
+    ("receiver position 1-D", {"receiver_position": np.array([4.0, 4.0, 4.0])},
+     "'receiver_position' must have shape (n, 3) (x, y, z of each receiver); got (3,)"),
+    ("receiver units gone", {"receiver_units": None}, "receivers are incomplete: ['receiver_position']"),
+    ("order text", {"order": np.array("abc")}, "'order' must be one integer; got shape (), dtype <U3"),
+    ("courant text", {"courant": np.array("x")}, "'courant' must be one number"),
+    ("velocity 2-D", {"velocity": np.zeros((2, 2))}, "'velocity' must be one number; got shape (2, 2)"),
+    ("shape two sizes", {"shape": np.array([16, 16])}, "'shape' must be three integers; got shape (2,)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("changes", "text"), _rows(ISSUE27_RECORD_ROWS))
+def test_issue27_cli_refuses_a_record_whose_arrays_disagree(
+    changes, text, points_record, tmp_path, monkeypatch, capsys, no_work
+):
+    record = {k: v for k, v in points_record.items() if k not in changes or changes[k] is not None}
+    record.update({k: v for k, v in changes.items() if v is not None})
+    np.savez(tmp_path / "tampered.npz", **record)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--initial", "tampered.npz", "--steps", "2", "--backend", "cpu", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("diamondlab: error: --initial tampered.npz: not a consistent run "
+                                        "record: ") and text in err and "Traceback" not in err, err
+    assert no_work == []
+
+
+@pytest.mark.parametrize("width", ["1e-300", "1e300"])
+def test_issue27_cli_refuses_a_degenerate_pulse_width(width, tmp_path, monkeypatch, capsys, no_work):
+    monkeypatch.chdir(tmp_path)
+    assert main([*RUN, "--pulse-width", width]) == 2
+    err = capsys.readouterr().err
+    assert "pulse_width must be a finite width in cells > 0 (from 0.001 to 1e+09)" in err, err
+    assert "Traceback" not in err and no_work == []
+# ---------------------------------------------------------------- end of issue 27 (i27-a)

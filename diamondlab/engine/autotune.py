@@ -39,6 +39,7 @@ import numpy as np
 
 from diamondlab import caches
 from diamondlab.engine.backends import get_backend
+from diamondlab.engine.interrupts import held_while_compiling
 from diamondlab.engine.measure import measure_backend
 from diamondlab.kernels import generated
 from diamondlab.numerics import WaveParameters
@@ -165,15 +166,17 @@ def autotune(
         for opts in cls.tuning_options(params.order, size)
     ]
     for size, nt, opts in candidates:
-        try:
-            engine = cls(params, shape, size, nt, **opts)
-        except ValueError:  # tile larger than the grid, pair not built, ...
-            continue
-        if configure is not None:
-            configure(engine)
-        engine.compile()
-        engine.set_fields(prev, prev)
-        timing = measure_backend(engine, "diamondtorre", nt, repeats)
+        # a stop signal waits for the candidate (Numba compiling would lose it), then ends the tuning
+        with held_while_compiling():
+            try:
+                engine = cls(params, shape, size, nt, **opts)
+            except ValueError:  # tile larger than the grid, pair not built, ...
+                continue
+            if configure is not None:
+                configure(engine)
+            engine.compile()
+            engine.set_fields(prev, prev)
+            timing = measure_backend(engine, "diamondtorre", nt, repeats)
         label = f"{size},{nt}" + (f",{json.dumps(opts, sort_keys=True)}" if opts else "")
         measured[label] = timing.seconds_median / nt
         options[label] = (size, nt, opts)

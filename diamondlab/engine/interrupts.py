@@ -8,6 +8,13 @@ sweep with its bookkeeping, a file being written) and raises
 leaves fields between two time levels or a file half written.  Only the
 main thread can receive signals; elsewhere the block runs unchanged.
 
+:func:`held_while_compiling` holds them the same way while Numba compiles
+(or the auto-tuner measures): Numba runs Python inside LLVM's C callbacks
+(ctypes), where an exception raised by a signal handler is printed
+("Exception ignored on calling ctypes callback") and lost, so the run went
+on.  A second stop signal within such a block ends the process at once with
+status ``128 + signal number`` (no output is being written while compiling).
+
 :func:`terminate_as_interrupt` makes SIGTERM (what batch schedulers and
 ``timeout`` send) raise :class:`KeyboardInterrupt` like Ctrl-C, for
 programs such as the command line that want one way to stop; it records the
@@ -18,10 +25,12 @@ say which one (``128 + signal number``).
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 
-__all__ = ["Held", "deferred_interrupts", "last_signal", "terminate_as_interrupt"]
+__all__ = ["Held", "deferred_interrupts", "held_while_compiling", "last_signal", "terminate_as_interrupt"]
 
 #: The number of the stop signal received last (``signal.SIGINT`` until another arrives).
 last_signal: int = signal.SIGINT
@@ -58,11 +67,33 @@ class Held:
 
     def __init__(self):
         self.caught: list[int] = []
+        #: Whether a :func:`held_while_compiling` block runs now (a second signal ends the process).
+        self.compiling = False
 
     @property
     def pending(self) -> bool:
         """Whether a stop signal arrived during the block (it raises when the block ends)."""
         return bool(self.caught)
+
+    def record(self, signum, frame) -> None:
+        """The signal handler of a block: note the signal, never raise (it may run inside a C callback).
+
+        While compiling, a second stop signal ends the process at once with
+        status ``128 + signum``.
+        """
+        self.caught.append(signum)
+        if self.compiling and len(self.caught) > 1:
+            _end_now(signum)
+
+
+def _end_now(signum: int) -> None:
+    """End the process now with status ``128 + signum`` (from a signal handler: no exception to lose)."""
+    with contextlib.suppress(Exception):  # a handler may interrupt a write to these very streams
+        sys.stdout.flush()
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"diamondlab: stopped by signal {signum} while compiling: ending now\n".encode())
+    os._exit(128 + signum)
 
 
 #: The outermost block holding signals now (inner blocks join it).
@@ -96,7 +127,7 @@ def deferred_interrupts():
     previous = {}
     for s in _STOP_SIGNALS:
         if s == signal.SIGINT or signal.getsignal(s) is _raise_interrupt:
-            previous[s] = signal.signal(s, lambda signum, frame: held.caught.append(signum))
+            previous[s] = signal.signal(s, held.record)
     _holding.append(held)
     try:
         yield held
@@ -107,3 +138,27 @@ def deferred_interrupts():
         if held.caught:
             _note(held.caught[-1])
             raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def held_while_compiling():
+    """:func:`deferred_interrupts` for a block that compiles kernels (or tunes them, or imports Numba).
+
+    Numba calls back into Python from LLVM (ctypes callbacks), where a
+    ``KeyboardInterrupt`` raised by a signal handler would be printed and
+    lost; here the signal is only recorded and raised when the outermost
+    block ends (inside a :func:`deferred_interrupts` block it joins that
+    block, whose owner decides where to stop).  A second stop signal while
+    this block runs ends the process at once with status ``128 + signal
+    number``: compiling can take a minute and writes nothing of the run's.
+
+    >>> with held_while_compiling() as held:
+    ...     held.compiling
+    True
+    """
+    with deferred_interrupts() as held:
+        before, held.compiling = held.compiling, True
+        try:
+            yield held
+        finally:
+            held.compiling = before

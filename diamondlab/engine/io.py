@@ -306,10 +306,69 @@ def load_run(path) -> RunRecord:
         if key not in keys:
             out[key] = default
             keys.append(key)
-    for key in ("order", "steps", "first_step", "size", "nt", "sponge"):
+    for key, kinds, convert, what in (
+        *((k, "iu", int, "one integer") for k in ("order", "steps", "first_step", "size", "nt", "sponge")),
+        *((k, "iuf", float, "one number") for k in ("courant", "spacing", "velocity", "dt")),
+    ):
         if key in out:
-            out[key] = int(out[key])
-    for key in ("courant", "spacing", "velocity", "dt"):
-        out[key] = float(out[key])
-    out["shape"] = tuple(int(n) for n in out["shape"])
-    return RunRecord(path, out, keys)
+            value = np.asarray(out[key])
+            if value.ndim or value.dtype.kind not in kinds:
+                raise ValueError(f"{path}: not a consistent run record: {key!r} must be {what}; got "
+                                 f"shape {value.shape}, dtype {value.dtype}")
+            out[key] = convert(value)
+    shape = np.asarray(out["shape"])
+    if shape.shape != (3,) or shape.dtype.kind not in "iu":
+        raise ValueError(f"{path}: not a consistent run record: 'shape' must be three integers; got shape "
+                         f"{shape.shape}, dtype {shape.dtype}")
+    out["shape"] = tuple(int(n) for n in shape)
+    record = RunRecord(path, out, keys)
+    _check_points(record)
+    return record
+
+
+#: The arrays of a record's sources and receivers: key -> (columns or None for one value a point, kind)
+_POINT_ARRAYS = {
+    "source": {"source_position": (3, "number"), "source_units": (None, "text"),
+               "source_frequency": (None, "number"), "source_amplitude": (None, "number"),
+               "source_delay": (None, "number"), "source_wavelet": (None, "text")},
+    "receiver": {"receiver_position": (3, "number"), "receiver_units": (None, "text")},
+}  # fmt: skip
+
+
+def _check_points(record: RunRecord) -> None:
+    """Raise a ``ValueError`` naming the key unless the sources' and the receivers' arrays agree.
+
+    Each of them holds one row per point (``*_position``: ``(n, 3)`` numbers;
+    the others ``(n,)``, numbers or text), all or none of a kind are there,
+    and a source whose wavelet is ``"samples"`` has its ``source_{i}_wavelet``
+    (a 1-D array of numbers).
+    """
+    where = f"{record.path}: not a consistent run record:"
+    for kind, arrays in _POINT_ARRAYS.items():
+        present = [k for k in arrays if k in record]
+        if not present:
+            continue
+        if missing := [k for k in arrays if k not in record]:
+            raise ValueError(f"{where} {kind}s are incomplete: {present} without {missing}")
+        position = np.asarray(record[f"{kind}_position"])
+        if position.ndim != 2 or position.shape[1] != 3:
+            raise ValueError(f"{where} '{kind}_position' must have shape (n, 3) (x, y, z of each {kind}); "
+                             f"got {position.shape}")
+        for key, (columns, what) in arrays.items():
+            value = np.asarray(record[key])
+            if value.dtype.kind not in ("iuf" if what == "number" else "US"):
+                words = "numbers" if what == "number" else "text"
+                raise ValueError(f"{where} {key!r} must hold {words}; got dtype {value.dtype}")
+            expected = (len(position), columns) if columns else (len(position),)
+            if value.shape != expected:
+                raise ValueError(f"{where} {key!r} must have shape {expected} (one row per {kind} of "
+                                 f"'{kind}_position'); got {value.shape}")
+        for i, name in enumerate(record["source_wavelet"] if kind == "source" else ()):
+            if str(name) != "samples":
+                continue
+            key = f"source_{i}_wavelet"
+            samples = np.asarray(record[key]) if key in record else None
+            if samples is None or samples.ndim != 1 or samples.dtype.kind not in "iuf":
+                got = "nothing" if samples is None else f"shape {samples.shape}, dtype {samples.dtype}"
+                raise ValueError(f"{where} source {i} plays a sampled wavelet, so {key!r} must be a 1-D "
+                                 f"array of numbers; got {got}")

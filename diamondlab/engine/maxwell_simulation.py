@@ -86,9 +86,9 @@ class MaxwellSimulation(Simulation):
             raise ValueError(f"view must be one of {COMPONENTS}; got {name!r}")
         self.backend.view = name
 
-    def reset(self, initial=None) -> None:
-        """Every field, Drude current and CPML ``psi`` to zero, or ``initial = (E, H)`` (each ``(3, nx,
-        ny, nz)``, ``H`` at the half step before ``E``); the clock goes back to ``step``."""
+    def _reset(self, initial) -> None:
+        """:meth:`reset`: every field, Drude current and CPML ``psi`` to zero, or ``initial = (E, H)``
+        (each ``(3, nx, ny, nz)``, ``H`` at the half step before ``E``); the clock back to ``step``."""
         self.backend.reset()
         if initial is not None and not (isinstance(initial, str) and initial == "zero"):
             fields = []
@@ -104,22 +104,24 @@ class MaxwellSimulation(Simulation):
     @property
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         """Host copies ``(E, H)``, each ``(3, nx, ny, nz)`` float32 (``H`` half a step behind ``E``)."""
-        return self.backend.fields()
+        with self._exclusive("read its fields", read=True):
+            return self.backend.fields()
 
     @property
     def E(self) -> np.ndarray:  # noqa: N802 - the field's name
         """Host copy of ``E`` ``(3, nx, ny, nz)``."""
-        return self.backend.fields()[0]
+        return self.fields[0]
 
     @property
     def H(self) -> np.ndarray:  # noqa: N802 - the field's name
         """Host copy of ``H`` ``(3, nx, ny, nz)`` (at the half step before ``E``)."""
-        return self.backend.fields()[1]
+        return self.fields[1]
 
     @property
     def field(self) -> np.ndarray:
         """Host copy of the component :attr:`view`."""
-        return self.backend.current_view().copy()
+        with self._exclusive("read its field", read=True):
+            return self.backend.current_view().copy()
 
     def energy(self) -> float:
         """Electromagnetic energy ``(1/2) sum(eps |E|^2 + mu |H|^2)`` in cell units (float64).

@@ -9,7 +9,8 @@ Every rate diamondlab reports comes from here: the auto-tuner
 (:func:`tuning_sweep`) and the watch-cost benchmark
 (:mod:`diamondlab.widgets.bench`).
 
-- :func:`time_repeats` runs a callable once to warm up (compilation, caches)
+- :func:`time_repeats` runs a callable once to warm up (compilation, caches;
+  stop signals held: :func:`~diamondlab.engine.interrupts.held_while_compiling`)
   and then ``repeats`` times, each timed to the end of the device's work:
   with CUDA events on the GPU, with ``time.perf_counter`` and the backend's
   ``synchronize`` elsewhere.
@@ -32,6 +33,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
+
+from diamondlab.engine.interrupts import held_while_compiling
 
 __all__ = [
     "BlockLevel", "Measurement", "TuningRow", "best", "block_sweep", "compare_algorithms", "measure_backend",
@@ -82,8 +85,9 @@ def time_repeats(run: Callable[[], object], synchronize: Callable[[], None], rep
 
         cuda_events = not simulator_enabled()
     if warmup:
-        run()
-        synchronize()
+        with held_while_compiling():  # the warm-up compiles: a stop signal waits for it
+            run()
+            synchronize()
     times = []
     for _ in range(int(repeats)):
         if cuda_events:

@@ -239,6 +239,10 @@ class RunPlan:
         physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
         params = WaveParameters(order=order, spacing=spacing, velocity=physics.velocity_max, courant=courant,
                                 dt=dt)  # fmt: skip
+        if comm is not None and not all(isinstance(getattr(comm, a, None), (int, np.integer))
+                                        for a in ("size", "rank")):
+            raise TypeError(f"comm must be an MPI communicator (e.g. mpi4py's MPI.COMM_WORLD) or None; "
+                            f"got {comm!r}")
         ranks = 1 if comm is None else int(comm.size)
         if window is not None:
             if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:

@@ -12,6 +12,11 @@ at the same time level.  A run that is stopped (``stop()``, a
 ``threading.Event``, or Ctrl-C) stops between sweeps: the fields and the
 clock stay consistent, and Ctrl-C is re-raised after the bookkeeping.
 
+One thread uses a simulation at a time: while a run goes on, another
+thread that runs, resets or reads the fields gets a
+:class:`SimulationBusyError` naming the running thread (the run's own
+callbacks may read; ``stop()`` works from anywhere).
+
 Fields come back as NumPy arrays in (x, y, z) order; on the GPU they are
 copied only when asked for.  ``last_run`` reports the throughput (cell
 updates per second) of the most recent run.
@@ -19,21 +24,30 @@ updates per second) of the most recent run.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.engine.interrupts import deferred_interrupts
+from diamondlab.engine.interrupts import deferred_interrupts, held_while_compiling
 from diamondlab.engine.memory import check_trace_memory
 from diamondlab.engine.plan import ALGORITHMS, RunPlan
 from diamondlab.engine.snapshots import Snapshots
-from diamondlab.numerics import gaussian_pulse
+from diamondlab.numerics import gaussian_pulse, validate_pulse_width
 
-__all__ = ["ALGORITHMS", "EQUATIONS", "NonFiniteFieldError", "RunStats", "Simulation", "SourceTimingWarning"]
+__all__ = [
+    "ALGORITHMS",
+    "EQUATIONS",
+    "NonFiniteFieldError",
+    "RunStats",
+    "Simulation",
+    "SimulationBusyError",
+    "SourceTimingWarning",
+]
 
 @dataclass(frozen=True)
 class RunStats:
@@ -71,6 +85,16 @@ class NonFiniteFieldError(FloatingPointError):
         super().__init__(message)
         self.step = step
         self.where = where
+
+
+class SimulationBusyError(RuntimeError):
+    """A :class:`Simulation` asked to run, reset or hand out its fields while another thread runs it.
+
+    One simulation is advanced by one thread at a time: two runs at once
+    would interleave their sweeps and give a field that no run gives.  A
+    run's own callback may read the fields (it runs in the run's thread)
+    but may not start another run or reset.
+    """
 
 
 class SourceTimingWarning(UserWarning):
@@ -252,8 +276,8 @@ class Simulation:
 
     @staticmethod
     def _check_start(initial, pulse_width, step) -> None:
-        if pulse_width is not None and not (np.isfinite(pulse_width) and pulse_width > 0):
-            raise ValueError(f"pulse_width must be a finite width in cells > 0; got {pulse_width!r}")
+        if pulse_width is not None:
+            validate_pulse_width(pulse_width, "pulse_width")
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
             raise ValueError(f"step (the initial time level) must be an int >= 0; got {step!r}")
         if isinstance(initial, str) and initial not in ("gaussian", "zero"):
@@ -266,6 +290,8 @@ class Simulation:
         elif not isinstance(initial, str):
             initial = self._check_layers(initial, plan.shape)
         self._first_step = int(step)
+        self._busy = threading.Lock()  # held by the thread that runs or resets (never waited for)
+        self._owner: threading.Thread | None = None
         self.plan = plan
         self.backend = plan.make_backend()
         self._traces = np.zeros((0, len(plan.physics.receivers)), dtype=np.float32)  # capacity doubles
@@ -323,8 +349,13 @@ class Simulation:
     def reset(self, initial=None) -> None:
         """Set the two initial layers (default: those given at construction); the clock goes back to ``step``.
 
-        ``initial`` as in the constructor.
+        ``initial`` as in the constructor.  Raises :class:`SimulationBusyError`
+        while another thread (or this one's run) is running the simulation.
         """
+        with self._exclusive("reset it"):
+            self._reset(initial)
+
+    def _reset(self, initial) -> None:
         if initial is None:
             initial = self._initial
         elif not isinstance(initial, str):
@@ -377,13 +408,15 @@ class Simulation:
 
     @property
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
-        """Host copies ``(u^{n-1}, u^n)`` in (x, y, z) order."""
-        return self.backend.fields()
+        """Host copies ``(u^{n-1}, u^n)`` in (x, y, z) order (not while another thread runs it)."""
+        with self._exclusive("read its fields", read=True):
+            return self.backend.fields()
 
     @property
     def field(self) -> np.ndarray:
-        """Host copy of the current level ``u^n``."""
-        return self.backend.fields()[1]
+        """Host copy of the current level ``u^n`` (not while another thread runs it)."""
+        with self._exclusive("read its field", read=True):
+            return self.backend.fields()[1]
 
     def current_view(self) -> np.ndarray:
         """The current level ``u^n`` without a copy where the backend allows it (CPU: a read-only view).
@@ -391,7 +424,8 @@ class Simulation:
         Valid until the next step: read it between runs or in a ``run`` callback.
         On the GPU it is a host copy, like :attr:`field`.
         """
-        return self.backend.current_view()
+        with self._exclusive("read its field", read=True):
+            return self.backend.current_view()
 
     def current_planes(self, index, strides=(1, 1, 1)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Three strided planes of ``u^n`` through ``index = (ix, iy, iz)``: ``(xy, xz, yz)``.
@@ -408,9 +442,36 @@ class Simulation:
             raise ValueError(f"index must be a cell (ix, iy, iz) of the grid {self.shape}; got {index}")
         if len(strides) != 3 or min(strides) < 1:
             raise ValueError(f"strides must be three ints >= 1; got {strides}")
-        return self.backend.planes(index, strides)
+        with self._exclusive("read its planes", read=True):
+            return self.backend.planes(index, strides)
 
     # -------------------------------------------------------------- run
+    @contextlib.contextmanager
+    def _exclusive(self, what: str, read: bool = False) -> Iterator[None]:
+        """Hold the simulation for this thread during the block; :class:`SimulationBusyError` if it is held.
+
+        ``read``: the block only reads, which a run's own callback (in the
+        run's thread) may do.  The lock is tried, never waited for.
+        """
+        me = threading.current_thread()
+        if read and self._owner is me:  # a run's callback reading between sweeps
+            yield
+            return
+        if not self._busy.acquire(blocking=False):
+            owner = self._owner
+            where = "in this thread (from its own run's callback)" if owner is me else (
+                f"in thread {owner.name!r}" if owner is not None else "in another thread")
+            raise SimulationBusyError(
+                f"cannot {what}: this Simulation is already running {where}; wait for that run to end "
+                "or call stop() (a Lab: pause it)"
+            )
+        self._owner = me
+        try:
+            yield
+        finally:
+            self._owner = None
+            self._busy.release()
+
     def stop(self) -> None:
         """Ask a running :meth:`run` (in another thread) to stop after the current sweep.
 
@@ -445,15 +506,24 @@ class Simulation:
         in ``self.snapshots`` (a :class:`~diamondlab.engine.snapshots.Snapshots`),
         in memory or, with ``snapshot_dir``, as files in ``snapshot_formats``
         (``"npz"``, ``"vti"``); sweeps are cut to stop at those steps.
+
+        One thread runs a simulation at a time: :class:`SimulationBusyError`
+        while another thread runs it (``stop()`` works from any thread).
         """
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
             raise ValueError(f"steps must be an int >= 0; got {steps!r}")
         # the receivers' record grows by steps x receivers: refused before any work when it cannot fit
         check_trace_memory(self.shape, self._trace_rows, self._traces.shape, steps)
+        with self._exclusive("run it"):
+            return self._run(steps, progress, callback, callback_every, stop_event, snapshots, snapshot_every,
+                             snapshot_dir, snapshot_formats)
+
+    def _run(self, steps, progress, callback, callback_every, stop_event, snapshots, snapshot_every,
+             snapshot_dir, snapshot_formats) -> RunStats:
         self._stop.clear()
         if steps and self.time_step == self._first_step:  # from the initial level: is every source seen?
             for message in self.physics.quiet_sources(self.time_step, steps, self.params.dt):
-                warnings.warn(message, SourceTimingWarning, stacklevel=2)
+                warnings.warn(message, SourceTimingWarning, stacklevel=3)
         if snapshots is None and snapshot_every is not None:
             snapshots = Snapshots(snapshot_every, snapshot_dir, snapshot_formats)
         if snapshots is not None:
@@ -471,18 +541,21 @@ class Simulation:
         unchecked = 0.0  # seconds of sweeps since the planes were last checked
         self.last_run = self._stats(0, 0.0)
         try:
-            if not self._compiled:
-                if bar is not None:
-                    bar.set_postfix_str("compiling kernels (once per order)")
-                self.backend.compile()
-                self._compiled = True
-            # the clock: wall time of the sweeps and their books, without the checks and snapshots; the
-            # GPU is waited for only where something is read or reported, so that sweeps queue back to back.
-            # Ctrl-C and SIGTERM are held for the whole loop and act where every MPI rank agrees: after a
-            # sweep, its books and its snapshot (every rank at the same level)
-            mark = reported = time.perf_counter()
-            reported_done = 0
+            # Ctrl-C and SIGTERM are held for the compiling and the whole loop and act where every MPI rank
+            # agrees: before the first sweep, or after a sweep, its books and its snapshot (every rank at the
+            # same level); held while compiling, where Numba's C callbacks would lose them
             with deferred_interrupts() as held:
+                if not self._compiled:
+                    if bar is not None:
+                        bar.set_postfix_str("compiling kernels (once per order)")
+                    with held_while_compiling():
+                        self.backend.compile()
+                    self._compiled = True
+                # the clock: wall time of the sweeps and their books, without the checks and snapshots; the
+                # GPU is waited for only where something is read or reported, so that sweeps queue back to
+                # back
+                mark = reported = time.perf_counter()
+                reported_done = 0
                 while done < steps:
                     stop, signalled = self.backend.agree((self._stop_asked(stop_event), held.pending))
                     if signalled:  # a stop signal on any rank (in a callback, say): every rank stops here

@@ -55,7 +55,8 @@ __all__ = ["GENERATOR_VERSION", "cache_dir", "check_compiled", "load_generated"]
 #: a kernel computes or how fast it runs in a way the generated text does not
 #: show: it names the kernel folder and is part of every tuning's key
 #: (:mod:`diamondlab.engine.autotune`).
-GENERATOR_VERSION = 1
+#: 2: the CPU kernels put back each thread's MXCSR after an iteration (issue 27).
+GENERATOR_VERSION = 2
 
 
 def cache_dir() -> Path:

@@ -1,3 +1,4 @@
+import json
 import os
 import signal
 
@@ -32,3 +33,110 @@ def test_handlers_are_restored():
 def test_sigterm_outside_the_command_line_keeps_its_handler():
     with deferred_interrupts():
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def _in_a_ctypes_callback(action) -> None:
+    """Run ``action()`` inside C (libc's ``qsort`` calling back into Python), as Numba's LLVM hooks run."""
+    import ctypes
+
+    def call(a, b) -> int:
+        action()
+        return 0
+
+    compare = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(call)
+    values = (ctypes.c_int * 2)()
+    ctypes.CDLL(None).qsort(values, 2, ctypes.sizeof(ctypes.c_int), compare)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_inside_a_compilers_callback_is_raised_after_the_compiling(signum):
+    """Issue 27: a KeyboardInterrupt raised in a ctypes callback is printed and lost; held, it is not."""
+    import time
+
+    from diamondlab.engine.interrupts import held_while_compiling
+
+    reached = []
+
+    def compile_kernels():
+        with terminate_as_interrupt(), held_while_compiling():
+            _in_a_ctypes_callback(lambda: (os.kill(os.getpid(), signum), time.sleep(0.05)))
+            reached.append("compiled after the signal")
+
+    with pytest.raises(KeyboardInterrupt):
+        compile_kernels()
+    assert reached == ["compiled after the signal"] and interrupts.last_signal == signum
+
+
+# the command line with a compile phase made long: Python inside C callbacks (as Numba's), then the real one
+_SLOW_COMPILE = """
+import ctypes, os, pathlib, sys, time
+from diamondlab import cli
+from diamondlab.engine.cpu_backend import CPUBackend
+
+compile_now = CPUBackend.compile
+CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+compare = CMP(lambda a, b: time.sleep(0.002) or 0)
+
+
+def slow_compile(self):
+    pathlib.Path("compiling").touch()
+    values = (ctypes.c_int * 8)()
+    end = time.monotonic() + float(os.environ["SLOW_COMPILE_SECONDS"])
+    while time.monotonic() < end:
+        ctypes.CDLL(None).qsort(values, 8, ctypes.sizeof(ctypes.c_int), compare)
+    compile_now(self)
+
+
+CPUBackend.compile = slow_compile
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def _run_and_signal(tmp_path, signals, seconds: float):
+    """``diamondlab run`` (fresh cache), ``signals`` sent while compiling: (status, err, out, seconds)."""
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, DIAMONDLAB_CACHE=str(tmp_path / "cache"), SLOW_COMPILE_SECONDS=str(seconds))
+    argv = ["run", "--shape", "24", "--backend", "cpu", "--steps", "40", "--receiver", "12,12,12",
+            "--save", "run.npz", "--out", "out", "--no-progress"]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_COMPILE, *argv], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 240
+    while not (tmp_path / "compiling").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    start = time.monotonic()
+    for signum in signals:
+        time.sleep(0.2)
+        proc.send_signal(signum)
+    out, err = proc.communicate(timeout=240)
+    return proc.returncode, err, out, time.monotonic() - start
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_while_kernels_compile_ends_the_run_with_its_status(tmp_path, signum):
+    """Issue 27: SIGINT/SIGTERM during compiling ends the command line run with 130/143 and whole outputs
+    (the run's state at step 0), where the signal used to be printed as ignored and the run went on."""
+    from diamondlab.engine.io import load_run
+
+    code, err, out, _ = _run_and_signal(tmp_path, [signum], seconds=1.5)
+    assert code == 128 + signum, (out, err)
+    assert "Exception ignored" not in err and "Traceback" not in err, err
+    assert "interrupted at step 0" in out
+    assert [p.name for p in tmp_path.rglob(".*")] == []  # no temporary file
+    assert load_run(tmp_path / "run.npz")["steps"] == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["interrupted"] and manifest["last_step"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_second_stop_signal_while_compiling_ends_the_process_at_once(tmp_path, signum):
+    code, err, out, seconds = _run_and_signal(tmp_path, [signum, signum], seconds=60)
+    assert code == 128 + signum and seconds < 30, (out, err)
+    assert "Exception ignored" not in err and "Traceback" not in err, err
+    assert "while compiling: ending now" in err
+    assert not (tmp_path / "run.npz").exists() and [p.name for p in tmp_path.rglob(".*")] == []

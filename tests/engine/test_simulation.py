@@ -179,3 +179,38 @@ def test_sampled_planes_are_checked_within_their_time_budget(monkeypatch, budget
     monkeypatch.setattr(sim, "_check_planes", lambda: calls.append(sim.time_step) or check())
     sim.run(40)
     assert len(calls) == checks and calls[-1] == 40
+
+
+def test_a_simulation_refuses_a_second_thread_while_it_runs():
+    """Issue 27: a run, a reset or a field read from another thread mid-run is refused with a message
+    naming the thread that runs it (it used to interleave the sweeps); the run itself goes on whole."""
+    from diamondlab.engine.simulation import SimulationBusyError
+
+    sim = _sim(order=2, size=1, nt=4)
+    inside, gate, seen = threading.Event(), threading.Event(), []
+
+    def callback(s, stats):
+        seen.append(s.field.shape)  # the run's own thread reads between sweeps
+        with pytest.raises(SimulationBusyError, match="from its own run's callback"):
+            s.run(4)
+        inside.set()
+        gate.wait(30)
+
+    worker = threading.Thread(target=sim.run, args=(12,), kwargs={"callback": callback}, name="the-runner")
+    worker.start()
+    try:
+        assert inside.wait(60)
+        for refused in (lambda: sim.run(4), sim.reset, lambda: sim.field, lambda: sim.fields,
+                        sim.current_view, lambda: sim.current_planes((1, 1, 1))):  # fmt: skip
+            with pytest.raises(SimulationBusyError, match=r"running in thread 'the-runner'.*stop\(\)"):
+                refused()
+    finally:
+        gate.set()
+        worker.join(60)
+    assert sim.time_step == 12 and seen[0] == SHAPE and isinstance(SimulationBusyError("x"), RuntimeError)
+    straight = _sim(order=2, size=1, nt=4)
+    straight.run(12)
+    assert all(np.array_equal(a, b) for a, b in zip(sim.fields, straight.fields, strict=True))
+    sim.run(4)  # free again
+    sim.reset()
+    assert sim.time_step == 0

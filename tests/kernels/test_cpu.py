@@ -106,3 +106,73 @@ def test_a_decaying_field_is_flushed_to_zero_not_left_subnormal(sponge):
         assert np.array_equal(dt, sw)  # bit for bit, zeros included
         subnormal = (dt != 0) & (np.abs(dt) < np.finfo(np.float32).tiny)
         assert not subnormal.any() and (dt == 0).any()
+
+
+def _x86_64() -> bool:
+    import platform
+
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+def _subnormal_products() -> tuple:
+    """Products with a subnormal result, in NumPy float32 and float64 and in Python floats."""
+    return np.float32(1e-40) * np.float32(1), np.float64(1e-310) * 1.0, 1e-310 * 1.0
+
+
+@pytest.mark.parametrize("algorithm", ["stepwise", "diamondtorre"])
+def test_a_cpu_run_leaves_every_threads_float_mode_alone(algorithm):
+    """Issue 27: the kernels' flush-to-zero mode is put back, on the calling thread, in Numba's
+    threads, and so in threads started after the run (they inherit their creator's mode)."""
+    import threading
+
+    import numba
+
+    from diamondlab import Simulation
+    from diamondlab.kernels.cpu import float_control
+
+    @numba.njit(parallel=True)
+    def worker_modes(n):
+        out = np.empty(n, np.uint32)
+        for i in numba.prange(n):
+            out[i] = float_control()
+        return out
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        before = worker_modes(64)
+        Simulation((20, 18, 16), 2, backend="cpu", size=2, nt=4, algorithm=algorithm).run(12)
+        after = worker_modes(64)
+    finally:
+        numba.set_num_threads(threads)
+    assert all(p != 0 for p in _subnormal_products())
+    later = []
+    thread = threading.Thread(target=lambda: later.extend(_subnormal_products()))
+    thread.start()
+    thread.join()
+    assert len(later) == 3 and all(p != 0 for p in later)
+    if _x86_64():
+        assert np.array_equal(after, before) and not (after & 0x8040).any()  # neither FTZ nor DAZ
+
+
+def test_flush_subnormals_gives_back_the_mode_it_found():
+    """The intrinsics themselves: FTZ and DAZ set within, the thread's own MXCSR put back after
+    (that the flags flush is the kernels' test above: LLVM may move lone arithmetic across them)."""
+    import numba
+
+    from diamondlab.kernels.cpu import float_control, flush_subnormals, restore_float_control
+
+    if not _x86_64():
+        pytest.skip("MXCSR is x86-64's")
+
+    @numba.njit
+    def probe():
+        before = float_control()
+        saved = flush_subnormals()
+        during = float_control()
+        restore_float_control(saved)
+        return before, saved, during, float_control()
+
+    before, saved, during, after = probe()
+    assert saved == before == after and not before & 0x8040
+    assert during == before | 0x8040

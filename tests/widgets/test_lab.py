@@ -348,3 +348,27 @@ def test_each_view_names_its_paper_section_and_present_mode_enlarges_everything(
     assert not lab.present.value and "diamondlab-present" not in lab.widget._dom_classes
     assert all(f.layout.font.size is None for f in _figures(lab.widget))
     lab.controls.order.value = 2
+
+
+def test_running_the_labs_simulation_while_the_lab_runs_it_is_a_clear_error(lab):
+    """Issue 27: ``lab.sim.run`` during the lab's own run is refused; the lab's run goes on and pauses."""
+    from diamondlab.engine.simulation import SimulationBusyError
+
+    inside, gate = threading.Event(), threading.Event()
+
+    def hold(sim, record):
+        inside.set()
+        gate.wait(30)
+
+    lab.runner.on_sweep(hold)
+    lab.controls.set(steps=0)
+    try:
+        lab.controls.run_button.click()  # until paused
+        assert inside.wait(60), lab.runner.message
+        with pytest.raises(SimulationBusyError, match=r"running in thread 'diamondlab-run.*stop\(\)"):
+            lab.sim.run(4)
+    finally:
+        lab.runner.off(hold)
+        gate.set()
+        lab.controls.pause_button.click()
+    assert lab.wait(60) and lab.runner.state == "paused" and lab.sim.time_step % lab.sim.nt == 0

@@ -114,3 +114,23 @@ def test_a_run_until_paused_records_every_chunk_right(monkeypatch):
     assert all(r.steps > 0 and r.seconds > 0 and r.current > 0 for r in run.history)
     assert sum(r.steps for r in run.history) == run.sim.time_step
     run.close()
+
+
+def test_the_user_running_the_simulation_of_a_running_worker_gets_a_clear_error():
+    """Issue 27: ``run.sim.run`` while the worker runs it is refused (it used to interleave)."""
+    import pytest
+
+    from diamondlab.engine.simulation import SimulationBusyError
+
+    run = BackgroundRun(_sim())
+    inside, gate = threading.Event(), threading.Event()
+    run.on_sweep(lambda sim, rec: inside.set() or gate.wait(30))
+    assert run.run(12)
+    try:
+        assert inside.wait(60)
+        with pytest.raises(SimulationBusyError, match=r"running in thread 'diamondlab-run"):
+            run.sim.run(4)
+    finally:
+        gate.set()
+    assert run.wait(60) and run.state == "done" and run.sim.time_step == 12
+    run.close()
