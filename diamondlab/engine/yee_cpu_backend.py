@@ -17,7 +17,7 @@ import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
-from diamondlab.kernels.yee_cpu import yee_cpu_kernels
+from diamondlab.kernels.yee_cpu import column_materials, yee_cpu_kernels
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import material_table
 from diamondlab.maxwell.sources import COMPONENTS
@@ -95,6 +95,7 @@ class YeeCPUBackend(Backend):
         prof = [pml.profiles(n, dt) for n in self.shape]
         self._pml_h = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_h, p.a_h)))
         self._pml_e = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_e, p.a_e)))
+        self._mat = (self.table.index, column_materials(self.table.index, prof[2].layer))
         nx, ny, nz = self.shape
         w2 = max(2 * pml.width, 1)
         self._psi = (np.zeros((4, w2, ny, nz), np.float32), np.zeros((4, nx, w2, nz), np.float32),
@@ -168,14 +169,14 @@ class YeeCPUBackend(Backend):
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._args(nsteps, src_samples)
-        self.kernels.stepwise(self._e, self._h, self._j, self._drude, self.table.index,
+        self.kernels.stepwise(self._e, self._h, self._j, self._drude, self._mat,
                               self.table.coefficients, nsteps, *args)
         self._keep(args)
 
     def sweep(self, height: int, src_samples=None) -> None:
         s = self.schedule(height)
         args = self._args(height, src_samples)
-        self.kernels.diamondtorre(self._e, self._h, self._j, self._drude, self.table.index,
+        self.kernels.diamondtorre(self._e, self._h, self._j, self._drude, self._mat,
                                   self.table.coefficients, s.tile.radius, s.torre_x0, s.torre_yc,
                                   s.stage_start, 2 * height, *args)
         self._keep(args)

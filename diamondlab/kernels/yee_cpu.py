@@ -26,200 +26,287 @@ use in a process.
 from __future__ import annotations
 
 import functools
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
-__all__ = ["yee_cpu_kernels"]
+__all__ = ["column_materials", "generate_source", "yee_cpu_kernels"]
+
+
+def edge_width(lz) -> int:
+    """Cells at each end of a z column updated by the general (edge) loop: the CPML's z layer, at least one
+    (the PEC planes), at most the column."""
+    lo = 0
+    while lo < len(lz) and lz[lo] >= 0:
+        lo += 1
+    return min(max(lo, 1), len(lz))
+
+
+def column_materials(index, lz) -> np.ndarray:
+    """Per component and column ``(3, nx, ny)`` int16: the material of the column's interior z range (between
+    the edges of :func:`edge_width`) where it is one material, ``-1`` otherwise."""
+    nz = index.shape[3]
+    lo = edge_width(lz)
+    sub = index[..., lo:max(nz - lo, lo)]
+    if sub.shape[3] == 0:
+        return np.full(index.shape[:3], -1, dtype=np.int16)
+    uniform = (sub == sub[..., :1]).all(axis=3)
+    return np.where(uniform, sub[..., 0].astype(np.int16), np.int16(-1)).astype(np.int16)
+
+
+def _diff(a: str, forward: bool, s: str, s2: str, order: int) -> str:
+    """The float32 derivative of ``a`` at flat offset ``p`` along the axis of stride ``s`` (``s2`` = 2 s)."""
+    if forward:
+        v = f"(w1 * ({a}[p + {s}] - {a}[p]))"
+        if order == 4:
+            v += f" + (w2 * ({a}[p + {s2}] - {a}[p - {s}]))"
+    else:
+        v = f"(w1 * ({a}[p] - {a}[p - {s}]))"
+        if order == 4:
+            v += f" + (w2 * ({a}[p + {s}] - {a}[p - {s2}]))"
+    return v
+
+
+_AX = {"x": ("sx", "sx2"), "y": ("sy", "sy2"), "z": ("one", "two")}
+
+
+def _range_fn(field: str, order: int, px: str, py: str, pz: bool, uni: bool, dr: bool) -> str:  # noqa: C901
+    """Source of one z range loop of a column: ``px``/``py`` ``'c'`` (in the x/y layer), ``'n'`` (not) or
+    ``'r'`` (checked), ``pz`` the z layer checked per cell, ``uni`` one material per component (``m0..m2``),
+    ``dr`` the Drude current (E only)."""
+    name = f"{field}_{px}{py}{'z' if pz else ''}{'u' if uni else 'g'}{'d' if dr else ''}"
+    h = field == "h"
+    s = "e" if h else "h"
+    names = [f"d{s}z_dy", f"d{s}y_dz", f"d{s}x_dz", f"d{s}z_dx", f"d{s}y_dx", f"d{s}x_dy"]
+    lines = [f"def {name}(ex, ey, ez, hx, hy, hz, jx, jy, jz, mx, my, mz, table, m0, m1, m2, base, mb,",
+             "        z0, z1, sx, sy, psx, pxb, pxs, bxu, axu, ix, psy, pyb, pys, byv, ayv, iy,",
+             "        psz, pzb, pzs, lz, bz, az):",
+             "    one = uint64(1)",
+             "    two = uint64(2)",
+             "    sx2 = sx + sx",
+             "    sy2 = sy + sy",
+             "    m = uint64(M)"]
+    if uni:
+        if h:
+            lines += ["    c0 = table[m0, 4]", "    c1 = table[m1, 4]", "    c2 = table[m2, 4]"]
+        else:
+            for c in range(3):
+                lines += [f"    ca{c} = table[m{c}, 0]", f"    cb{c} = table[m{c}, 1]",
+                          f"    kj{c} = table[m{c}, 2]", f"    bj{c} = table[m{c}, 3]"]
+    lines += ["    for Z in range(z0, z1):", "        p = base + Z", "        w = Z - m"]
+    for n in names:
+        lines.append(f"        {n} = {_diff(s + n[2], h, *_AX[n[-1]], order)}")
+    k0 = 2 if h else 0
+    # psi terms: x layer (d?z_dx, d?y_dx), y layer (d?z_dy, d?x_dy), z layer (d?y_dz, d?x_dz)
+    layers = (("x", px, (f"d{s}z_dx", f"d{s}y_dx")), ("y", py, (f"d{s}z_dy", f"d{s}x_dy")))
+    for axis, flag, (d0, d1) in layers:
+        if flag == "n":
+            continue
+        ind = "        "
+        if flag == "r":
+            lines.append(f"        if i{axis} >= 0:")
+            ind += "    "
+        b, a = ("bxu", "axu") if axis == "x" else ("byv", "ayv")
+        lines += [f"{ind}i0 = p{axis}b + uint64({k0}) * p{axis}s + w", f"{ind}i1 = i0 + p{axis}s",
+                  f"{ind}ps{axis}[i0] = {b} * ps{axis}[i0] + {a} * {d0}",
+                  f"{ind}ps{axis}[i1] = {b} * ps{axis}[i1] + {a} * {d1}",
+                  f"{ind}{d0} += ps{axis}[i0]", f"{ind}{d1} += ps{axis}[i1]"]
+    if pz:
+        d0, d1 = f"d{s}y_dz", f"d{s}x_dz"
+        lines += ["        iz = lz[w]", "        if iz >= 0:",
+                  f"            i0 = pzb + uint64({k0}) * pzs + uint64(iz)", "            i1 = i0 + pzs",
+                  f"            psz[i0] = bz[w] * psz[i0] + az[w] * {d0}",
+                  f"            psz[i1] = bz[w] * psz[i1] + az[w] * {d1}",
+                  f"            {d0} += psz[i0]", f"            {d1} += psz[i1]"]
+    curls = [f"d{s}z_dy - d{s}y_dz", f"d{s}x_dz - d{s}z_dx", f"d{s}y_dx - d{s}x_dy"]
+    for c, comp in enumerate("xyz"):
+        if h:
+            coef = f"c{c}" if uni else f"table[m{comp}[mb + w], 4]"
+            lines.append(f"        h{comp}[p] = h{comp}[p] - {coef} * ({curls[c]})")
+            continue
+        lines += [f"        old = e{comp}[p]", f"        curl = {curls[c]}"]
+        if uni:
+            ca, cb, kj, bj = f"ca{c}", f"cb{c}", f"kj{c}", f"bj{c}"
+        else:
+            lines.append(f"        mm = m{comp}[mb + w]")
+            ca, cb, kj, bj = "table[mm, 0]", "table[mm, 1]", "table[mm, 2]", "table[mm, 3]"
+        if dr:
+            lines += [f"        cur = {kj} * j{comp}[p] + {bj} * old", f"        j{comp}[p] = cur",
+                      "        curl = curl - cur"]
+        lines.append(f"        e{comp}[p] = {ca} * old + {cb} * curl")
+    return "@njit(nogil=True)\n" + "\n".join(lines) + "\n"
+
+
+_COLUMN = """
+@njit(nogil=True)
+def {field}_column(ctx, X, Y, pml):
+    \"\"\"{field_up} of column (X, Y) (padded indices): the edge ranges of z (the CPML's z layer, the PEC
+    planes) cell by cell, the interior in a loop without branches: no psi_z, the x/y layer terms only where
+    the column lies in them, the coefficients hoisted where the column's interior is one material.\"\"\"
+    (ex, ey, ez, hx, hy, hz, jx, jy, jz, mx, my, mz, colmat, table, drude, sx, sy, nz, nyz, zlo, zhi, zend,
+     psx, psy, psz, pxs, pys, pzs, w2) = ctx
+    lx, ly, lz, bxp, axp, byp, ayp, bz, az = pml
+    u, v = X - M, Y - M
+    ix, iy = lx[u], ly[v]
+    base = uint64(X) * sx + uint64(Y) * sy
+    mb = uint64(u) * nyz + uint64(v) * nz
+    pxb = uint64(ix) * nyz + uint64(v) * nz if ix >= 0 else uint64(0)
+    pyb = (uint64(u) * w2 + uint64(iy)) * nz if iy >= 0 else uint64(0)
+    pzb = (uint64(u) * (nyz // nz) + uint64(v)) * w2
+    bxu, axu, byv, ayv = bxp[u], axp[u], byp[v], ayp[v]
+    m0, m1, m2 = colmat[0, u, v], colmat[1, u, v], colmat[2, u, v]
+    uni = m0 >= 0 and m1 >= 0 and m2 >= 0
+    fields = (ex, ey, ez, hx, hy, hz, jx, jy, jz, mx, my, mz, table, m0, m1, m2, base, mb)
+    tail = (sx, sy, psx, pxb, pxs, bxu, axu, ix, psy, pyb, pys, byv, ayv, iy, psz, pzb, pzs, lz, bz, az)
+{dr_line}
+{dispatch}
+"""
+
+
+def _dispatch(field: str) -> str:
+    """The if-tree choosing the interior variant, then the two edge calls."""
+    lines = []
+    drs = (False, True) if field == "e" else (False,)
+    for uni in (True, False):
+        lines.append(f"    {'if uni' if uni else 'else'}:")
+        for px in "cn":
+            lines.append(f"        {'if ix >= 0' if px == 'c' else 'else'}:")
+            for py in "cn":
+                lines.append(f"            {'if iy >= 0' if py == 'c' else 'else'}:")
+                for dr in drs:
+                    name = f"{field}_{px}{py}{'u' if uni else 'g'}{'d' if dr else ''}"
+                    call = f"{name}(*fields, zlo, zhi, *tail)"
+                    if len(drs) == 1:
+                        lines.append(f"                {call}")
+                    else:
+                        lines.append(f"                {'if dr' if dr else 'if not dr'}:")
+                        lines.append(f"                    {call}")
+    for dr in drs:
+        name = f"{field}_rrzg{'d' if dr else ''}"
+        ind = "    "
+        if len(drs) > 1:
+            lines.append(f"    {'if drude' if dr else 'if not drude'}:")
+            ind += "    "
+        lines.append(f"{ind}{name}(*fields, uint64(M), zlo, *tail)")
+        lines.append(f"{ind}{name}(*fields, zhi, zend, *tail)")
+    return "\n".join(lines)
+
+
+_TAIL = '''
+
+@njit(nogil=True)
+def column_points(E, H, half, step, X, Y, points, src, rec):
+    """After column (X, Y)'s half step ``half`` (0: H, 1: E) of step ``step``: dipoles add to E, then
+    the probes of the field just updated record."""
+    colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot = points
+    start = colstart[X, Y]
+    if start < 0:
+        return
+    for p in range(start, start + colcount[X, Y]):
+        c = pt_comp[p]
+        if (c >= 3) != (half == 0):
+            continue
+        field = H[c - 3] if c >= 3 else E[c]
+        if pt_kind[p] == 0:
+            field[X, Y, pt_z[p]] += src[pt_slot[p], step]
+        else:
+            rec[step, pt_slot[p]] = field[X, Y, pt_z[p]]
+
+
+@njit(nogil=True)
+def column(E, H, ctx, X, Y, half, step, pml_h, pml_e, points, src, rec):
+    if half == 0:
+        h_column(ctx, X, Y, pml_h)
+    else:
+        e_column(ctx, X, Y, pml_e)
+    column_points(E, H, half, step, X, Y, points, src, rec)
+
+
+@njit(nogil=True)
+def flat(a):
+    return a.reshape(a.size)
+
+
+@njit(nogil=True)
+def context(E, H, J, drude, mat, table, pml_h, psi):
+    """Flat views and strides (unsigned offsets: no wrap-around checks, z loops LLVM vectorises)."""
+    index, colmat = mat
+    lz = pml_h[2]
+    nx, ny, nz = index.shape[1], index.shape[2], index.shape[3]
+    lo = 0
+    while lo < nz and lz[lo] >= 0:
+        lo += 1
+    lo = min(max(lo, 1), nz)
+    zlo = uint64(M + lo)
+    zhi = max(uint64(M + nz - lo), zlo)
+    zend = uint64(M + nz)
+    w2 = psi[0].shape[1]
+    return (flat(E[0]), flat(E[1]), flat(E[2]), flat(H[0]), flat(H[1]), flat(H[2]), flat(J[0]), flat(J[1]),
+            flat(J[2]), flat(index[0]), flat(index[1]), flat(index[2]), colmat, table, drude,
+            uint64(E.shape[2] * E.shape[3]), uint64(E.shape[3]), uint64(nz), uint64(ny * nz), zlo, zhi, zend,
+            flat(psi[0]), flat(psi[1]), flat(psi[2]), uint64(w2 * ny * nz), uint64(nx * w2 * nz),
+            uint64(nx * ny * w2), uint64(w2))
+
+
+@njit(parallel=True, nogil=True)
+def stepwise(E, H, J, drude, mat, table, nsteps, pml_h, pml_e, psi, points, src, rec):
+    """``nsteps`` steps: per half step, x planes in parallel, y columns in order, z innermost."""
+    nx, ny = E.shape[1] - 2 * M, E.shape[2] - 2 * M
+    ctx = context(E, H, J, drude, mat, table, pml_h, psi)
+    for k in range(2 * nsteps):
+        for X in prange(M, nx + M):
+            for Y in range(M, ny + M):
+                column(E, H, ctx, X, Y, k % 2, k // 2, pml_h, pml_e, points, src, rec)
+
+
+@njit(parallel=True, nogil=True)
+def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, stage_start, ntiers,
+                 pml_h, pml_e, psi, points, src, rec):
+    """One sweep of ``ntiers`` half steps (even): stages in order, the torres of a stage in parallel."""
+    nx, ny = E.shape[1] - 2 * M, E.shape[2] - 2 * M
+    ctx = context(E, H, J, drude, mat, table, pml_h, psi)
+    for s in range(len(stage_start) - 1):
+        for i in prange(stage_start[s], stage_start[s + 1]):
+            x0 = torre_x0[i]
+            yc = torre_yc[i]
+            for k in range(ntiers):
+                ax = x0 + M * k
+                for du in range(1 - radius, radius + 1):
+                    x = ax + du
+                    if x < 0 or x >= nx:
+                        continue
+                    hw = radius - du if du >= 1 else radius - 1 + du  # |y - yc| <= hw
+                    for y in range(max(yc - hw, 0), min(yc + hw, ny - 1) + 1):
+                        column(E, H, ctx, x + M, y + M, k % 2, k // 2, pml_h, pml_e, points, src, rec)
+'''
+
+
+def generate_source(order: int) -> str:
+    """Python source of the kernels of ``order`` (run with ``M``, ``w1``, ``w2``, Numba in its namespace)."""
+    parts = []
+    for field in "he":
+        drs = (False, True) if field == "e" else (False,)
+        for px, py, uni, dr in itertools.product("cn", "cn", (True, False), drs):
+            parts.append(_range_fn(field, order, px, py, False, uni, dr))
+        for dr in drs:
+            parts.append(_range_fn(field, order, "r", "r", True, False, dr))
+        dr_line = ("    dr = drude and ((not uni) or table[m0, 2] != 0 or table[m0, 3] != 0"
+                   " or table[m1, 2] != 0 or table[m1, 3] != 0 or table[m2, 2] != 0 or table[m2, 3] != 0)"
+                   if field == "e" else "")
+        parts.append(_COLUMN.format(field=field, field_up=field.upper(), dr_line=dr_line,
+                                    dispatch=_dispatch(field)))
+    return "\n\n".join(parts) + _TAIL
 
 
 @functools.cache
-def yee_cpu_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure per order, read as one scheme
-    """The kernels of the Yee scheme of ``order`` (2 or 4): ``stepwise`` and ``diamondtorre``."""
-    M = order // 2  # noqa: N806 - the scheme's reach, a compile-time constant of the closures
-    w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
-    w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
-
-    # forward differences (at H points: i + 1/2) and backward ones (at E points: i) along x, y, z
-    @njit(nogil=True)
-    def fx(a, x, y, z):
-        v = w1 * (a[x + 1, y, z] - a[x, y, z])
-        if M == 2:
-            v += w2 * (a[x + 2, y, z] - a[x - 1, y, z])
-        return v
-
-    @njit(nogil=True)
-    def fy(a, x, y, z):
-        v = w1 * (a[x, y + 1, z] - a[x, y, z])
-        if M == 2:
-            v += w2 * (a[x, y + 2, z] - a[x, y - 1, z])
-        return v
-
-    @njit(nogil=True)
-    def fz(a, x, y, z):
-        v = w1 * (a[x, y, z + 1] - a[x, y, z])
-        if M == 2:
-            v += w2 * (a[x, y, z + 2] - a[x, y, z - 1])
-        return v
-
-    @njit(nogil=True)
-    def bx(a, x, y, z):
-        v = w1 * (a[x, y, z] - a[x - 1, y, z])
-        if M == 2:
-            v += w2 * (a[x + 1, y, z] - a[x - 2, y, z])
-        return v
-
-    @njit(nogil=True)
-    def by(a, x, y, z):
-        v = w1 * (a[x, y, z] - a[x, y - 1, z])
-        if M == 2:
-            v += w2 * (a[x, y + 1, z] - a[x, y - 2, z])
-        return v
-
-    @njit(nogil=True)
-    def bz(a, x, y, z):
-        v = w1 * (a[x, y, z] - a[x, y, z - 1])
-        if M == 2:
-            v += w2 * (a[x, y, z + 1] - a[x, y, z - 2])
-        return v
-
-    @njit(nogil=True)
-    def h_column(E, H, mat, table, X, Y, pml, psi_x, psi_y, psi_z):
-        """H of column (X, Y) (padded indices) from E: ``H <- H - dh curl E`` with the CPML terms."""
-        lx, ly, lz, bx_h, ax_h, by_h, ay_h, bz_h, az_h = pml
-        ex, ey, ez = E[0], E[1], E[2]
-        hx, hy, hz = H[0], H[1], H[2]
-        u, v = X - M, Y - M
-        ix, iy = lx[u], ly[v]
-        for Z in range(M, ex.shape[2] - M):
-            w = Z - M
-            dez_dy = fy(ez, X, Y, Z)
-            dey_dz = fz(ey, X, Y, Z)
-            dex_dz = fz(ex, X, Y, Z)
-            dez_dx = fx(ez, X, Y, Z)
-            dey_dx = fx(ey, X, Y, Z)
-            dex_dy = fy(ex, X, Y, Z)
-            if ix >= 0:
-                psi_x[2, ix, v, w] = bx_h[u] * psi_x[2, ix, v, w] + ax_h[u] * dez_dx
-                psi_x[3, ix, v, w] = bx_h[u] * psi_x[3, ix, v, w] + ax_h[u] * dey_dx
-                dez_dx += psi_x[2, ix, v, w]
-                dey_dx += psi_x[3, ix, v, w]
-            if iy >= 0:
-                psi_y[2, u, iy, w] = by_h[v] * psi_y[2, u, iy, w] + ay_h[v] * dez_dy
-                psi_y[3, u, iy, w] = by_h[v] * psi_y[3, u, iy, w] + ay_h[v] * dex_dy
-                dez_dy += psi_y[2, u, iy, w]
-                dex_dy += psi_y[3, u, iy, w]
-            iz = lz[w]
-            if iz >= 0:
-                psi_z[2, u, v, iz] = bz_h[w] * psi_z[2, u, v, iz] + az_h[w] * dey_dz
-                psi_z[3, u, v, iz] = bz_h[w] * psi_z[3, u, v, iz] + az_h[w] * dex_dz
-                dey_dz += psi_z[2, u, v, iz]
-                dex_dz += psi_z[3, u, v, iz]
-            hx[X, Y, Z] = hx[X, Y, Z] - table[mat[0, u, v, w], 4] * (dez_dy - dey_dz)
-            hy[X, Y, Z] = hy[X, Y, Z] - table[mat[1, u, v, w], 4] * (dex_dz - dez_dx)
-            hz[X, Y, Z] = hz[X, Y, Z] - table[mat[2, u, v, w], 4] * (dey_dx - dex_dy)
-
-    @njit(nogil=True)
-    def e_cell(e, j, m, table, X, Y, Z, curl, drude):
-        """One E component: the Drude current first (``J <- kj J + bj E``), then
-        ``E <- ca E + cb (curl - J)``."""
-        old = e[X, Y, Z]
-        if drude:
-            cur = table[m, 2] * j[X, Y, Z] + table[m, 3] * old
-            j[X, Y, Z] = cur
-            curl = curl - cur
-        e[X, Y, Z] = table[m, 0] * old + table[m, 1] * curl
-
-    @njit(nogil=True)
-    def e_column(E, H, J, drude, mat, table, X, Y, pml, psi_x, psi_y, psi_z):
-        """E of column (X, Y) from H: ``E <- ca E + cb (curl H - J)`` with the CPML terms."""
-        lx, ly, lz, bx_e, ax_e, by_e, ay_e, bz_e, az_e = pml
-        hx, hy, hz = H[0], H[1], H[2]
-        u, v = X - M, Y - M
-        ix, iy = lx[u], ly[v]
-        for Z in range(M, hx.shape[2] - M):
-            w = Z - M
-            dhz_dy = by(hz, X, Y, Z)
-            dhy_dz = bz(hy, X, Y, Z)
-            dhx_dz = bz(hx, X, Y, Z)
-            dhz_dx = bx(hz, X, Y, Z)
-            dhy_dx = bx(hy, X, Y, Z)
-            dhx_dy = by(hx, X, Y, Z)
-            if ix >= 0:
-                psi_x[0, ix, v, w] = bx_e[u] * psi_x[0, ix, v, w] + ax_e[u] * dhz_dx
-                psi_x[1, ix, v, w] = bx_e[u] * psi_x[1, ix, v, w] + ax_e[u] * dhy_dx
-                dhz_dx += psi_x[0, ix, v, w]
-                dhy_dx += psi_x[1, ix, v, w]
-            if iy >= 0:
-                psi_y[0, u, iy, w] = by_e[v] * psi_y[0, u, iy, w] + ay_e[v] * dhz_dy
-                psi_y[1, u, iy, w] = by_e[v] * psi_y[1, u, iy, w] + ay_e[v] * dhx_dy
-                dhz_dy += psi_y[0, u, iy, w]
-                dhx_dy += psi_y[1, u, iy, w]
-            iz = lz[w]
-            if iz >= 0:
-                psi_z[0, u, v, iz] = bz_e[w] * psi_z[0, u, v, iz] + az_e[w] * dhy_dz
-                psi_z[1, u, v, iz] = bz_e[w] * psi_z[1, u, v, iz] + az_e[w] * dhx_dz
-                dhy_dz += psi_z[0, u, v, iz]
-                dhx_dz += psi_z[1, u, v, iz]
-            e_cell(E[0], J[0], mat[0, u, v, w], table, X, Y, Z, dhz_dy - dhy_dz, drude)
-            e_cell(E[1], J[1], mat[1, u, v, w], table, X, Y, Z, dhx_dz - dhz_dx, drude)
-            e_cell(E[2], J[2], mat[2, u, v, w], table, X, Y, Z, dhy_dx - dhx_dy, drude)
-
-    @njit(nogil=True)
-    def column_points(E, H, half, step, X, Y, points, src, rec):
-        """After column (X, Y)'s half step ``half`` (0: H, 1: E) of step ``step``: dipoles add to E, then
-        the probes of the field just updated record."""
-        colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot = points
-        start = colstart[X, Y]
-        if start < 0:
-            return
-        for p in range(start, start + colcount[X, Y]):
-            c = pt_comp[p]
-            if (c >= 3) != (half == 0):
-                continue
-            field = H[c - 3] if c >= 3 else E[c]
-            if pt_kind[p] == 0:
-                field[X, Y, pt_z[p]] += src[pt_slot[p], step]
-            else:
-                rec[step, pt_slot[p]] = field[X, Y, pt_z[p]]
-
-    @njit(nogil=True)
-    def column(E, H, J, drude, mat, table, X, Y, half, step, pml_h, pml_e, psi, points, src, rec):
-        if half == 0:
-            h_column(E, H, mat, table, X, Y, pml_h, psi[0], psi[1], psi[2])
-        else:
-            e_column(E, H, J, drude, mat, table, X, Y, pml_e, psi[0], psi[1], psi[2])
-        column_points(E, H, half, step, X, Y, points, src, rec)
-
-    @njit(parallel=True, nogil=True)
-    def stepwise(E, H, J, drude, mat, table, nsteps, pml_h, pml_e, psi, points, src, rec):
-        """``nsteps`` steps: per half step, x planes in parallel, y columns in order, z innermost."""
-        nx, ny = E.shape[1] - 2 * M, E.shape[2] - 2 * M
-        for k in range(2 * nsteps):
-            for X in prange(M, nx + M):
-                for Y in range(M, ny + M):
-                    column(E, H, J, drude, mat, table, X, Y, k % 2, k // 2, pml_h, pml_e, psi, points, src,
-                           rec)
-
-    @njit(parallel=True, nogil=True)
-    def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, stage_start, ntiers,
-                     pml_h, pml_e, psi, points, src, rec):
-        """One sweep of ``ntiers`` half steps (even): stages in order, the torres of a stage in parallel."""
-        nx, ny = E.shape[1] - 2 * M, E.shape[2] - 2 * M
-        for s in range(len(stage_start) - 1):
-            for i in prange(stage_start[s], stage_start[s + 1]):
-                x0 = torre_x0[i]
-                yc = torre_yc[i]
-                for k in range(ntiers):
-                    ax = x0 + M * k
-                    for du in range(1 - radius, radius + 1):
-                        x = ax + du
-                        if x < 0 or x >= nx:
-                            continue
-                        hw = radius - du if du >= 1 else radius - 1 + du  # |y - yc| <= hw
-                        for y in range(max(yc - hw, 0), min(yc + hw, ny - 1) + 1):
-                            column(E, H, J, drude, mat, table, x + M, y + M, k % 2, k // 2, pml_h, pml_e,
-                                   psi, points, src, rec)
-
-    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre)
+def yee_cpu_kernels(order: int) -> SimpleNamespace:
+    """The kernels of the Yee scheme of ``order`` (2 or 4): ``stepwise`` and ``diamondtorre``, both taking
+    ``mat = (index, column_materials(index, lz))``."""
+    ns = {"np": np, "njit": njit, "prange": prange, "uint64": uint64, "M": order // 2,
+          "w1": np.float32(1.0 if order == 2 else 9.0 / 8.0),
+          "w2": np.float32(0.0 if order == 2 else -1.0 / 24.0)}
+    exec(compile(generate_source(order), f"<diamondlab yee_cpu order {order}>", "exec"), ns)  # noqa: S102
+    return SimpleNamespace(order=order, reach=order // 2, stepwise=ns["stepwise"],
+                           diamondtorre=ns["diamondtorre"])
