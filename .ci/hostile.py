@@ -201,6 +201,8 @@ def trial_signal(ctx: Ctx, rng: random.Random, tdir: Path) -> dict:
                     reasons.append(f"outputs incomplete ({why}) and earlier run changed")
             elif not no_outputs(out):
                 reasons.append(f"outputs incomplete: {why}")
+    if sent and rc == 0:
+        case["note"] = "signal sent while running, yet exit 0 (landed in the final writes, or lost)"
     left = leftovers(tdir)
     if left and rc >= 0:
         reasons.append(f"leftovers: {left[:5]}")
