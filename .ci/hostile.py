@@ -184,8 +184,10 @@ def trial_signal(ctx: Ctx, rng: random.Random, tdir: Path) -> dict:
                         f"{' overwrite' if overwrite else ''}", cmd=cmd, rc=rc, signal_sent=sent,
                 stderr_tail=tail(err), wall=round(wall, 2))
     reasons = []
-    if rc < 0:
-        reasons.append(f"killed by signal {-rc} (no handler yet: exit status {rc}, not {want})")
+    if rc == -sig:
+        reasons.append(f"killed by {signame} (no handler yet: exit status {rc}, not {want})")
+    elif rc < 0:
+        reasons.append(f"crashed: died of {signal.Signals(-rc).name} after {signame} (expected {want})")
     elif rc not in DOCUMENTED:
         reasons.append(f"undocumented exit status {rc}")
     elif sent and rc not in (want, 0):
