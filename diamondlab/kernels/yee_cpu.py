@@ -308,5 +308,5 @@ def yee_cpu_kernels(order: int) -> SimpleNamespace:
           "w1": np.float32(1.0 if order == 2 else 9.0 / 8.0),
           "w2": np.float32(0.0 if order == 2 else -1.0 / 24.0)}
     exec(compile(generate_source(order), f"<diamondlab yee_cpu order {order}>", "exec"), ns)  # noqa: S102
-    return SimpleNamespace(order=order, reach=order // 2, stepwise=ns["stepwise"],
+    return SimpleNamespace(order=order, reach=order // 2, stepwise=ns["stepwise"], functions=ns,
                            diamondtorre=ns["diamondtorre"])
