@@ -30,6 +30,8 @@ import signal
 import sys
 import threading
 
+from diamondlab.files import release_held_locks
+
 __all__ = ["Held", "deferred_interrupts", "held_while_compiling", "last_signal", "terminate_as_interrupt"]
 
 #: The number of the stop signal received last (``signal.SIGINT`` until another arrives).
@@ -54,6 +56,7 @@ def terminate_as_interrupt():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _note(signal.SIGINT)  # a new block: an interrupt with no signal behind it (raised in code) is Ctrl-C's
     previous = {s: signal.signal(s, _raise_interrupt) for s in _STOP_SIGNALS}
     try:
         yield
@@ -93,6 +96,8 @@ def _end_now(signum: int) -> None:
         sys.stderr.flush()
     with contextlib.suppress(OSError):
         os.write(2, f"diamondlab: stopped by signal {signum} while compiling: ending now\n".encode())
+    with contextlib.suppress(Exception):  # the finally blocks that would release them do not run
+        release_held_locks()
     os._exit(128 + signum)
 
 

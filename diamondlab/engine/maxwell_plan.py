@@ -18,6 +18,7 @@ needs (source samples, traces, quiet sources).  Every failure is a
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -34,7 +35,10 @@ from diamondlab.numerics import validate_shape
 __all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan"]
 
 #: Backends that run the Maxwell equation, by name.
-MAXWELL_BACKENDS = ("cpu",)
+MAXWELL_BACKENDS = {
+    "cpu": "diamondlab.engine.yee_cpu_backend:YeeCPUBackend",
+    "cuda": "diamondlab.engine.yee_cuda_backend:YeeCUDABackend",
+}
 
 
 def _listed(items, name: str, kind: type) -> tuple:
@@ -119,6 +123,11 @@ class MaxwellPhysics:
         return ", ".join(parts)
 
 
+def _backend_class(name: str):
+    module, cls = MAXWELL_BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
 def _state_bytes(shape, physics: MaxwellPhysics) -> int:
     """Bytes a run holds on the host: E, H (padded), the Drude current where a Drude medium may be, the
     material index (3 bytes a cell) and the CPML's psi."""
@@ -161,9 +170,7 @@ class MaxwellPlan:
 
     @property
     def backend_class(self):
-        from diamondlab.engine.yee_cpu_backend import YeeCPUBackend
-
-        return YeeCPUBackend
+        return _backend_class(self.backend)
 
     def make_backend(self):
         """Allocate the fields and hand the backend the scene, the dipoles, the probes and the CPML."""
@@ -186,10 +193,15 @@ class MaxwellPlan:
                 raise ValueError(f"{name} must be an int >= 1 (default: the backend's); got {value!r}")
         params = YeeParameters(order=order, courant=courant, dt=dt, spacing=spacing)
         physics = MaxwellPhysics(shape, params, materials, sources, probes, pml)
-        name = "cpu" if backend == "auto" else backend
-        if name not in MAXWELL_BACKENDS:
+        if backend != "auto" and backend not in MAXWELL_BACKENDS:
             raise ValueError(f"backend must be one of {('auto', *MAXWELL_BACKENDS)} for the Maxwell "
-                             f"equation (its GPU engine is not built yet); got {backend!r}")
+                             f"equation; got {backend!r}")
+        name = backend
+        if backend == "auto":
+            name = "cuda" if _backend_class("cuda").available() else "cpu"
+        elif not _backend_class(name).available():
+            reason = _backend_class(name).unavailable_reason()
+            raise RuntimeError(f"backend {name!r} cannot run here: {reason}")
         if backend_options:
             raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
                              f"backend {name!r} (it takes: none)")

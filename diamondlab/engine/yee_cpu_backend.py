@@ -76,9 +76,9 @@ class YeeCPUBackend(Backend):
         self.params, self.shape, self.size, self.nt = params, shape, size, nt
         self.halo = params.reach
         self.kernels = yee_cpu_kernels(params.order)
-        padded = (3, *(n + 2 * self.halo for n in shape))
-        self._e = np.zeros(padded, dtype=np.float32)
-        self._h = np.zeros(padded, dtype=np.float32)
+        self._padded = (3, *(n + 2 * self.halo for n in shape))
+        self._e = np.zeros(self._padded, dtype=np.float32)
+        self._h = np.zeros(self._padded, dtype=np.float32)
         self._schedules: dict[int, StageSchedule] = {}
         self.view = "Ez"
         self.set_physics()
@@ -89,7 +89,7 @@ class YeeCPUBackend(Backend):
         dt = self.params.dt
         self.table = material_table(materials, self.shape, dt, pec_faces=True)
         self._drude = self.table.drude
-        self._j = np.zeros(self._e.shape if self._drude else (3, 1, 1, 1), dtype=np.float32)
+        self._j = np.zeros(self._padded if self._drude else (3, 1, 1, 1), dtype=np.float32)
         pml = pml or CPML(0)
         self.pml = pml
         prof = [pml.profiles(n, dt) for n in self.shape]
@@ -102,7 +102,7 @@ class YeeCPUBackend(Backend):
                      np.zeros((4, nx, ny, w2), np.float32))
         points = [(d.position, COMPONENTS.index(d.component), 0, i) for i, d in enumerate(dipoles)]
         points += [(p.position, COMPONENTS.index(p.component), 1, i) for i, p in enumerate(probes)]
-        self._points = _column_tables(self._e.shape[1:3], self.halo, points)
+        self._points = _column_tables(self._padded[1:3], self.halo, points)
         self.ndipoles, self.nprobes = len(dipoles), len(probes)
         self._taken: list[np.ndarray] = []
 

@@ -1,6 +1,11 @@
 """Maxwell's equations through Simulation: DiamondTorre equals stepwise bit for bit with every feature on,
 an exact PEC-cavity mode (the Yee dispersion relation to float32 rounding), energy conservation, the CPML."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -154,7 +159,7 @@ def test_cpml_absorbs_what_the_bare_box_reflects():
         ({"sources": [Dipole((8, 8, 8), "Ez", GaussianPulse(0.45, 0.1))]}, "Nyquist"),
         ({"probes": [Probe((8, 8, 16), "Hz")]}, r"probes\[0\] at \(8, 8, 16\) lies outside"),
         ({"probes": ["here"]}, r"probes\[0\] must be a Probe"),
-        ({"backend": "cuda"}, "GPU engine is not built yet"),
+        ({"backend": "metal"}, "backend must be one of"),
         ({"nt": 0}, "nt"),
         ({"algorithm": "fast"}, "algorithm must be one of"),
     ],
@@ -172,3 +177,14 @@ def test_bad_components():
         Probe((1, 1, 1), "Bz")
     with pytest.raises(TypeError, match="waveform must be"):
         Dipole((1, 1, 1), "Ez", None)
+
+
+@pytest.mark.slow
+def test_cuda_kernels_under_the_simulator():
+    """DiamondTorre equals stepwise bit for bit on the (simulated) GPU with every feature, and the GPU
+    agrees with the CPU to float32 rounding (tests/engine/yee_cuda_sim_cases.py)."""
+    script = Path(__file__).with_name("yee_cuda_sim_cases.py")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count(": ok") == 2, out.stdout

@@ -1,0 +1,191 @@
+"""CUDA backend of the Maxwell equation: Yee fields on the GPU, run by :mod:`diamondlab.kernels.yee_cuda`.
+
+Contract: that of :class:`~diamondlab.engine.yee_cpu_backend.YeeCPUBackend`
+(the scene, dipoles, probes and CPML are prepared on the host by the same
+code, then copied once), with the fields ``E``, ``H``, the Drude current,
+``psi`` and the material index on the device; ``fields()`` and the component
+views copy to the host.  A sweep is one launch per stage (a block per torre,
+``z`` across its threads); stepwise time stepping two launches a step.
+Without a usable GPU the constructor raises ``RuntimeError``; a column over
+:data:`~diamondlab.kernels.yee_cuda.MAX_NZ` cells or fields beyond the
+device's free memory are refused by :meth:`check` before anything is
+allocated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from diamondlab.engine.backends import planes_of
+from diamondlab.engine.cuda_backend import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
+from diamondlab.engine.yee_cpu_backend import YeeCPUBackend
+from diamondlab.geometry import DiamondTile
+from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
+
+__all__ = ["YeeCUDABackend"]
+
+
+def _profiles(prof, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """The three axes' ``(b, a)`` profiles at the ``E`` or ``H`` points as two ``(3, max n)`` arrays."""
+    n = max(len(p.layer) for p in prof)
+    b, a = np.ones((3, n), np.float32), np.zeros((3, n), np.float32)
+    for axis, p in enumerate(prof):
+        b[axis, : len(p.layer)] = getattr(p, f"b_{which}")
+        a[axis, : len(p.layer)] = getattr(p, f"a_{which}")
+    return b, a
+
+
+class YeeCUDABackend(YeeCPUBackend):
+    """Yee fields on the GPU (see the module contract)."""
+
+    name = "cuda"
+    #: (DTS, Nt) per order: the paper's DTS = 1 (a stage of ny / 2R torres keeps the multiprocessors busy)
+    TILING = {2: (1, 16), 4: (1, 16)}
+
+    available = staticmethod(CUDABackend.available)
+    unavailable_reason = staticmethod(CUDABackend.unavailable_reason)
+
+    @classmethod
+    def _check(cls, params, shape, size: int, nt: int, options: dict) -> dict:
+        """The geometry's checks, a column a block can hold, the fields in the device's free memory."""
+        super()._check(params, shape, size, nt, options)
+        if shape[2] > MAX_NZ:
+            raise ValueError(f"shape: nz={shape[2]} exceeds {MAX_NZ}, the tallest column a block holds on "
+                             "the GPU for the Maxwell equation; put the longest axis along x")
+        if not cls.available():
+            raise RuntimeError(cls.unavailable_reason())
+        cells = int(np.prod([n + 2 * params.reach for n in shape], dtype=np.int64))
+        need = 3 * 4 * cells * 3 + 3 * int(np.prod(shape, dtype=np.int64))  # E, H, J (worst case), index
+        from diamondlab.kernels.cuda import simulator_enabled
+
+        free = None if simulator_enabled() else device_memory()[0]
+        if free is not None and need + MEMORY_MARGIN_BYTES > free:
+            raise ValueError(f"shape {tuple(shape)}: the Maxwell fields need {need / 2**30:.1f} GiB of GPU "
+                             f"memory, {free / 2**30:.1f} GiB are free: use a smaller shape")
+        return {}
+
+    def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
+        from numba import cuda
+
+        self._cuda = cuda
+        self.params, self.shape, self.size, self.nt = params, shape, size, nt
+        self.halo = params.reach
+        self.kernels = yee_cuda_kernels(params.order)
+        self._padded = (3, *(n + 2 * self.halo for n in shape))
+        size = int(np.prod(self._padded, dtype=np.int64))
+        self._e = cuda.device_array(size, dtype=np.float32)  # flat: the kernels' layout
+        self._h = cuda.device_array(size, dtype=np.float32)
+        self._schedules = {}
+        self._stage_lists: dict[int, tuple] = {}
+        self.view = "Ez"
+        self.set_physics()
+
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None) -> None:
+        """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
+        super().set_physics(materials, dipoles, probes, pml)
+        to = self._cuda.to_device
+        prof = [self.pml.profiles(n, self.params.dt) for n in self.shape]
+        self._d_table = to(self.table.coefficients.ravel())
+        self._d_index = to(self.table.index.ravel())
+        self._d_j = to(self._j.ravel())
+        self._d_psi = tuple(to(p) for p in self._psi)
+        layers = tuple(to(p.layer) for p in prof)
+        bh, ah = _profiles(prof, "h")
+        be, ae = _profiles(prof, "e")
+        self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
+        self._d_points = tuple(to(a) for a in self._points)
+        self.reset()
+
+    def reset(self) -> None:
+        from diamondlab.kernels.cuda import simulator_enabled
+
+        for a in (self._e, self._h, self._d_j, *self._d_psi):
+            if simulator_enabled():
+                a.copy_to_device(np.zeros(a.shape, np.float32))
+            else:
+                from numba.cuda.cudadrv.driver import device_memset
+
+                device_memset(a, 0, a.nbytes)
+        self._taken = []
+
+    def set_fields(self, e, h) -> None:
+        for dev, host in ((self._e, e), (self._h, h)):
+            padded = np.zeros(self._padded, np.float32)
+            padded[self._interior] = host
+            dev.copy_to_device(padded.ravel())
+
+    def field_views(self):
+        return None, None
+
+    def fields(self) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(np.ascontiguousarray(f.copy_to_host().reshape(self._padded)[self._interior])
+                     for f in (self._e, self._h))
+
+    def component_view(self, name: str) -> np.ndarray:
+        """Host copy of one component's interior."""
+        from diamondlab.maxwell.sources import COMPONENTS
+
+        c = COMPONENTS.index(name)
+        field = self._e if c < 3 else self._h
+        n = field.size // 3
+        one = field[(c % 3) * n : (c % 3 + 1) * n].copy_to_host().reshape(self._padded[1:])
+        return np.ascontiguousarray(one[self._interior[1:]])
+
+    def planes(self, index, strides):
+        return planes_of(self.current_view(), index, strides)
+
+    def compile(self) -> None:
+        """Compile both kernels on a one-tile grid with this run's features (once per process and order)."""
+        tile = DiamondTile(self.params.order, 1)
+        probe = YeeCUDABackend(self.params, (2 * tile.radius, 2 * tile.radius, 1), 1, 1)
+        if self._drude:
+            probe._drude = True
+            probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
+        probe.sweep(1)
+        probe.step(1)
+        probe.synchronize()
+
+    def _device_args(self, height: int, src_samples) -> tuple:
+        src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
+        rec = self._cuda.device_array((height, max(self.nprobes, 1)), np.float32)
+        return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec)
+
+    def step(self, nsteps: int, src_samples=None) -> None:
+        args = self._device_args(nsteps, src_samples)
+        grid, threads = (self.shape[0], self.shape[1]), self.shape[2]
+        for k in range(2 * nsteps):
+            self.kernels.stepwise[grid, threads](self._e, self._h, self._d_j, self._drude, self._d_index,
+                                                 self._d_table, k % 2, k // 2, *args)
+        self._keep(args)
+
+    def _stages(self, height: int) -> tuple:
+        """Device copies of the schedule's torre tables and the host list of (first torre, count) a stage."""
+        cached = self._stage_lists.get(height)
+        if cached is None:
+            s = self.schedule(height)
+            starts = s.stage_start
+            stages = [(int(a), int(b - a)) for a, b in zip(starts[:-1], starts[1:], strict=True) if b > a]
+            cached = self._stage_lists[height] = (s.tile.radius, self._cuda.to_device(s.torre_x0),
+                                                  self._cuda.to_device(s.torre_yc), stages)
+        return cached
+
+    def sweep(self, height: int, src_samples=None) -> None:
+        radius, x0, yc, stages = self._stages(height)
+        args = self._device_args(height, src_samples)
+        for first, count in stages:
+            self.kernels.diamondtorre[count, self.shape[2]](self._e, self._h, self._d_j, self._drude,
+                                                            self._d_index, self._d_table, radius, x0, yc,
+                                                            first, 2 * height, *args)
+        self._keep(args)
+
+    def _keep(self, args) -> None:
+        if self.nprobes:
+            self._taken.append(args[-1])
+
+    def take_traces(self) -> np.ndarray:
+        rows, self._taken = self._taken, []
+        rows = [r.copy_to_host()[:, : self.nprobes] for r in rows]
+        return np.concatenate(rows) if rows else np.zeros((0, self.nprobes), dtype=np.float32)
+
+    def synchronize(self) -> None:
+        self._cuda.synchronize()

@@ -1,0 +1,219 @@
+"""Numba-CUDA kernels of the Yee scheme: stepwise and DiamondTorre, one cell update.
+
+Contract
+--------
+The arrays are those of :mod:`diamondlab.kernels.yee_cpu` on the device,
+flat: ``E``, ``H``, ``J`` hold ``(3, nx + 2M, ny + 2M, nz + 2M)`` float32
+(zero halo of the scheme's reach ``M``) in C order, the material index
+``(3, nx, ny, nz)`` uint8 and its float32 table (8 numbers a medium); a
+cell's neighbours are one addition away (no 4D index arithmetic per load);
+the CPML's per-axis layer maps and ``(b, a)`` profiles and its ``psi``
+arrays, the column tables of the dipoles and probes.  One thread updates
+one cell, ``z`` across the threads of a block (a block holds a whole
+column: ``nz <= 1024``):
+
+- ``stepwise``: one half step (``half`` 0: ``H``, 1: ``E``) of every cell, a
+  block per ``(x, y)`` column;
+- ``diamondtorre``: the torres of one stage, a block per torre; the block
+  runs the torre's ``ntiers`` half steps (tile columns in the geometry's
+  order), a ``syncthreads`` between tiers (the z neighbours of the next
+  tier are other threads').  One launch per stage.
+
+Both call the same device functions ``h_cell`` and ``e_cell`` (no
+``fastmath``), so the two algorithms agree bit for bit on the GPU, as on
+the CPU; CPU and GPU agree to float32 rounding.  Importing this module does
+not import numba.cuda; :func:`yee_cuda_kernels` does, once per order.
+"""
+
+from __future__ import annotations
+
+import functools
+from types import SimpleNamespace
+
+import numpy as np
+
+__all__ = ["MAX_NZ", "yee_cuda_kernels"]
+
+#: The tallest z column a block holds (one thread a cell).
+MAX_NZ = 1024
+
+#: numba.cuda, imported by the first :func:`yee_cuda_kernels` call
+cuda = None
+
+
+@functools.cache
+def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure per order, read as one scheme
+    """The CUDA kernels of the Yee scheme of ``order`` (2 or 4)."""
+    global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
+    from numba import cuda
+
+    M = order // 2  # noqa: N806 - the reach, a compile-time constant
+    w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
+    w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
+
+    # derivatives of flat field ``a`` at flat offset p along stride s: forward (H points), backward (E points)
+    @cuda.jit(device=True)
+    def fwd(a, p, s):
+        v = w1 * (a[p + s] - a[p])
+        if M == 2:
+            v += w2 * (a[p + 2 * s] - a[p - s])
+        return v
+
+    @cuda.jit(device=True)
+    def bwd(a, p, s):
+        v = w1 * (a[p] - a[p - s])
+        if M == 2:
+            v += w2 * (a[p + s] - a[p - 2 * s])
+        return v
+
+    @cuda.jit(device=True)
+    def h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
+        """``H <- H - dh curl E`` at padded (X, Y, Z), the CPML's psi where the cell is in a layer."""
+        pz = lz.size + 2 * M  # the padded z extent (the y stride)
+        ny, nz = ly.size, lz.size
+        n = E.size // 3  # cells of one padded component
+        sx = (ly.size + 2 * M) * pz
+        p = X * sx + Y * pz + Z
+        u, v, w = X - M, Y - M, Z - M
+        q = (u * ny + v) * nz + w
+        nu = lx.size * ny * nz
+        ex, ey, ez = p, n + p, 2 * n + p
+        dez_dy = fwd(E, ez, pz)
+        dey_dz = fwd(E, ey, 1)
+        dex_dz = fwd(E, ex, 1)
+        dez_dx = fwd(E, ez, sx)
+        dey_dx = fwd(E, ey, sx)
+        dex_dy = fwd(E, ex, pz)
+        ix, iy, iz = lx[u], ly[v], lz[w]
+        if ix >= 0:
+            psix[2, ix, v, w] = pb[0, u] * psix[2, ix, v, w] + pa[0, u] * dez_dx
+            psix[3, ix, v, w] = pb[0, u] * psix[3, ix, v, w] + pa[0, u] * dey_dx
+            dez_dx += psix[2, ix, v, w]
+            dey_dx += psix[3, ix, v, w]
+        if iy >= 0:
+            psiy[2, u, iy, w] = pb[1, v] * psiy[2, u, iy, w] + pa[1, v] * dez_dy
+            psiy[3, u, iy, w] = pb[1, v] * psiy[3, u, iy, w] + pa[1, v] * dex_dy
+            dez_dy += psiy[2, u, iy, w]
+            dex_dy += psiy[3, u, iy, w]
+        if iz >= 0:
+            psiz[2, u, v, iz] = pb[2, w] * psiz[2, u, v, iz] + pa[2, w] * dey_dz
+            psiz[3, u, v, iz] = pb[2, w] * psiz[3, u, v, iz] + pa[2, w] * dex_dz
+            dey_dz += psiz[2, u, v, iz]
+            dex_dz += psiz[3, u, v, iz]
+        H[p] = H[p] - table[mat[q] * 8 + 4] * (dez_dy - dey_dz)
+        H[n + p] = H[n + p] - table[mat[nu + q] * 8 + 4] * (dex_dz - dez_dx)
+        H[2 * n + p] = H[2 * n + p] - table[mat[2 * nu + q] * 8 + 4] * (dey_dx - dex_dy)
+
+    @cuda.jit(device=True)
+    def e_comp(E, J, p, m, table, curl, drude):
+        old = E[p]
+        if drude:
+            cur = table[m * 8 + 2] * J[p] + table[m * 8 + 3] * old
+            J[p] = cur
+            curl = curl - cur
+        E[p] = table[m * 8] * old + table[m * 8 + 1] * curl
+
+    @cuda.jit(device=True)
+    def e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
+        """``E <- ca E + cb (curl H - J)`` at padded (X, Y, Z), the Drude current first."""
+        pz = lz.size + 2 * M
+        ny, nz = ly.size, lz.size
+        n = E.size // 3
+        sx = (ly.size + 2 * M) * pz
+        p = X * sx + Y * pz + Z
+        u, v, w = X - M, Y - M, Z - M
+        q = (u * ny + v) * nz + w
+        nu = lx.size * ny * nz
+        hx, hy, hz = p, n + p, 2 * n + p
+        dhz_dy = bwd(H, hz, pz)
+        dhy_dz = bwd(H, hy, 1)
+        dhx_dz = bwd(H, hx, 1)
+        dhz_dx = bwd(H, hz, sx)
+        dhy_dx = bwd(H, hy, sx)
+        dhx_dy = bwd(H, hx, pz)
+        ix, iy, iz = lx[u], ly[v], lz[w]
+        if ix >= 0:
+            psix[0, ix, v, w] = pb[0, u] * psix[0, ix, v, w] + pa[0, u] * dhz_dx
+            psix[1, ix, v, w] = pb[0, u] * psix[1, ix, v, w] + pa[0, u] * dhy_dx
+            dhz_dx += psix[0, ix, v, w]
+            dhy_dx += psix[1, ix, v, w]
+        if iy >= 0:
+            psiy[0, u, iy, w] = pb[1, v] * psiy[0, u, iy, w] + pa[1, v] * dhz_dy
+            psiy[1, u, iy, w] = pb[1, v] * psiy[1, u, iy, w] + pa[1, v] * dhx_dy
+            dhz_dy += psiy[0, u, iy, w]
+            dhx_dy += psiy[1, u, iy, w]
+        if iz >= 0:
+            psiz[0, u, v, iz] = pb[2, w] * psiz[0, u, v, iz] + pa[2, w] * dhy_dz
+            psiz[1, u, v, iz] = pb[2, w] * psiz[1, u, v, iz] + pa[2, w] * dhx_dz
+            dhy_dz += psiz[0, u, v, iz]
+            dhx_dz += psiz[1, u, v, iz]
+        e_comp(E, J, p, mat[q], table, dhz_dy - dhy_dz, drude)
+        e_comp(E, J, n + p, mat[nu + q], table, dhx_dz - dhz_dx, drude)
+        e_comp(E, J, 2 * n + p, mat[2 * nu + q], table, dhy_dx - dhx_dy, drude)
+
+    @cuda.jit(device=True)
+    def cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
+                    pz, sx):
+        """After cell (X, Y, Z)'s half step ``half``: its dipoles add to E, then its probes record."""
+        start = colstart[X, Y]
+        if start < 0:
+            return
+        n = E.size // 3
+        p = X * sx + Y * pz + Z
+        for k in range(start, start + colcount[X, Y]):
+            c = pt_comp[k]
+            if pt_z[k] != Z or (c >= 3) != (half == 0):
+                continue
+            if c >= 3:
+                if pt_kind[k] == 1:
+                    rec[step, pt_slot[k]] = H[(c - 3) * n + p]
+            elif pt_kind[k] == 0:
+                E[c * n + p] += src[pt_slot[k], step]
+            else:
+                rec[step, pt_slot[k]] = E[c * n + p]
+
+    @cuda.jit(device=True)
+    def cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+        if half == 0:
+            h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pbh, pah, psix, psiy, psiz)
+        else:
+            e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pbe, pae, psix, psiy, psiz)
+        pz = lz.size + 2 * M
+        cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
+                    pz, (ly.size + 2 * M) * pz)
+
+    @cuda.jit
+    def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
+                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+        """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell: a block per (x, y) column."""
+        X = cuda.blockIdx.x + M  # noqa: N806 - padded indices
+        Y = cuda.blockIdx.y + M  # noqa: N806
+        Z = cuda.threadIdx.x + M  # noqa: N806
+        cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
+
+    @cuda.jit
+    def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, first, ntiers, lx, ly, lz, pbh,
+                     pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
+                     src, rec):
+        """The torres ``first + blockIdx.x`` of one stage, ``ntiers`` half steps each."""
+        i = first + cuda.blockIdx.x
+        x0 = torre_x0[i]
+        yc = torre_yc[i]
+        nx = lx.size
+        ny = ly.size
+        Z = cuda.threadIdx.x + M  # noqa: N806
+        for k in range(ntiers):
+            ax = x0 + M * k
+            for du in range(1 - radius, radius + 1):
+                x = ax + du
+                if x >= 0 and x < nx:
+                    hw = radius - du if du >= 1 else radius - 1 + du
+                    for y in range(max(yc - hw, 0), min(yc + hw, ny - 1) + 1):
+                        cell(E, H, J, drude, mat, table, x + M, y + M, Z, k % 2, k // 2, lx, ly, lz, pbh, pah,
+                             pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
+                             src, rec)
+            cuda.syncthreads()
+
+    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre)
