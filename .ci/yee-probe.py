@@ -14,5 +14,5 @@ sim.run(2)
 sim.backend.synchronize()
 for name in ("stepwise", "diamondtorre"):
     for overload in getattr(sim.backend.kernels, name).overloads.values():
-        print(name, "registers", overload.get_regs_per_thread(), "local bytes",
-              overload.get_local_mem_per_thread(), "shared bytes", overload.get_shared_mem_per_block())
+        print(name, "registers", overload.regs_per_thread, "local bytes", overload.local_mem_per_thread,
+              "shared bytes", overload.shared_mem_per_block)

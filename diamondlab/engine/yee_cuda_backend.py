@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.backends import planes_of
 from diamondlab.engine.cuda_backend import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
 from diamondlab.engine.yee_cpu_backend import YeeCPUBackend
 from diamondlab.geometry import DiamondTile
@@ -132,7 +131,22 @@ class YeeCUDABackend(YeeCPUBackend):
         return np.ascontiguousarray(one[self._interior[1:]])
 
     def planes(self, index, strides):
-        return planes_of(self.current_view(), index, strides)
+        """Strided planes ``(xy, xz, yz)`` of the component :attr:`view` through ``index``, gathered on the
+        device: only they cross the bus (the finite check after a sweep reads them)."""
+        from diamondlab.maxwell.sources import COMPONENTS
+
+        c = COMPONENTS.index(self.view)
+        field = self._e if c < 3 else self._h
+        (ix, iy, iz), (sx, sy, sz) = index, strides
+        counts = [len(range(o % s, n, s)) for o, s, n in zip(index, strides, self.shape, strict=True)]
+        out = [self._cuda.device_array(shape, np.float32) for shape in
+               ((counts[0], counts[1]), (counts[0], counts[2]), (counts[1], counts[2]))]
+        side = max(counts)
+        blocks = (-(-side // 16), -(-side // 16))
+        _, px, py, pz = self._padded
+        base = (c % 3) * px * py * pz
+        self.kernels.gather_planes[blocks, (16, 16)](field, base, py, pz, ix, iy, iz, sx, sy, sz, *out)
+        return tuple(a.copy_to_host() for a in out)
 
     def compile(self) -> None:
         """Compile both kernels on a one-tile grid with this run's features (once per process and order)."""

@@ -216,4 +216,20 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
                              src, rec)
             cuda.syncthreads()
 
-    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre)
+    @cuda.jit
+    def gather_planes(F, base, py, pz, ix, iy, iz, sx, sy, sz, XY, XZ, YZ):
+        """Planes of the component at flat offset ``base`` of padded field ``F`` (``py``, ``pz``: padded
+        extents) through cell (ix, iy, iz), sampled every (sx, sy, sz) from the point's residues."""
+        i, j = cuda.grid(2)
+        xi, yi = ix % sx + i * sx + M, iy % sy + i * sy + M
+        yj, zj = iy % sy + j * sy + M, iz % sz + j * sz + M
+        X, Y, Z = ix + M, iy + M, iz + M  # noqa: N806 - padded indices
+        if i < XY.shape[0] and j < XY.shape[1]:
+            XY[i, j] = F[base + (xi * py + yj) * pz + Z]
+        if i < XZ.shape[0] and j < XZ.shape[1]:
+            XZ[i, j] = F[base + (xi * py + Y) * pz + zj]
+        if i < YZ.shape[0] and j < YZ.shape[1]:
+            YZ[i, j] = F[base + (X * py + yi) * pz + zj]
+
+    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre,
+                           gather_planes=gather_planes)

@@ -20,6 +20,7 @@ def run_case(order, size, nt, shape, pml, steps) -> str:
     import numpy as np
 
     from diamondlab import Simulation
+    from diamondlab.engine.backends import planes_of
     from diamondlab.maxwell import PEC, Box, Dipole, Drude, Probe, Ricker, Sphere
 
     c = tuple(n // 2 for n in shape)
@@ -39,6 +40,10 @@ def run_case(order, size, nt, shape, pml, steps) -> str:
             extra = [b._d_j.copy_to_host(), *(p.copy_to_host() for p in b._d_psi)] if backend == "cuda" else [
                 b._j, *b._psi]
             runs[backend, algorithm] = [*sim.fields, sim.traces.copy(), *extra]
+            planes = b.planes((shape[0] - 2, 1, shape[2] // 2), (2, 3, 1))  # gathered on the device
+            host = planes_of(b.current_view(), (shape[0] - 2, 1, shape[2] // 2), (2, 3, 1))
+            if not all(np.array_equal(a, h) for a, h in zip(planes, host, strict=True)):
+                raise SystemExit(f"order {order}: {backend} planes differ from the field's")
     gpu_s, gpu_d = runs["cuda", "stepwise"], runs["cuda", "diamondtorre"]
     for a, b in zip(gpu_s, gpu_d, strict=True):
         if not np.array_equal(a, b):
