@@ -232,3 +232,12 @@ def test_an_import_error_while_a_stop_waits_is_the_stop_not_a_missing_package(tm
             os.kill(os.getpid(), signal.SIGINT)
             with pytest.raises(KeyboardInterrupt):
                 attempt()
+
+
+def test_a_stop_after_the_commands_last_safe_point_is_not_lost(monkeypatch):
+    """Recorded, never raised where it lands: a stop after the outputs still ends with 128 + signal."""
+    from diamondlab import cli
+
+    monkeypatch.setattr(cli, "_run", lambda args, comm: os.kill(os.getpid(), signal.SIGTERM) or cli.EXIT_OK)
+    assert cli.main(["run", "--shape", "8"]) == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handlers are restored
