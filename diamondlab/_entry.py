@@ -14,20 +14,35 @@ next safe point (status 130 or 143, :data:`diamondlab.cli.EXIT_STATUSES`).
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 
 def main() -> int:
-    """Record stop signals, then run :func:`diamondlab.cli.main`; return its exit status."""
-    from diamondlab.engine.interrupts import record_stop_signals
+    """Record stop signals, then run :func:`diamondlab.cli.main`; return its exit status.
 
-    record_stop_signals()
-    hook = os.environ.get("DIAMONDLAB_ENTRY_HOOK")
-    if hook:  # tests: say that the signals are recorded, then wait as a slow import would
-        _wait_for_test(hook)
-    from diamondlab.cli import main as cli_main
+    At the end the stop signals are ignored: Python's shutdown puts the
+    default action back for signals that have a Python handler, so a SIGTERM
+    then (NumPy's and Numba's teardown takes a while) would kill a process
+    whose work is done; one recorded before still sets the status.
+    """
+    from diamondlab.engine import interrupts
 
-    return cli_main()
+    interrupts.record_stop_signals()
+    status = None
+    try:
+        hook = os.environ.get("DIAMONDLAB_ENTRY_HOOK")
+        if hook:  # tests: say that the signals are recorded, then wait as a slow import would
+            _wait_for_test(hook)
+        from diamondlab.cli import main as cli_main
+
+        status = cli_main()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+    if status == 0 and interrupts.take_stop():  # came after the command's last check
+        status = 128 + int(interrupts.last_signal)
+    return status
 
 
 def _wait_for_test(path: str) -> None:

@@ -241,3 +241,17 @@ def test_a_stop_after_the_commands_last_safe_point_is_not_lost(monkeypatch):
     monkeypatch.setattr(cli, "_run", lambda args, comm: os.kill(os.getpid(), signal.SIGTERM) or cli.EXIT_OK)
     assert cli.main(["run", "--shape", "8"]) == 128 + signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handlers are restored
+
+
+def test_the_entry_point_ends_with_the_stop_signals_ignored(tmp_path):
+    """Python's shutdown puts back the default action of a signal with a Python handler: a SIGTERM during
+    it killed a finished run (the hostile run: status -15 at 1 s, a warm cache).  Ignored from the end on."""
+    import subprocess
+    import sys
+
+    code = ("import signal, sys; from diamondlab import _entry; sys.argv = ['diamondlab', 'cache', 'info'];"
+            "status = _entry.main(); print(status, [signal.getsignal(s) == signal.SIG_IGN"
+            " for s in (signal.SIGINT, signal.SIGTERM)])")
+    env = dict(os.environ, DIAMONDLAB_CACHE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "0 [True, True]", out
