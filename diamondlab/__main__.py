@@ -1,5 +1,5 @@
 import sys
 
-from diamondlab.cli import main
+from diamondlab._entry import main
 
 sys.exit(main())

@@ -26,7 +26,12 @@ with the SHA-256 of its text (recorded before the file is written, under
 the manifest's lock: :func:`record_entry`), the tunings file, and the
 folders it made (:func:`record_folders`).  Numba's compiled code of a
 module lies in ``__pycache__`` beside it under the module's name stem
-(:func:`compiled_files`).  Entries written before there was a manifest are
+(:func:`compiled_files`); once the kernels are compiled or loaded, the
+SHA-256 of each of its index and data files is recorded too
+(:func:`record_compiled`, kind :data:`COMPILED_CODE`), and checked before
+the module is imported again (:func:`recorded_digests`): garbage in a
+data file that still parses as a pickle would otherwise reach Numba (a
+segmentation fault, or a decoding error).  Entries written before there was a manifest are
 recognised by their names only: modules named like :data:`MODULE_NAME` in
 a folder named like :data:`TAG_NAME` under :data:`KERNELS`, a tunings file
 whose every key looks like :data:`TUNING_KEY`.
@@ -62,6 +67,7 @@ import platformdirs
 from diamondlab.files import write_atomically
 
 __all__ = [
+    "COMPILED_CODE",
     "KERNELS",
     "LOCK_TIMEOUT",
     "MANIFEST",
@@ -80,8 +86,10 @@ __all__ = [
     "file_lock",
     "fingerprint",
     "read_json",
+    "record_compiled",
     "record_entry",
     "record_folders",
+    "recorded_digests",
     "software_versions",
     "update_json",
     "write_atomically",
@@ -106,6 +114,10 @@ TAG_NAME = re.compile(r"g\d+-[0-9a-f]{10}")
 TUNING_KEY = re.compile(r"\w+\|NO=\d+\|\d+x\d+x\d+\|[0-9a-f]{16}")
 #: Suffixes of the compiled code beside a module: Numba's index and data, Python's bytecode.
 COMPILED_SUFFIXES = (".nbi", ".nbc", ".pyc")
+#: Suffixes of Numba's index and data files (their digests are recorded: :func:`record_compiled`).
+NUMBA_SUFFIXES = (".nbi", ".nbc")
+#: The manifest's kind of a Numba index or data file's record (``sha256`` of its bytes).
+COMPILED_CODE = "compiled code"
 
 
 class CacheEntryWarning(UserWarning):
@@ -356,15 +368,98 @@ def compiled_files(module) -> list[Path]:
                   if n.startswith(module.stem + ".") and n.endswith(COMPILED_SUFFIXES))  # fmt: skip
 
 
+def _sha256(path: Path) -> str | None:
+    """The SHA-256 of the file's bytes (None where it is gone)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _numba_files(module) -> list[Path]:
+    return [p for p in compiled_files(module) if p.suffix in NUMBA_SUFFIXES]
+
+
+def recorded_digests(module) -> dict[Path, str]:
+    """The SHA-256 recorded (:func:`record_compiled`) of each of Numba's files of the module file ``module``
+    that is recorded; files not recorded yet are not in it."""
+    root = cache_root()
+    entries = _manifest(root)["entries"]
+    out = {}
+    for path in _numba_files(module):
+        with contextlib.suppress(ValueError):
+            entry = entries.get(_relative(root, path), {})
+            if entry.get("kind") == COMPILED_CODE and isinstance(entry.get("sha256"), str):
+                out[path] = entry["sha256"]
+    return out
+
+
+def record_compiled(modules) -> dict[str, str]:
+    """Record in the manifest the SHA-256 of Numba's index and data files of each module file in ``modules``.
+
+    Call it once the module's kernels are compiled or loaded (the backends'
+    ``compile()``): the files are then those Numba wrote or read.  Records of
+    the modules' files that are gone are removed.  Takes the manifest's lock
+    only where something changed.  Returns the digests recorded (relative
+    path: SHA-256).
+    """
+    root = cache_root()
+    found: dict[str, str] = {}
+    stems: set[str] = set()
+    for module in modules:
+        module = Path(module)
+        try:
+            folder = _relative(root, module.parent / "__pycache__")
+        except ValueError:  # not a module of this cache
+            continue
+        stems.add(f"{folder}/{module.stem}.")
+        for path in _numba_files(module):
+            digest_ = _sha256(path)
+            if digest_ is not None:
+                found[_relative(root, path)] = digest_
+
+    def ours(key: str, entry: dict) -> bool:
+        return entry.get("kind") == COMPILED_CODE and any(key.startswith(stem) for stem in stems)
+
+    def change(data: dict) -> None:
+        entries = data["entries"]
+        for key in [k for k, e in entries.items() if ours(k, e) and k not in found]:
+            del entries[key]
+        entries.update({k: {"kind": COMPILED_CODE, "sha256": v} for k, v in found.items()})
+
+    entries = _manifest(root)["entries"]
+    wanted = {k: {"kind": COMPILED_CODE, "sha256": v} for k, v in found.items()}
+    if any(entries.get(k) != v for k, v in wanted.items()) or any(
+            ours(k, e) and k not in found for k, e in entries.items()):  # fmt: skip
+        _update_manifest(root, change)
+    return found
+
+
 def drop_files(paths, message: str) -> None:
-    """Remove ``paths`` (those still there) and warn ``message`` with a :class:`CacheEntryWarning`.
+    """Remove ``paths`` (those still there) and their records; warn ``message`` (:class:`CacheEntryWarning`).
 
     For an entry found damaged; its writer rebuilds it.  ``message`` names
-    the file and says what is dropped and rebuilt.
+    the file and says what is dropped and rebuilt.  The records of dropped
+    compiled code go with the files (what Numba writes anew is recorded anew).
     """
+    paths = [Path(p) for p in paths]
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
-            Path(path).unlink()
+            path.unlink()
+    root = cache_root()
+    keys = set()
+    for path in paths:
+        with contextlib.suppress(ValueError):
+            keys.add(_relative(root, path))
+    entries = _manifest(root)["entries"]
+    if any(entries.get(k, {}).get("kind") == COMPILED_CODE for k in keys):
+
+        def forget(data: dict) -> None:
+            for key in keys:
+                if data["entries"].get(key, {}).get("kind") == COMPILED_CODE:
+                    del data["entries"][key]
+
+        _update_manifest(root, forget)
     warnings.warn(message, CacheEntryWarning, stacklevel=2)
 
 

@@ -701,6 +701,7 @@ def _mpi_world():
 
 def _run(args, comm=None) -> int:
     """``diamondlab run``; ``comm``: the MPI ranks that share the grid (rank 0 prints and writes)."""
+    from diamondlab.engine.interrupts import on_ending_now, raise_if_stopped
     from diamondlab.engine.snapshots import Snapshots
 
     root = comm is None or comm.rank == 0
@@ -709,22 +710,26 @@ def _run(args, comm=None) -> int:
     formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
     Snapshots(args.snapshot_every or 1, args.out, formats)  # checks the cadence and the formats first
     outputs = RunOutputs(args, writes_out)
-    try:
-        if root:
-            outputs.prepare(*_plan(args, problem, formats), problem["shape"])
-        if comm is not None:
-            comm.Barrier()  # the outputs checked (an error there aborts every rank) before any rank starts
-        # the folder is made at the first snapshot (under --overwrite: the staging folder)
-        snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every, outputs.folder,
-                                                                       formats)
-        return _run_checked(args, comm, problem, snapshots, outputs)
-    finally:
-        outputs.close()
+    # a second stop signal while compiling ends the process at once: the lock goes with it
+    with on_ending_now(outputs.close):
+        try:
+            if comm is None:
+                raise_if_stopped()  # one process: a stop before the outputs are planned writes nothing
+            if root:
+                outputs.prepare(*_plan(args, problem, formats), problem["shape"])
+            if comm is not None:
+                comm.Barrier()  # outputs checked (an error there aborts every rank) before any rank starts
+            # the folder is made at the first snapshot (under --overwrite: the staging folder)
+            snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every,
+                                                                           outputs.folder, formats)
+            return _run_checked(args, comm, problem, snapshots, outputs)
+        finally:
+            outputs.close()
 
 
 def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
     """``diamondlab run`` once its outputs are planned (and --out locked)."""
-    from diamondlab.engine.interrupts import deferred_interrupts
+    from diamondlab.engine.interrupts import deferred_interrupts, take_stop
     from diamondlab.engine.simulation import Simulation, SourceTimingWarning
 
     root = comm is None or comm.rank == 0
@@ -780,6 +785,8 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
                 _write_outputs(args, sim, snapshots, first, first_step, interrupted, outputs)
             elif args.save:
                 sim.fields  # noqa: B018 - rank 0 gathers the final layers to save them: every rank takes part
+        # the stop that ended the run, or one during the writes (recorded: the block raised nothing)
+        interrupted = take_stop() or interrupted
     except KeyboardInterrupt:
         interrupted = True  # the outputs are complete: stop now
     if root:
@@ -1010,16 +1017,29 @@ def _fail(err, status: int, comm) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the command line; return the exit status (:data:`EXIT_STATUSES`)."""
-    argv = _join_negative_positions(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(argv)
-    from diamondlab.engine.interrupts import terminate_as_interrupt
+    """Run the command line; return the exit status (:data:`EXIT_STATUSES`).
+
+    Stop signals (SIGINT, SIGTERM) are recorded from the entry point on
+    (:mod:`diamondlab._entry`; here, for a call from Python) and acted on at
+    the command's safe points: never raised inside an import or a write.
+    """
+    from diamondlab.engine.interrupts import stop_signals_recorded
+
+    with stop_signals_recorded():
+        return _main(argv)
+
+
+def _main(argv) -> int:
+    from diamondlab.engine.interrupts import raise_if_stopped, take_stop
     from diamondlab.engine.simulation import NonFiniteFieldError
 
+    argv = _join_negative_positions(sys.argv[1:] if argv is None else argv)
     comm = None
-    with warnings.catch_warnings(), terminate_as_interrupt():
+    with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
+            raise_if_stopped()  # a stop while Python started (the imports) ends here, before any work
+            args = _parser().parse_args(argv)
             if args.command == "cache":
                 return _cache(args)
             command = _run if args.command == "run" else _bench
@@ -1027,8 +1047,11 @@ def main(argv=None) -> int:
             if comm is not None and comm.rank:
                 warnings.showwarning = lambda *a, **k: None  # rank 0 speaks for the run
                 with contextlib.redirect_stdout(io.StringIO()):
-                    return command(args, comm)
-            return command(args, comm)
+                    status = command(args, comm)
+            else:
+                status = command(args, comm)
+            # a stop after the command's last safe point (its outputs complete) is never lost
+            return _interrupt_status() if status == EXIT_OK and take_stop() else status
         except NonFiniteFieldError as err:
             return _fail(err, EXIT_BLEW_UP, comm)
         except OutputError as err:

@@ -39,8 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
-    "FolderLock", "FolderLockedError", "atomic_path", "npz_verifier", "release_held_locks", "vti_verifier",
-    "write_atomically",
+    "FolderLock", "FolderLockedError", "atomic_path", "npz_verifier", "vti_verifier", "write_atomically",
 ]
 
 #: Characters of the target's name kept in a temporary file's name (the rest would not fit NAME_MAX).
@@ -177,17 +176,6 @@ class FolderLockedError(RuntimeError):
     """The folder is locked by another live process (the message names it)."""
 
 
-#: The folder locks this process holds (released by :func:`release_held_locks` before a hard exit).
-_HELD_LOCKS: set = set()
-
-
-def release_held_locks() -> None:
-    """Remove every folder lock this process holds: for an exit that skips the ``finally`` blocks
-    (``os._exit`` after a second stop signal)."""
-    for lock in list(_HELD_LOCKS):
-        lock.release()
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -257,7 +245,6 @@ class FolderLock:
                 try:
                     os.link(tmp, self.path)
                     self.held = True
-                    _HELD_LOCKS.add(self)
                     return self
                 except FileExistsError:
                     holder = self.holder()
@@ -283,7 +270,6 @@ class FolderLock:
         """Remove the lock file (if this object holds it)."""
         if self.held:
             self.held = False
-            _HELD_LOCKS.discard(self)
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
 

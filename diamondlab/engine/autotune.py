@@ -90,7 +90,13 @@ def _lookup(params: WaveParameters, shape, backend: str) -> Tuning | None:
     """
     path = _cache_file()
     key = tuning_key(backend, params.order, shape)
-    entry = caches.read_json(path, warn=True).get(key)
+    data = caches.read_json(path, warn=True)
+    strange = sorted(k for k in data if not caches.TUNING_KEY.fullmatch(k))
+    if strange:  # the file was changed: what the tuner never stores is dropped at its next store
+        names = ", ".join(repr(k) for k in strange[:3]) + (", ..." if len(strange) > 3 else "")
+        warnings.warn(f"cache file {path} holds entries the tuner never stores ({names}): they are dropped "
+                      "and the tunings measured anew where missing", caches.CacheEntryWarning, stacklevel=3)
+    entry = data.get(key)
     if entry is None:
         return None
     recorded = entry.get("fingerprint") if isinstance(entry, dict) else None
@@ -137,7 +143,13 @@ def _store(backend: str, order: int, shape, best: Tuning, seconds_per_step: dict
     }
     key = tuning_key(backend, order, shape)
     caches.record_entry(_cache_file(), "tunings")  # listed before it is written
-    caches.update_json(_cache_file(), lambda data: data.__setitem__(key, entry))
+
+    def update(data: dict) -> None:
+        for other in [k for k in data if not caches.TUNING_KEY.fullmatch(k)]:  # not the tuner's (warned)
+            del data[other]
+        data[key] = entry
+
+    caches.update_json(_cache_file(), update)
 
 
 def autotune(

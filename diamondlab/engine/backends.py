@@ -288,6 +288,9 @@ def get_backend(name: str):
     try:
         cls = getattr(importlib.import_module(module), attr)
     except ImportError as err:
+        from diamondlab.engine.interrupts import raise_if_stopped
+
+        raise_if_stopped()  # an import cut short by a stop signal is the stop, not a missing package
         raise RuntimeError(
             f"backend {name!r} cannot be loaded ({err}); install diamondlab[{name}] or use backend='cpu'"
         ) from err

@@ -17,6 +17,7 @@ import numpy as np
 from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
+from diamondlab.kernels.generated import record_compiled
 from diamondlab.kernels.points import point_tables
 from diamondlab.media import Medium
 from diamondlab.numerics import WaveParameters, bare_weights
@@ -167,6 +168,7 @@ class CPUBackend(Backend):
             probe.set_physics(Medium(kappa, tuple(np.zeros(n, np.float32) for n in shape), shape))
         probe.sweep(1)
         probe.step(1)
+        record_compiled()  # the digests of Numba's files, checked before the next import
 
     def _run(self, schedule: StageSchedule | None, height: int, src_samples) -> None:
         t = self._points

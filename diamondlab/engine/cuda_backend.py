@@ -682,6 +682,9 @@ class CUDABackend(Backend):
             coeffs, compile_only=True, values=values,
         )
         self.last_sweep_kernel = kernel or self.last_sweep_kernel
+        from diamondlab.kernels.generated import record_compiled
+
+        record_compiled()  # the digests of Numba's files, checked before the next import
 
     def sweep(self, height: int, src_samples: np.ndarray | None = None) -> None:
         """Queue one DiamondTorre sweep (receiver values: :meth:`take_traces`)."""

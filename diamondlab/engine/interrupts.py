@@ -17,9 +17,21 @@ status ``128 + signal number`` (no output is being written while compiling).
 
 :func:`terminate_as_interrupt` makes SIGTERM (what batch schedulers and
 ``timeout`` send) raise :class:`KeyboardInterrupt` like Ctrl-C, for
-programs such as the command line that want one way to stop; it records the
-signal that arrived last in :data:`last_signal` so that the exit status can
-say which one (``128 + signal number``).
+programs that want one way to stop; the signal that arrived last is kept in
+:data:`last_signal` so that an exit status can say which one (``128 +
+signal number``).
+
+:func:`record_stop_signals` is the command line's way, from its first line
+(:mod:`diamondlab._entry`, before NumPy or Numba is imported) to its end:
+SIGINT and SIGTERM are only recorded, never raised where they land (an
+import, a C callback, a write), and act at the command's safe points: before
+each phase (:func:`raise_if_stopped`), at the run loop's checks (every
+:func:`deferred_interrupts` block joins the recording), after the outputs
+(:func:`take_stop`).  :func:`stop_signals_recorded` is the same for a block
+(``cli.main`` called from Python).  A second stop signal while the recorded
+signal waits for a compile ends the process at once; the callbacks
+registered with :func:`on_ending_now` (the ``--out`` lock's release) run
+first.
 """
 
 from __future__ import annotations
@@ -30,9 +42,10 @@ import signal
 import sys
 import threading
 
-from diamondlab.files import release_held_locks
-
-__all__ = ["Held", "deferred_interrupts", "held_while_compiling", "last_signal", "terminate_as_interrupt"]
+__all__ = [
+    "Held", "deferred_interrupts", "held_while_compiling", "last_signal", "on_ending_now", "raise_if_stopped",
+    "record_stop_signals", "stop_pending", "stop_signals_recorded", "take_stop", "terminate_as_interrupt",
+]
 
 #: The number of the stop signal received last (``signal.SIGINT`` until another arrives).
 last_signal: int = signal.SIGINT
@@ -85,24 +98,127 @@ class Held:
         status ``128 + signum``.
         """
         self.caught.append(signum)
+        _note(signum)
         if self.compiling and len(self.caught) > 1:
             _end_now(signum)
+
+    def take(self) -> bool:
+        """Whether a stop signal is held; it is consumed (the caller stops now)."""
+        caught, self.caught[:] = bool(self.caught), []
+        return caught
+
+
+#: What :func:`_end_now` calls before it ends the process (:func:`on_ending_now`).
+_ending_now: list = []
+
+
+@contextlib.contextmanager
+def on_ending_now(callback):
+    """Within the block, ``callback()`` runs before a second stop signal ends the process at once.
+
+    For what must not outlive the process (the ``--out`` lock); an
+    exception it raises is ignored.
+    """
+    _ending_now.append(callback)
+    try:
+        yield
+    finally:
+        _ending_now.remove(callback)
 
 
 def _end_now(signum: int) -> None:
     """End the process now with status ``128 + signum`` (from a signal handler: no exception to lose)."""
+    for callback in reversed(_ending_now):
+        with contextlib.suppress(Exception):
+            callback()
     with contextlib.suppress(Exception):  # a handler may interrupt a write to these very streams
         sys.stdout.flush()
         sys.stderr.flush()
     with contextlib.suppress(OSError):
         os.write(2, f"diamondlab: stopped by signal {signum} while compiling: ending now\n".encode())
-    with contextlib.suppress(Exception):  # the finally blocks that would release them do not run
-        release_held_locks()
     os._exit(128 + signum)
 
 
 #: The outermost block holding signals now (inner blocks join it).
 _holding: list[Held] = []
+#: The recording of :func:`record_stop_signals` (the whole process), if any.
+_process: Held | None = None
+
+
+def record_stop_signals() -> Held:
+    """For the rest of the process, record SIGINT and SIGTERM; never raise them where they land.
+
+    The command line's entry point calls this first (:mod:`diamondlab._entry`).
+    Every :func:`deferred_interrupts` and :func:`held_while_compiling` block
+    joins the recording, so that a run stops at its loop's next check; the
+    program asks at its safe points (:func:`raise_if_stopped`,
+    :func:`take_stop`).  A SIGINT that the parent ignored (a shell's
+    background job) is recorded too: ``kill -INT`` stops the run.  Call it in
+    the main thread; a second call returns the same recording.
+    """
+    global _process
+    if _process is None:
+        held = Held()
+        for s in _STOP_SIGNALS:
+            signal.signal(s, held.record)
+        _holding.insert(0, held)
+        _process = held
+    return _process
+
+
+@contextlib.contextmanager
+def stop_signals_recorded():
+    """:func:`record_stop_signals` for the block (joined where the process records already); restored after.
+
+    Yields the :class:`Held` recording; never raises at its end (the
+    program decides, :func:`take_stop`).  Outside the main thread it
+    yields a recording that no signal reaches.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield Held()
+        return
+    if _holding and _holding[0] is _process and all(signal.getsignal(s) == _process.record
+                                                    for s in _STOP_SIGNALS):
+        yield _process
+        return
+    held = Held()
+    previous = {s: signal.signal(s, held.record) for s in _STOP_SIGNALS}
+    _holding.insert(0, held)
+    try:
+        yield held
+    finally:
+        _holding.remove(held)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _recording() -> Held | None:
+    """The outermost recording of this process (main thread only), or None."""
+    if _holding and threading.current_thread() is threading.main_thread():
+        return _holding[0]
+    return None
+
+
+def stop_pending() -> bool:
+    """Whether a stop signal is recorded and not acted on yet (never, outside a recording)."""
+    held = _recording()
+    return held is not None and held.pending
+
+
+def take_stop() -> bool:
+    """Whether a stop signal was recorded; it is consumed (the caller acts on it: ``128 + last_signal``)."""
+    held = _recording()
+    return held is not None and held.take()
+
+
+def raise_if_stopped() -> None:
+    """A safe point: raise ``KeyboardInterrupt`` when a stop signal is recorded (and consume it).
+
+    Also where an error might hide a stop: an ``ImportError`` caught while a
+    signal waits is reported as the stop, not as a missing package.
+    """
+    if take_stop():
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

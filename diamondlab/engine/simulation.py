@@ -546,6 +546,10 @@ class Simulation:
             # same level); held while compiling, where Numba's C callbacks would lose them
             with deferred_interrupts() as held:
                 if not self._compiled:
+                    # a stop that came before the run (the command line records them from its start) acts
+                    # before the compiling, which may take a minute; every rank agrees
+                    if self.backend.agree((held.pending,))[0]:
+                        raise KeyboardInterrupt
                     if bar is not None:
                         bar.set_postfix_str("compiling kernels (once per order)")
                     with held_while_compiling():

@@ -32,11 +32,19 @@ __all__ = ["FORMATS", "Snapshots", "write_vti"]
 FORMATS = ("npz", "vti")
 
 
+def _stop_first() -> None:
+    """An import failed: where a stop signal waits, it is the stop (never a missing package)."""
+    from diamondlab.engine.interrupts import raise_if_stopped
+
+    raise_if_stopped()
+
+
 def write_vti(path, field: np.ndarray, spacing: float, name: str = "u") -> Path:
     """Write ``field`` (x, y, z) as VTK ImageData ``.vti`` atomically (needs pyvista)."""
     try:
         import pyvista as pv
     except ImportError as err:
+        _stop_first()
         raise RuntimeError(
             "VTK output (.vti) needs pyvista: pip install 'diamondlab[viz]', or use format 'npz'"
         ) from err
@@ -78,6 +86,7 @@ class Snapshots:
             try:
                 import pyvista  # noqa: F401
             except ImportError as err:
+                _stop_first()
                 raise RuntimeError(
                     "VTK snapshots (.vti) need pyvista: pip install 'diamondlab[viz]', or use 'npz'"
                 ) from err

@@ -15,13 +15,18 @@ beside it covers the CPU it was compiled for.
 
 The cache's manifest (:data:`diamondlab.caches.MANIFEST`) lists the
 folder and every module with the SHA-256 of its text, recorded before
-the file is written.  Before importing, the module file is checked
-against that digest and Numba's index and data files of the module
-(``__pycache__/<module>.*.nbi``, ``.nbc``) are checked to be whole
-pickles, which Numba itself would otherwise fail on at the first call
-(a traceback in every run until the cache is cleared).  A file that fails
-is dropped and rebuilt (the module rewritten, the kernels recompiled)
-with a :class:`~diamondlab.caches.CacheEntryWarning` naming it.
+the file is written, and the SHA-256 of each of Numba's index and data
+files of the module (``__pycache__/<module>.*.nbi``, ``.nbc``), recorded
+once the kernels are compiled or loaded (:func:`record_compiled`, called
+by the backends' ``compile()``).  Before importing, the module file is
+checked against its digest and each of Numba's files against its own;
+a Numba file not recorded yet (written by an older diamondlab, or by a
+process that ended before recording it) is checked to be whole pickles.
+Numba would otherwise load what it finds: garbage in a data file ended a
+run with a segmentation fault or a decoding error, a damaged index was
+compiled over silently.  A file that fails is dropped and rebuilt (the
+module rewritten, the kernels recompiled) with a
+:class:`~diamondlab.caches.CacheEntryWarning` naming it.
 """
 
 from __future__ import annotations
@@ -44,10 +49,12 @@ from diamondlab.caches import (
     fingerprint,
     record_entry,
     record_folders,
+    recorded_digests,
     write_atomically,
 )
+from diamondlab.caches import record_compiled as _record_compiled
 
-__all__ = ["GENERATOR_VERSION", "cache_dir", "check_compiled", "load_generated"]
+__all__ = ["GENERATOR_VERSION", "cache_dir", "check_compiled", "load_generated", "record_compiled"]
 
 #: Version of the kernel generators (:mod:`diamondlab.kernels.cpu`,
 #: :mod:`diamondlab.kernels.cuda_source`) and of the code their modules import
@@ -105,35 +112,63 @@ def _check_index(data: bytes) -> None:
 
 
 def check_compiled(module) -> list[Path]:
-    """Drop Numba's index and data files of the module file ``module`` that Numba could not read.
+    """Drop Numba's index and data files of the module file ``module`` that are damaged or unreadable.
 
-    An index (``.nbi``) must hold Numba's version and, for this version,
-    a ``(stamp, overloads)`` pair; a data file (``.nbc``) must be one
-    whole pickle (checked without loading it: loading imports the module).
-    A function with a bad file loses its index and data files, with a
-    :class:`~diamondlab.caches.CacheEntryWarning` naming the file: Numba
-    compiles it again and writes them anew.  Returns the files dropped.
+    A file whose SHA-256 is recorded in the cache's manifest
+    (:func:`record_compiled`) must match it.  One not recorded yet is
+    checked for its structure: an index (``.nbi``) must hold Numba's
+    version and, for this version, a ``(stamp, overloads)`` pair; a data
+    file (``.nbc``) must be one whole pickle (checked without loading it:
+    loading imports the module).  A function with a bad file loses its
+    index and data files, with a :class:`~diamondlab.caches.CacheEntryWarning`
+    naming the file: Numba compiles it again and writes them anew.  Returns
+    the files dropped.
     """
     dropped: list[Path] = []
+    recorded = recorded_digests(module)
     for path in compiled_files(module):
         if path.suffix not in (".nbi", ".nbc") or path in dropped:
             continue
+        why = None
         try:
             data = path.read_bytes()
         except FileNotFoundError:  # dropped by another process meanwhile
             continue
-        try:
-            if path.suffix == ".nbi":
-                _check_index(data)
-            else:
-                _whole_pickles(data, 1)
-        except Exception as err:  # noqa: BLE001 - anything a damaged pickle raises
+        if path in recorded:
+            if hashlib.sha256(data).hexdigest() != recorded[path]:
+                why = "does not match the SHA-256 recorded when it was compiled"
+        else:
+            try:
+                if path.suffix == ".nbi":
+                    _check_index(data)
+                else:
+                    _whole_pickles(data, 1)
+            except Exception as err:  # noqa: BLE001 - anything a damaged pickle raises
+                why = f"cannot be read by Numba ({type(err).__name__}: {err})"
+        if why is not None:
             group = path.name[: -len(".nbi")] if path.suffix == ".nbi" else path.name.rsplit(".", 2)[0]
             files = [p for p in compiled_files(module) if p.name.startswith(group + ".")]
-            drop_files(files, f"compiled kernel file {path} cannot be read by Numba ({type(err).__name__}: "
-                       f"{err}): its function's compiled code is dropped and compiled anew")  # fmt: skip
+            drop_files(files, f"compiled kernel file {path} {why}: its function's compiled code is dropped "
+                       "and compiled anew")  # fmt: skip
             dropped += files
     return dropped
+
+
+#: The generated modules this process imported (name: file), whose compiled code :func:`record_compiled`
+#: records.
+_LOADED: dict[str, Path] = {}
+
+
+def record_compiled() -> None:
+    """Record the SHA-256 of Numba's files of every generated module this process imported.
+
+    The backends call it at the end of ``compile()``, once Numba has
+    compiled the kernels (and written their files) or loaded them;
+    :func:`check_compiled` checks the files against it before the next
+    import (:func:`diamondlab.caches.record_compiled`).
+    """
+    if _LOADED:
+        _record_compiled(list(_LOADED.values()))
 
 
 def load_generated(source: str, prefix: str) -> ModuleType:
@@ -163,4 +198,5 @@ def load_generated(source: str, prefix: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    _LOADED[name] = path
     return module

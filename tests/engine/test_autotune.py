@@ -240,6 +240,20 @@ def test_a_damaged_tuning_is_measured_anew_with_a_warning(tmp_path, monkeypatch,
         assert not _measured_again()  # replaced: read back without a word
 
 
+def test_entries_the_tuner_never_stores_are_dropped_with_a_warning(tmp_path, monkeypatch):
+    """The hostile run: the file replaced by a JSON object of other keys lost the tuning without a word."""
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    assert _measured_again()
+    path = tmp_path / caches.TUNINGS
+    path.write_text(json.dumps({"x": {"nt": -1}}))
+    with pytest.warns(caches.CacheEntryWarning, match=re.escape(str(path)) + ".*never stores \\('x'\\)"):
+        assert _measured_again()
+    assert list(json.loads(path.read_text())) == [tuning_key("cpu", 2, SMALL)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not _measured_again()  # read back without a word
+
+
 def test_a_damaged_tuning_never_fails_a_run(tmp_path, monkeypatch):
     monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
     shape = (16, 16, 16)

@@ -136,3 +136,61 @@ def test_a_damaged_kernel_cache_file_is_rebuilt_with_a_warning(clean_cache, tmp_
             assert np.array_equal(_run(), expected)
         finally:
             cpu_kernels.cache_clear()
+
+
+def test_the_digests_of_numbas_files_are_recorded_once_compiled(clean_cache):
+    folder, _ = clean_cache
+    manifest = json.loads((folder / caches.MANIFEST).read_text())["entries"]
+    files = sorted(p for p in folder.glob(f"{caches.KERNELS}/*/__pycache__/diamondlab_cpu_no2_*")
+                   if p.suffix in (".nbi", ".nbc"))  # fmt: skip
+    assert files
+    for path in files:
+        assert manifest[path.relative_to(folder).as_posix()] == {
+            "kind": caches.COMPILED_CODE, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def _garbage_inside_a_payload(data: bytes) -> bytes:
+    """64 bytes of garbage inside the data file's longest bytes payload (its machine code): still one whole
+    pickle, which the structural check passes (the hostile run: a SIGSEGV, or a UTF-8 decoding error)."""
+    import io
+    import pickletools
+
+    ops = [(arg, pos) for _op, arg, pos in pickletools.genops(io.BytesIO(data)) if isinstance(arg, bytes)]
+    arg, pos = max(ops, key=lambda o: len(o[0]))
+    middle = data.index(arg, pos) + len(arg) // 2 - 32
+    garbage = np.random.default_rng(1).integers(0, 256, 64, dtype=np.uint8).tobytes()
+    return data[:middle] + garbage + data[middle + 64:]
+
+
+def _stale_index(data: bytes) -> bytes:
+    """The index with another source stamp: well formed (Numba would recompile over it, without a word)."""
+    end = generated._whole_pickles(data, 1).tell()
+    _stamp, overloads = pickle.loads(data[end:])
+    return data[:end] + pickle.dumps(((0.0, 0), overloads), protocol=-1)
+
+
+@pytest.mark.parametrize("kind", ["data", "index"])
+def test_a_recorded_numba_file_that_changed_is_dropped_and_rebuilt(clean_cache, tmp_path, monkeypatch, kind):
+    """Issue 27: a change that keeps the file's structure is caught by its recorded SHA-256."""
+    folder, expected = clean_cache
+    cache = tmp_path / "cache"
+    shutil.copytree(folder, cache)
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(cache))
+    (module,) = cache.glob(f"{caches.KERNELS}/*/diamondlab_cpu_no2_*.py")
+    suffix = {"data": "nbc", "index": "nbi"}[kind]
+    (path,) = (module.parent / "__pycache__").glob(f"{module.stem}.diamondtorre_constant-*.{suffix}")
+    changed = (_garbage_inside_a_payload if kind == "data" else _stale_index)(path.read_bytes())
+    assert changed != path.read_bytes()
+    path.write_bytes(changed)
+    generated._whole_pickles(changed, 1 if kind == "data" else 2)  # the structure alone passes
+    cpu_kernels.cache_clear()
+    try:
+        with pytest.warns(caches.CacheEntryWarning, match=re.escape(f"{path} does not match the SHA-256")):
+            field = _run()
+    finally:
+        cpu_kernels.cache_clear()
+    assert np.array_equal(field, expected)  # bit for bit
+    assert path.read_bytes() != changed
+    entries = json.loads((cache / caches.MANIFEST).read_text())["entries"]
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert entries[path.relative_to(cache).as_posix()]["sha256"] == digest  # recorded anew
