@@ -179,8 +179,11 @@ def stop_signals_recorded():
         return
     if _holding and _holding[0] is _process and all(signal.getsignal(s) == _process.record
                                                     for s in _STOP_SIGNALS):
+        # the status says the signal recorded, or Ctrl-C's for an interrupt raised in code
+        _note(_process.caught[-1] if _process.caught else signal.SIGINT)
         yield _process
         return
+    _note(signal.SIGINT)  # a new recording: nothing of an earlier block's signals carries over
     held = Held()
     previous = {s: signal.signal(s, held.record) for s in _STOP_SIGNALS}
     _holding.insert(0, held)
