@@ -506,7 +506,8 @@ def _plan(args, problem, formats) -> tuple[list, dict]:
         shape, problem["order"], backend, velocity_model=model, sponge=sponge, steps=args.steps,
         receivers=nrec, sources=nsrc, saved=bool(args.save),
         snapshot_formats=formats if args.snapshot_every is not None else (),
-        fields=args.window_dir is None,
+        # Nt not chosen yet (default or 'auto'): 64, above every backend's default height
+        fields=args.window_dir is None, window=args.window, nt=args.nt if isinstance(args.nt, int) else 64,
     )  # fmt: skip
     return planned, memory
 

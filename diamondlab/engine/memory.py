@@ -206,11 +206,14 @@ def check_trace_memory(shape, rows: int, capacity: tuple[int, int], steps: int) 
 def run_host_bytes(
     shape, order: int, backend: str, *, velocity_model: bool = False, sponge: bool = False, steps: int = 0,
     receivers: int = 0, sources: int = 0, saved: bool = False, snapshot_formats=(),
-    snapshots_in_memory: int = 0, fields: bool = True,
+    snapshots_in_memory: int = 0, fields: bool = True, window: int | None = None, nt: int = 1,
 ) -> dict[str, int]:
     """What a run holds at its peak, by part: ``{what: bytes}`` (see the module contract).
 
     ``fields=False`` leaves out the simulation's own fields (kept in files with ``--window-dir``).
+    ``window``: x rows a calculation window holds at a time (sweeps of ``nt`` steps): on the CPU its
+    two levels with their ghost rows, on the GPU with the fields in files its pinned staging buffers
+    (two each way, at most the window's rows of three arrays each).
     ``steps`` and ``receivers``/``sources`` size the traces and the record's source samples;
     ``saved``: the run is saved (``--save``); ``snapshot_formats``: the formats written to disk.
 
@@ -238,6 +241,16 @@ def run_host_bytes(
         writing = max(0, writing - (save - 2 * field))
     if writing:
         parts["a snapshot being written"] = writing
+    if window is not None and window < int(shape[0]):
+        plane = CELL_BYTES * int(shape[1]) * int(shape[2])
+        if backend == "cuda":
+            if not fields:
+                parts[f"the window's pinned buffers ({window} rows)"] = 4 * 3 * window * plane
+        else:
+            from diamondlab.engine.subdomain import ghost_rows
+
+            parts[f"the window's two levels ({window} rows and their ghost rows)"] = (
+                2 * (window + 2 * ghost_rows(order, nt)) * plane)
     parts["working buffers"] = WORKING_BYTES
     return parts
 

@@ -172,3 +172,15 @@ def test_the_run_estimate_is_at_least_the_measured_peak():
         print(f"{n}^3 {extra}: measured {measured / 2**30:.3f} GiB, estimated {estimate / 2**30:.3f} GiB")
         assert measured <= estimate * 1.02 + 16 * 2**20, (measured, estimate)
         assert estimate <= 2 * measured + 64 * 2**20, (measured, estimate)
+
+
+def test_a_calculation_window_counts_its_own_buffers():
+    """The window's two levels (CPU) or, with the fields in files, its pinned staging buffers (GPU)."""
+    plane = 4 * 64 * 32
+    cpu = memory.run_host_bytes((512, 64, 32), 2, "cpu", window=100, nt=8)
+    assert cpu["the window's two levels (100 rows and their ghost rows)"] == 2 * (100 + 2 * 8) * plane
+    gpu = memory.run_host_bytes((512, 64, 32), 2, "cuda", window=100, nt=8, fields=False)
+    assert gpu["the window's pinned buffers (100 rows)"] == 4 * 3 * 100 * plane
+    assert "the fields" not in gpu
+    whole = memory.run_host_bytes((512, 64, 32), 2, "cpu", window=600, nt=8)  # the grid fits: no window
+    assert not any("window" in k for k in whole)
