@@ -13,6 +13,7 @@ import statistics
 import time
 
 from diamondlab import Simulation
+from diamondlab.engine.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
 from diamondlab.maxwell import Dipole, Drude, GaussianPulse, Probe, Sphere
 
 
@@ -48,13 +49,16 @@ def main() -> None:
     args = ap.parse_args()
     shape = tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)
     kw = _scene(shape) if args.physics else {}
+    device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
     for order in args.orders:
         runs = [("stepwise", None, None)] + [("diamondtorre", d, n) for d in args.dts for n in args.nt]
         for algorithm, size, nt in runs:
             sim = Simulation(shape, order, equation="maxwell", algorithm=algorithm, backend=args.backend,
                              size=size, nt=nt, **kw)
+            model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude=args.physics)
             row = dict(backend=args.backend, order=order, algorithm=algorithm, shape=shape, size=sim.size,
-                       nt=sim.nt, physics=args.physics, **_rate(sim, args.steps, args.repeats))
+                       nt=sim.nt, physics=args.physics, **_rate(sim, args.steps, args.repeats),
+                       model_bytes=round(model.bytes_per_update, 1), model=model.rate / 1e9)
             print(json.dumps(row), flush=True)
             del sim
 

@@ -52,7 +52,9 @@ __all__ = [
     "measure_cpu_bandwidth",
     "measure_cpu_hierarchy",
     "predict",
+    "predict_yee",
     "predicted_rate",
+    "yee_flops_per_update",
 ]
 
 
@@ -123,6 +125,48 @@ def predict(algorithm: str, order: int, size: int = 1, nt: int = 1,
     else:
         raise ValueError(f"algorithm must be 'stepwise' or 'diamondtorre'; got {algorithm!r}")
     return Prediction(nbytes, device.bandwidth / nbytes, device.fp32_rate / flops_per_update(order))
+
+
+def yee_flops_per_update(order: int) -> int:
+    """Float32 operations of one Yee cell update (both half steps, six components), an FMA as two.
+
+    A staggered derivative is 2 operations at order 2, 5 at order 4; each half step takes six of them,
+    then ``H - dh curl`` (3 a component) or ``ca E + cb curl`` (4 a component).
+
+    >>> yee_flops_per_update(2), yee_flops_per_update(4)
+    (45, 81)
+    """
+    d = 2 if order == 2 else 5
+    return 2 * 6 * d + 3 * 3 + 3 * 4
+
+
+def predict_yee(algorithm: str, order: int, size: int = 1, nt: int = 1, device: DeviceNumbers = H100,
+                drude: bool = False) -> Prediction:
+    """Predicted rate of a Maxwell run, in Yee cell updates per second (a cell's six components a step).
+
+    Stepwise, each half step reads the three components it updates and the three it differentiates and
+    writes three (36 bytes) and reads the three material bytes: 78 bytes a Yee update (``drude``: the
+    current's three components read and written in the E half, 24 more).  DiamondTorre's tiers are half
+    steps on the tile of the acoustic stencil of the same order (:mod:`diamondlab.kernels.yee_cpu`): a
+    row of torres of ``2 Nt`` tiers moves ``12 / locality`` bytes a half step for its three
+    components (the locality of paper 000, section 5, as for the scalar field's 4 bytes), and the
+    material bytes (and a Drude current) once a sweep.  A tile of one DTS moves about as much as
+    stepwise (paper 002 chose DTS = 1 for the register file of its GPU); DTS = 2 and 4 move 1.8x and
+    3.1x less.
+
+    >>> round(predict_yee("stepwise", 2).rate / 1e9, 1)  # 3.0 TB/s / 78 B
+    38.5
+    >>> [round(predict_yee("diamondtorre", 4, size, nt=16).bytes_per_update, 1) for size in (1, 2, 4)]
+    [73.7, 44.1, 25.0]
+    """
+    if algorithm == "stepwise":
+        nbytes = 78.0 + (24.0 if drude else 0.0)
+    elif algorithm == "diamondtorre":
+        nbytes = 2 * 12.0 / locality("torre_row", order=order, size=size, nt=2 * nt)
+        nbytes += (3.0 + (24.0 if drude else 0.0)) / nt
+    else:
+        raise ValueError(f"algorithm must be 'stepwise' or 'diamondtorre'; got {algorithm!r}")
+    return Prediction(nbytes, device.bandwidth / nbytes, device.fp32_rate / yee_flops_per_update(order))
 
 
 def fraction_of_model(measured_rate: float, algorithm: str, order: int, size: int = 1,
