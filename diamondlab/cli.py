@@ -591,12 +591,22 @@ def _maxwell_problem(args):
     sources = scene.get("sources", [])
     sources = _maxwell_points(args.dipole, Dipole, "--dipole", wave) if args.dipole else sources
     probes = _maxwell_points(args.probe, Probe, "--probe") if args.probe else scene.get("probes", [])
-    plan = MaxwellPlan.build(
-        args.shape or scene.get("shape") or DEFAULT_SHAPE, args.order, size=args.dts, nt=args.nt,
-        courant=args.courant, spacing=1.0 if args.spacing is None else args.spacing, backend=args.backend,
-        algorithm=args.algorithm, materials=scene.get("materials", ()), sources=sources, probes=probes,
-        pml=pml,
-    )  # fmt: skip
+    try:
+        plan = MaxwellPlan.build(
+            args.shape or scene.get("shape") or DEFAULT_SHAPE, args.order, size=args.dts, nt=args.nt,
+            courant=args.courant, spacing=1.0 if args.spacing is None else args.spacing, backend=args.backend,
+            algorithm=args.algorithm, materials=scene.get("materials", ()), sources=sources, probes=probes,
+            pml=pml,
+        )  # fmt: skip
+    except ValueError as err:  # a point or the CPML the plan refuses: from the flags or the scene?
+        from_scene = f"--scene {args.scene}"
+        origin = {"sources": "--dipole" if args.dipole else from_scene, "probes": "--probe" if args.probe
+                  else from_scene, "pml": "--pml" if args.pml is not None else from_scene}  # fmt: skip
+        key = next((k for k in origin if str(err).startswith(k) and k in scene), None)
+        key = key or next((k for k in origin if str(err).startswith(k) and origin[k] != from_scene), None)
+        if key is None:
+            raise
+        raise ValueError(f"{origin[key]}: {err}") from None
     ph = plan.physics
     return {"plan": plan, "view": args.view or scene.get("view", "Ez"), "shape": plan.shape,
             "order": args.order, "sources": ph.sources, "receivers": ph.receivers}
