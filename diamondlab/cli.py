@@ -217,6 +217,26 @@ def _subdomain(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+#: The options of ``run --equation maxwell`` alone (their defaults: the value when not given).
+_MAXWELL_FLAGS = (
+    ("--scene", {"default": None, "metavar": "FILE.json", "help": "materials (sphere, box, slab, cylinder of "
+     "a dielectric, drude or pec medium), sources, probes, pml and the waveform, as JSON (or TOML): see "
+     "diamondlab.maxwell.scene"}),
+    ("--dipole", {"type": _cell_component, "action": "append", "default": [], "metavar": "X,Y,Z[,COMPONENT]",
+     "help": "a point current on Ex, Ey or Ez (default Ez) at a cell, playing the Gaussian pulse of "
+     "--frequency/--fwidth or the scene's waveform (repeatable; replaces the scene's sources)"}),
+    ("--fwidth", {"type": _positive, "default": None, "help": "bandwidth of the Gaussian pulse in c / h "
+     "(default --frequency / 2)"}),
+    ("--probe", {"type": _cell_component, "action": "append", "default": [], "metavar": "X,Y,Z[,COMPONENT]",
+     "help": "record a component (Ex .. Hz, default Ez) at a cell every step into OUT/traces.npz "
+     "(repeatable; replaces the scene's probes)"}),
+    ("--pml", {"type": _count(0), "default": None, "metavar": "W", "help": "CPML width in cells on every "
+     "face (default: the scene's, else 0: perfect conductor walls)"}),
+    ("--view", {"default": None, "choices": ["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"], "help": "the component the "
+     "snapshots show (default: the scene's, else Ez)"}),
+)  # fmt: skip
+
+
 def _parser() -> argparse.ArgumentParser:
     from diamondlab import __version__
 
@@ -336,33 +356,8 @@ def _parser() -> argparse.ArgumentParser:
         "Maxwell's equations (--equation maxwell)",
         "positions in cells (whole numbers), frequencies in c / h; a flag replaces the --scene file's value",
     )  # fmt: skip
-    maxwell.add_argument(
-        "--scene", default=None, metavar="FILE.json",
-        help="materials (sphere, box, slab, cylinder of a dielectric, drude or pec medium), sources, probes, "
-        "pml and the waveform, as JSON (or TOML): see diamondlab.maxwell.scene",
-    )  # fmt: skip
-    maxwell.add_argument(
-        "--dipole", type=_cell_component, action="append", default=[], metavar="X,Y,Z[,COMPONENT]",
-        help="a point current on Ex, Ey or Ez (default Ez) at a cell, playing the Gaussian pulse of "
-        "--frequency/--fwidth or the scene's waveform (repeatable; replaces the scene's sources)",
-    )  # fmt: skip
-    maxwell.add_argument(
-        "--fwidth", type=_positive, default=None,
-        help="bandwidth of the Gaussian pulse in c / h (default --frequency / 2)",
-    )  # fmt: skip
-    maxwell.add_argument(
-        "--probe", type=_cell_component, action="append", default=[], metavar="X,Y,Z[,COMPONENT]",
-        help="record a component (Ex .. Hz, default Ez) at a cell every step into OUT/traces.npz "
-        "(repeatable; replaces the scene's probes)",
-    )  # fmt: skip
-    maxwell.add_argument(
-        "--pml", type=_count(0), default=None, metavar="W",
-        help="CPML width in cells on every face (default: the scene's, else 0: perfect conductor walls)",
-    )  # fmt: skip
-    maxwell.add_argument(
-        "--view", default=None, choices=["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"],
-        help="the component the snapshots show (default: the scene's, else Ez)",
-    )  # fmt: skip
+    for flag, options in _MAXWELL_FLAGS:
+        maxwell.add_argument(flag, **options)
 
     bench = sub.add_parser("bench", help="DiamondTorre against stepwise on one grid, one process")
     _common(bench)
@@ -498,10 +493,7 @@ _ACOUSTIC_OPTIONS = {
     "backend_option": ("--backend-option", []),
 }  # fmt: skip
 #: run options of Maxwell's equations alone
-_MAXWELL_OPTIONS = {
-    "scene": ("--scene", None), "dipole": ("--dipole", []), "probe": ("--probe", []),
-    "fwidth": ("--fwidth", None), "pml": ("--pml", None), "view": ("--view", None),
-}  # fmt: skip
+_MAXWELL_OPTIONS = {flag[2:]: (flag, options["default"]) for flag, options in _MAXWELL_FLAGS}
 
 
 def _check_equation_options(args) -> None:
