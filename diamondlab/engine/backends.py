@@ -75,14 +75,14 @@ class Backend(abc.ABC):
 
     # ------------------------------------------------------------ class facts
     @staticmethod
-    @abc.abstractmethod
     def available() -> bool:
-        """Whether this machine can run the backend."""
+        """Whether this machine can run the backend (default: always, as the CPU engines)."""
+        return True
 
     @staticmethod
-    @abc.abstractmethod
     def unavailable_reason() -> str:
         """Why not, and what to do instead (for the error when it is asked for anyway)."""
+        return ""
 
     @classmethod
     @abc.abstractmethod

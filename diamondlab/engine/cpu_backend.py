@@ -53,14 +53,6 @@ class CPUBackend(Backend):
         sizes = sorted({max(1, r // shs) for r in (8, 12, 16)})
         return [(size, 4 * size * shs) for size in sizes]
 
-    @staticmethod
-    def available() -> bool:
-        return True
-
-    @staticmethod
-    def unavailable_reason() -> str:  # pragma: no cover - always available
-        return ""
-
     @classmethod
     def _check(cls, params: WaveParameters, shape, size: int, nt: int, options: dict) -> dict:
         """DTS, Nt and the domain (at least one tile), from the geometry; no speed options."""

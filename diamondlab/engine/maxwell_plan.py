@@ -19,13 +19,13 @@ needs (source samples, traces, quiet sources).  Every failure is a
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
 
 from diamondlab.engine.memory import check_host_memory
-from diamondlab.engine.plan import ALGORITHM_CHOICES
+from diamondlab.engine.plan import ALGORITHM_CHOICES, PlanCore
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, source_coefficient
 from diamondlab.maxwell.scheme import YeeParameters
@@ -141,32 +141,18 @@ def _state_bytes(shape, physics: MaxwellPhysics) -> int:
 
 
 @dataclass(frozen=True)
-class MaxwellPlan:
+class MaxwellPlan(PlanCore):
     """A validated Maxwell run; build it with :meth:`build`.
 
-    >>> plan = MaxwellPlan.build((24, 24, 16), 4, pml=4)
+    >>> plan = MaxwellPlan.build((24, 24, 16), 4, pml=4, backend="cpu")
     >>> plan.equation, plan.backend, plan.algorithm, plan.size, plan.nt, plan.params.reach
     ('maxwell', 'cpu', 'diamondtorre', 4, 16, 2)
     """
 
-    shape: tuple[int, int, int]
-    params: YeeParameters
-    algorithm: str
-    backend: str
-    size: int
-    nt: int
-    options: MappingProxyType
-    physics: MaxwellPhysics = field(repr=False)
-    algorithm_reason: str = "asked for"
     equation = "maxwell"
     comm = None
     ranks = 1
     window = None
-
-    @property
-    def cells(self) -> int:
-        nx, ny, nz = self.shape
-        return nx * ny * nz
 
     @property
     def host_bytes(self) -> int:

@@ -43,7 +43,7 @@ from diamondlab.engine.memory import check_host_memory, host_bytes
 from diamondlab.engine.physics import Physics
 from diamondlab.numerics import WaveParameters, validate_shape
 
-__all__ = ["ALGORITHMS", "ALGORITHM_CHOICES", "RunPlan", "default_tiling", "fitted_size"]
+__all__ = ["ALGORITHMS", "ALGORITHM_CHOICES", "PlanCore", "RunPlan", "default_tiling", "fitted_size"]
 
 #: What a plan runs.
 ALGORITHMS = ("diamondtorre", "stepwise")
@@ -116,7 +116,30 @@ def _check_slab(backend_class, params, shape, slab, size, nt, options, rank, ran
 
 
 @dataclass(frozen=True)
-class RunPlan:
+class PlanCore:
+    """What every equation's run plan holds: the grid, the scheme's parameters, the algorithm, the backend,
+    DTS and Nt, the backend's options and the equation's physics (:class:`RunPlan`,
+    :class:`~diamondlab.engine.maxwell_plan.MaxwellPlan`)."""
+
+    shape: tuple[int, int, int]
+    params: object
+    algorithm: str
+    backend: str
+    size: int
+    nt: int
+    options: MappingProxyType
+    physics: object = field(repr=False)
+    #: why this algorithm runs (``"asked for"``, or the backend's reason for ``algorithm="auto"``)
+    algorithm_reason: str = "asked for"
+
+    @property
+    def cells(self) -> int:
+        nx, ny, nz = self.shape
+        return nx * ny * nz
+
+
+@dataclass(frozen=True)
+class RunPlan(PlanCore):
     """A validated run (see the module contract); build it with :meth:`build`.
 
     Examples
@@ -130,16 +153,6 @@ class RunPlan:
     ValueError: backend_options ['band'] do not apply to backend 'cpu' (it takes: none)
     """
 
-    shape: tuple[int, int, int]
-    params: WaveParameters
-    algorithm: str
-    backend: str
-    size: int
-    nt: int
-    options: MappingProxyType
-    physics: Physics = field(repr=False)
-    #: why this algorithm runs (``"asked for"``, or the backend's reason for ``algorithm="auto"``)
-    algorithm_reason: str = "asked for"
     #: the MPI communicator whose ranks split the grid along y (None: one process)
     comm: object = field(default=None, repr=False, compare=False)
     #: x rows the device holds at a time (:mod:`~diamondlab.engine.window`); None: the whole grid
@@ -167,11 +180,6 @@ class RunPlan:
     @property
     def backend_class(self) -> type[Backend]:
         return get_backend(self.backend)
-
-    @property
-    def cells(self) -> int:
-        nx, ny, nz = self.shape
-        return nx * ny * nz
 
     def make_backend(self) -> Backend:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant);

@@ -58,14 +58,6 @@ class YeeCPUBackend(Backend):
         shs = order // 2
         return [(max(1, r // shs), 2 * r) for r in (8, 12, 16)]
 
-    @staticmethod
-    def available() -> bool:
-        return True
-
-    @staticmethod
-    def unavailable_reason() -> str:  # pragma: no cover - always available
-        return ""
-
     @classmethod
     def _check(cls, params, shape, size: int, nt: int, options: dict) -> dict:
         """DTS, Nt (in steps: 2 Nt tiers) and the domain (at least one tile), from the geometry."""

@@ -131,6 +131,7 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from diamondlab.kernels.cpu import flush_subnormals, restore_float_control
+from diamondlab.kernels.tile_rows import tile_row_cpu as tile_row
 
 SHS = {shs}
 
@@ -222,9 +223,7 @@ def diamondtorre_{variant}(F, G, nt, radius, torre_x0, torre_yc, stage_start, co
                     x = ax + u
                     if x < 0 or x >= nx:
                         continue
-                    hw = radius - u if u >= 1 else radius - 1 + u  # |y - yc| <= hw
-                    lo = max(yc - hw, 0)
-                    hi = min(yc + hw, ny - 1)
+                    lo, hi = tile_row(u, radius, yc, ny)
                     col = uint64(x + SHS) * sx
                     for y in range(lo, hi + 1):
                         base = col + uint64(y + SHS) * sy

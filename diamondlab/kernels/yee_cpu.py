@@ -19,6 +19,10 @@ of order ``2M``): ``diamondtorre`` runs the stages of a
 :class:`~diamondlab.geometry.StageSchedule` of ``2 nsteps`` tiers and equals
 ``stepwise`` bit for bit (one update function, no ``fastmath``).
 
+Every parallel iteration puts its thread in flush-to-zero mode and back
+(:func:`~diamondlab.kernels.cpu.flush_subnormals`, as the acoustic kernels:
+fields absorbed by the CPML decay into subnormals otherwise).
+
 Kernels are compiled per order (the derivative's terms unrolled) on first
 use in a process.
 """
@@ -31,6 +35,9 @@ from types import SimpleNamespace
 
 import numpy as np
 from numba import njit, prange, uint64
+
+from diamondlab.kernels.cpu import flush_subnormals, restore_float_control
+from diamondlab.kernels.tile_rows import tile_row_cpu
 
 __all__ = ["column_materials", "generate_source", "yee_cpu_kernels"]
 
@@ -257,8 +264,10 @@ def stepwise(E, H, J, drude, mat, table, nsteps, pml_h, pml_e, psi, points, src,
     ctx = context(E, H, J, drude, mat, table, pml_h, psi)
     for k in range(2 * nsteps):
         for X in prange(M, nx + M):
+            saved = flush_subnormals()  # as the acoustic kernels: the thread's own mode back at the end
             for Y in range(M, ny + M):
                 column(E, H, ctx, X, Y, k % 2, k // 2, pml_h, pml_e, points, src, rec)
+            restore_float_control(saved)
 
 
 @njit(parallel=True, nogil=True)
@@ -269,6 +278,7 @@ def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, stage_s
     ctx = context(E, H, J, drude, mat, table, pml_h, psi)
     for s in range(len(stage_start) - 1):
         for i in prange(stage_start[s], stage_start[s + 1]):
+            saved = flush_subnormals()
             x0 = torre_x0[i]
             yc = torre_yc[i]
             for k in range(ntiers):
@@ -277,9 +287,10 @@ def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, stage_s
                     x = ax + du
                     if x < 0 or x >= nx:
                         continue
-                    hw = radius - du if du >= 1 else radius - 1 + du  # |y - yc| <= hw
-                    for y in range(max(yc - hw, 0), min(yc + hw, ny - 1) + 1):
+                    lo, hi = tile_row(du, radius, yc, ny)
+                    for y in range(lo, hi + 1):
                         column(E, H, ctx, x + M, y + M, k % 2, k // 2, pml_h, pml_e, points, src, rec)
+            restore_float_control(saved)
 '''
 
 
@@ -305,6 +316,8 @@ def yee_cpu_kernels(order: int) -> SimpleNamespace:
     """The kernels of the Yee scheme of ``order`` (2 or 4): ``stepwise`` and ``diamondtorre``, both taking
     ``mat = (index, column_materials(index, lz))``."""
     ns = {"np": np, "njit": njit, "prange": prange, "uint64": uint64, "M": order // 2,
+          "tile_row": tile_row_cpu, "flush_subnormals": flush_subnormals,
+          "restore_float_control": restore_float_control,
           "w1": np.float32(1.0 if order == 2 else 9.0 / 8.0),
           "w2": np.float32(0.0 if order == 2 else -1.0 / 24.0)}
     exec(compile(generate_source(order), f"<diamondlab yee_cpu order {order}>", "exec"), ns)  # noqa: S102

@@ -32,6 +32,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from diamondlab.kernels.tile_rows import tile_row
+
 __all__ = ["MAX_NZ", "yee_cuda_kernels"]
 
 #: The tallest z column a block holds (one thread a cell).
@@ -51,6 +53,8 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
 
+    row = cuda.jit(device=True)(tile_row)
+
     # derivatives of flat field ``a`` at flat offset p along stride s: forward (H points), backward (E points)
     @cuda.jit(device=True)
     def fwd(a, p, s):
@@ -65,6 +69,12 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         if M == 2:
             v += w2 * (a[p + s] - a[p - 2 * s])
         return v
+
+    @cuda.jit(device=True)
+    def layer(psi, k, i, j, m, b, a, d):
+        """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own), then ``d + psi``."""
+        psi[k, i, j, m] = b * psi[k, i, j, m] + a * d
+        return d + psi[k, i, j, m]
 
     @cuda.jit(device=True)
     def h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
@@ -86,20 +96,14 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         dex_dy = fwd(E, ex, pz)
         ix, iy, iz = lx[u], ly[v], lz[w]
         if ix >= 0:
-            psix[2, ix, v, w] = pb[0, u] * psix[2, ix, v, w] + pa[0, u] * dez_dx
-            psix[3, ix, v, w] = pb[0, u] * psix[3, ix, v, w] + pa[0, u] * dey_dx
-            dez_dx += psix[2, ix, v, w]
-            dey_dx += psix[3, ix, v, w]
+            dez_dx = layer(psix, 2, ix, v, w, pb[0, u], pa[0, u], dez_dx)
+            dey_dx = layer(psix, 3, ix, v, w, pb[0, u], pa[0, u], dey_dx)
         if iy >= 0:
-            psiy[2, u, iy, w] = pb[1, v] * psiy[2, u, iy, w] + pa[1, v] * dez_dy
-            psiy[3, u, iy, w] = pb[1, v] * psiy[3, u, iy, w] + pa[1, v] * dex_dy
-            dez_dy += psiy[2, u, iy, w]
-            dex_dy += psiy[3, u, iy, w]
+            dez_dy = layer(psiy, 2, u, iy, w, pb[1, v], pa[1, v], dez_dy)
+            dex_dy = layer(psiy, 3, u, iy, w, pb[1, v], pa[1, v], dex_dy)
         if iz >= 0:
-            psiz[2, u, v, iz] = pb[2, w] * psiz[2, u, v, iz] + pa[2, w] * dey_dz
-            psiz[3, u, v, iz] = pb[2, w] * psiz[3, u, v, iz] + pa[2, w] * dex_dz
-            dey_dz += psiz[2, u, v, iz]
-            dex_dz += psiz[3, u, v, iz]
+            dey_dz = layer(psiz, 2, u, v, iz, pb[2, w], pa[2, w], dey_dz)
+            dex_dz = layer(psiz, 3, u, v, iz, pb[2, w], pa[2, w], dex_dz)
         H[p] = H[p] - table[mat[q] * 8 + 4] * (dez_dy - dey_dz)
         H[n + p] = H[n + p] - table[mat[nu + q] * 8 + 4] * (dex_dz - dez_dx)
         H[2 * n + p] = H[2 * n + p] - table[mat[2 * nu + q] * 8 + 4] * (dey_dx - dex_dy)
@@ -133,20 +137,14 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         dhx_dy = bwd(H, hx, pz)
         ix, iy, iz = lx[u], ly[v], lz[w]
         if ix >= 0:
-            psix[0, ix, v, w] = pb[0, u] * psix[0, ix, v, w] + pa[0, u] * dhz_dx
-            psix[1, ix, v, w] = pb[0, u] * psix[1, ix, v, w] + pa[0, u] * dhy_dx
-            dhz_dx += psix[0, ix, v, w]
-            dhy_dx += psix[1, ix, v, w]
+            dhz_dx = layer(psix, 0, ix, v, w, pb[0, u], pa[0, u], dhz_dx)
+            dhy_dx = layer(psix, 1, ix, v, w, pb[0, u], pa[0, u], dhy_dx)
         if iy >= 0:
-            psiy[0, u, iy, w] = pb[1, v] * psiy[0, u, iy, w] + pa[1, v] * dhz_dy
-            psiy[1, u, iy, w] = pb[1, v] * psiy[1, u, iy, w] + pa[1, v] * dhx_dy
-            dhz_dy += psiy[0, u, iy, w]
-            dhx_dy += psiy[1, u, iy, w]
+            dhz_dy = layer(psiy, 0, u, iy, w, pb[1, v], pa[1, v], dhz_dy)
+            dhx_dy = layer(psiy, 1, u, iy, w, pb[1, v], pa[1, v], dhx_dy)
         if iz >= 0:
-            psiz[0, u, v, iz] = pb[2, w] * psiz[0, u, v, iz] + pa[2, w] * dhy_dz
-            psiz[1, u, v, iz] = pb[2, w] * psiz[1, u, v, iz] + pa[2, w] * dhx_dz
-            dhy_dz += psiz[0, u, v, iz]
-            dhx_dz += psiz[1, u, v, iz]
+            dhy_dz = layer(psiz, 0, u, v, iz, pb[2, w], pa[2, w], dhy_dz)
+            dhx_dz = layer(psiz, 1, u, v, iz, pb[2, w], pa[2, w], dhx_dz)
         e_comp(E, J, p, mat[q], table, dhz_dy - dhy_dz, drude)
         e_comp(E, J, n + p, mat[nu + q], table, dhx_dz - dhz_dx, drude)
         e_comp(E, J, 2 * n + p, mat[2 * nu + q], table, dhy_dx - dhx_dy, drude)
@@ -209,8 +207,8 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
             for du in range(1 - radius, radius + 1):
                 x = ax + du
                 if x >= 0 and x < nx:
-                    hw = radius - du if du >= 1 else radius - 1 + du
-                    for y in range(max(yc - hw, 0), min(yc + hw, ny - 1) + 1):
+                    lo, hi = row(du, radius, yc, ny)
+                    for y in range(lo, hi + 1):
                         cell(E, H, J, drude, mat, table, x + M, y + M, Z, k % 2, k // 2, lx, ly, lz, pbh, pah,
                              pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
                              src, rec)
