@@ -2,7 +2,10 @@
 
 ``run`` advances one problem with a progress bar and prints its throughput;
 ``--save FILE.npz`` writes, atomically, the initial and final layers and the
-parameters.  ``bench`` times DiamondTorre against stepwise time stepping on
+parameters.  ``run --equation maxwell`` runs Maxwell's equations on the Yee
+grid (a scene from ``--scene FILE.json`` and flags; :mod:`diamondlab.maxwell.scene`)
+through the same outputs: probes' traces, snapshots of one component, the
+manifest.  ``bench`` times DiamondTorre against stepwise time stepping on
 one grid in one process (medians of ``--repeats`` runs) and prints a table.
 ``cache info`` says where the kernel and tuning cache is and what it holds,
 ``cache clear`` empties it (:mod:`diamondlab.caches`).
@@ -141,6 +144,20 @@ def _velocity(text: str, shape):
         ) from None
 
 
+def _cell_component(text: str) -> tuple[tuple[int, int, int], str | None]:
+    """``X,Y,Z[,COMPONENT]``: a cell of the grid (whole numbers) and a field component (``Ez``) or None."""
+    parts = [p.strip() for p in text.split(",")]
+    component = parts.pop() if len(parts) == 4 else None
+    try:
+        cell = tuple(int(p) for p in parts)
+    except ValueError:
+        cell = ()
+    if len(cell) != 3:
+        raise argparse.ArgumentTypeError(f"must look like X,Y,Z or X,Y,Z,COMPONENT (cells: whole numbers, "
+                                         f"e.g. 12,12,12,Ez); got {text!r}")
+    return cell, component
+
+
 def _backend_option(text: str) -> tuple[str, int | bool | str]:
     """``KEY=VALUE``: an integer, true/false, or a word (e.g. ``launch=per-stage``); the backend checks it."""
     key, sep, value = text.partition("=")
@@ -200,12 +217,33 @@ def _subdomain(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+#: The options of ``run --equation maxwell`` alone (their defaults: the value when not given).
+_MAXWELL_FLAGS = (
+    ("--scene", {"default": None, "metavar": "FILE.json", "help": "materials (sphere, box, slab, cylinder of "
+     "a dielectric, drude or pec medium), sources, probes, pml and the waveform, as JSON (or TOML): see "
+     "diamondlab.maxwell.scene"}),
+    ("--dipole", {"type": _cell_component, "action": "append", "default": [], "metavar": "X,Y,Z[,COMPONENT]",
+     "help": "a point current on Ex, Ey or Ez (default Ez) at a cell, playing the Gaussian pulse of "
+     "--frequency/--fwidth or the scene's waveform (repeatable; replaces the scene's sources)"}),
+    ("--fwidth", {"type": _positive, "default": None, "help": "bandwidth of the Gaussian pulse in c / h "
+     "(default --frequency / 2)"}),
+    ("--probe", {"type": _cell_component, "action": "append", "default": [], "metavar": "X,Y,Z[,COMPONENT]",
+     "help": "record a component (Ex .. Hz, default Ez) at a cell every step into OUT/traces.npz "
+     "(repeatable; replaces the scene's probes)"}),
+    ("--pml", {"type": _count(0), "default": None, "metavar": "W", "help": "CPML width in cells on every "
+     "face (default: the scene's, else 0: perfect conductor walls)"}),
+    ("--view", {"default": None, "choices": ["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"], "help": "the component the "
+     "snapshots show (default: the scene's, else Ez)"}),
+)  # fmt: skip
+
+
 def _parser() -> argparse.ArgumentParser:
     from diamondlab import __version__
 
     parser = argparse.ArgumentParser(
         prog="diamondlab",
-        description="DiamondTorre (LRnLA) and stepwise solvers for the 3D acoustic wave equation.",
+        description="DiamondTorre (LRnLA) and stepwise solvers for the 3D acoustic wave equation and "
+        "Maxwell's equations (run --equation maxwell).",
         epilog="Units: positions, --spacing, --velocity and --frequency in one consistent system "
         "(e.g. m, m/s and Hz); positions are physical (cell i at i * spacing).",
     )
@@ -220,12 +258,20 @@ def _parser() -> argparse.ArgumentParser:
         "do not fit; --out in use by another run), 74 an output failed (the others written), 70 internal "
         "error, 130/143 stopped by Ctrl-C/SIGTERM (the record and the outputs are written at the level "
         "reached).",
-        epilog="A negative coordinate needs the '=' form: --source=-1,16,16 (or is joined for you).",
+        epilog="A negative coordinate needs the '=' form: --source=-1,16,16 (or is joined for you). "
+        "--equation maxwell takes --shape, --order 2|4, --steps, --backend, --algorithm, --dts, --nt, "
+        "--courant, --spacing, --frequency and the Maxwell options; the acoustic ones are refused.",
+    )  # fmt: skip
+    run.add_argument(
+        "--equation", default="acoustic", choices=["acoustic", "maxwell"],
+        help="the equation: acoustic (the scalar wave equation, default) or maxwell (the Yee grid, in Meep's "
+        "units: c = 1, lengths in cells)",
     )  # fmt: skip
     _common(run)
     run.add_argument(
-        "--order", "--no", type=int, default=None, help="stencil order NO: 2, 4, 6 or 8 (default 2)"
-    )
+        "--order", "--no", type=int, default=None,
+        help="stencil order NO: 2, 4, 6 or 8 (Maxwell: 2 or 4; default 2)",
+    )  # fmt: skip
     run.add_argument(
         "--dts", type=_count_or_auto, default=None,
         help="diamond tile size DTS >= 1, or 'auto' (measured once per grid, then cached; default: the "
@@ -235,7 +281,7 @@ def _parser() -> argparse.ArgumentParser:
         "--nt", type=_count_or_auto, default=None, help="torre height Nt >= 1 in steps, or 'auto' (default: "
         "the backend's)"
     )  # fmt: skip
-    run.add_argument("--steps", type=_count(0), default=100, help="time steps to run (default 100)")
+    run.add_argument("--steps", type=_count(0), default=None, help="time steps to run (default 100)")
     _subdomain(run)
     run.add_argument(
         "--algorithm", default="auto", choices=["auto", "diamondtorre", "stepwise"],
@@ -306,6 +352,12 @@ def _parser() -> argparse.ArgumentParser:
         "this run has written its own)"
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    maxwell = run.add_argument_group(
+        "Maxwell's equations (--equation maxwell)",
+        "positions in cells (whole numbers), frequencies in c / h; a flag replaces the --scene file's value",
+    )  # fmt: skip
+    for flag, options in _MAXWELL_FLAGS:
+        maxwell.add_argument(flag, **options)
 
     bench = sub.add_parser("bench", help="DiamondTorre against stepwise on one grid, one process")
     _common(bench)
@@ -432,10 +484,135 @@ def _continue_from(args):
     return record
 
 
+#: run options of the acoustic equation alone: dest -> (flag, its value when not given)
+_ACOUSTIC_OPTIONS = {
+    "velocity": ("--velocity", None), "sponge": ("--sponge", None), "source": ("--source", []),
+    "receiver": ("--receiver", []), "pulse_width": ("--pulse-width", None),
+    "wavelet": ("--wavelet", "ricker"), "initial": ("--initial", None), "save": ("--save", None),
+    "window": ("--window", None), "window_dir": ("--window-dir", None), "halo": ("--halo", "auto"),
+    "backend_option": ("--backend-option", []),
+}  # fmt: skip
+#: run options of Maxwell's equations alone
+_MAXWELL_OPTIONS = {flag[2:]: (flag, options["default"]) for flag, options in _MAXWELL_FLAGS}
+
+
+def _check_equation_options(args) -> None:
+    """Refuse, naming them, the options of the other equation (a silently ignored flag is a wrong run)."""
+    maxwell = args.equation == "maxwell"
+    options = _ACOUSTIC_OPTIONS if maxwell else _MAXWELL_OPTIONS
+    given = [flag for dest, (flag, unset) in options.items() if getattr(args, dest) != unset]
+    if not given:
+        return
+    if not maxwell:
+        raise ValueError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --equation maxwell "
+                         "(options of Maxwell's equations)")
+    kept = [f for f in given if f in ("--save", "--initial")]
+    if kept:
+        raise ValueError(f"{' and '.join(kept)} cannot be given with --equation maxwell: no record of E "
+                         "and H to continue a Maxwell run is written yet (the probes' traces and snapshots "
+                         "go to --out)")
+    raise ValueError(f"{', '.join(given)} do{'es' if len(given) == 1 else ''} not apply to --equation "
+                     "maxwell (acoustic options; Maxwell takes --scene, --dipole, --probe, --frequency, "
+                     "--fwidth, --pml and --view)")
+
+
+def _maxwell_waveform(args, scene: dict):
+    """The Gaussian pulse of --frequency and --fwidth (the scene's frequency where only --fwidth is given), or
+    None without them."""
+    from diamondlab.maxwell import GaussianPulse
+
+    if args.frequency is None and args.fwidth is None:
+        return None
+    frequency = args.frequency if args.frequency is not None else getattr(scene.get("waveform"), "frequency",
+                                                                          None)
+    if frequency is None:
+        raise ValueError("--fwidth needs --frequency (or a waveform with a frequency in --scene)")
+    return GaussianPulse(frequency, args.fwidth if args.fwidth is not None else frequency / 2)
+
+
+def _maxwell_points(flags, kind, option: str, waveform=None) -> list:
+    """Dipoles or probes of ``--dipole``/``--probe`` flags (``(cell, component)`` each)."""
+    out = []
+    for cell, component in flags:
+        text = ",".join(map(str, cell)) + (f",{component}" if component else "")
+        extra = () if waveform is None else (waveform,)
+        try:
+            out.append(kind(cell, component or "Ez", *extra))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{option} {text}: {err}") from None
+    return out
+
+
+def _maxwell_problem(args):
+    """A Maxwell run from ``--scene`` and the flags (flags first), checked as its plan (no field allocated):
+    ``{"plan": MaxwellPlan, "view": component}``; ``args.steps``, ``order`` and ``courant`` filled in."""
+    from dataclasses import replace
+
+    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.maxwell import CPML, Dipole, Probe
+    from diamondlab.maxwell.scene import parse_scene, read_scene
+
+    scene = {}
+    if args.scene is not None:
+        try:
+            raw = read_scene(args.scene)
+            scene = parse_scene(raw)
+            wave = _maxwell_waveform(args, scene)
+            if wave is not None:  # the flags' pulse for the scene's dipoles without their own waveform
+                scene = parse_scene(raw, wave)
+        except ValueError as err:
+            raise ValueError(f"--scene {args.scene}: {err}") from None
+    wave = _maxwell_waveform(args, scene) or scene.get("waveform")
+    if args.dipole and wave is None:
+        raise ValueError("--dipole needs a waveform: --frequency F (and --fwidth W) for a Gaussian pulse, "
+                         "or a waveform in --scene")
+    if args.order is None:
+        args.order = scene.get("order", 2)
+    if args.order not in (2, 4):
+        given = "--order" if args.order != scene.get("order") else f"--scene {args.scene}: order"
+        raise ValueError(f"{given} must be 2 or 4 with --equation maxwell (the Yee scheme's order in space); "
+                         f"got {args.order}")
+    for name in ("dts", "nt"):
+        if getattr(args, name) == "auto":
+            raise ValueError(f"--{name} auto is not available with --equation maxwell: give a number or "
+                             "leave it out (the backend's default)")
+    args.steps = args.steps if args.steps is not None else scene.get("steps", 100)
+    args.courant = args.courant if args.courant is not None else scene.get("courant")
+    pml = scene.get("pml", CPML(0))
+    pml = pml if args.pml is None else replace(pml, width=args.pml)
+    sources = scene.get("sources", [])
+    sources = _maxwell_points(args.dipole, Dipole, "--dipole", wave) if args.dipole else sources
+    probes = _maxwell_points(args.probe, Probe, "--probe") if args.probe else scene.get("probes", [])
+    try:
+        plan = MaxwellPlan.build(
+            args.shape or scene.get("shape") or DEFAULT_SHAPE, args.order, size=args.dts, nt=args.nt,
+            courant=args.courant, spacing=1.0 if args.spacing is None else args.spacing, backend=args.backend,
+            algorithm=args.algorithm, materials=scene.get("materials", ()), sources=sources, probes=probes,
+            pml=pml,
+        )  # fmt: skip
+    except ValueError as err:  # a point or the CPML the plan refuses: from the flags or the scene?
+        from_scene = f"--scene {args.scene}"
+        origin = {"sources": "--dipole" if args.dipole else from_scene, "probes": "--probe" if args.probe
+                  else from_scene, "pml": "--pml" if args.pml is not None else from_scene}  # fmt: skip
+        key = next((k for k in origin if str(err).startswith(k) and k in scene), None)
+        key = key or next((k for k in origin if str(err).startswith(k) and origin[k] != from_scene), None)
+        if key is None:
+            raise
+        raise ValueError(f"{origin[key]}: {err}") from None
+    ph = plan.physics
+    return {"plan": plan, "view": args.view or scene.get("view", "Ez"), "shape": plan.shape,
+            "order": args.order, "sources": ph.sources, "receivers": ph.receivers}
+
+
 def _problem(args):
-    """Keyword arguments of the Simulation for ``args`` (and the record it continues, or None)."""
+    """Keyword arguments of the Simulation for ``args`` (and the record it continues, or None);
+    for --equation maxwell its checked plan (:func:`_maxwell_problem`)."""
     from diamondlab.engine.physics import Physics
 
+    _check_equation_options(args)
+    if args.equation == "maxwell":
+        return _maxwell_problem(args), None
+    args.steps = 100 if args.steps is None else args.steps
     if args.initial in (None, "gaussian", "zero"):
         record = None
         shape = args.shape or DEFAULT_SHAPE
@@ -502,12 +679,15 @@ def _plan(args, problem, formats) -> tuple[list, dict]:
         size += 4 * args.steps * (nrec + 8 * nsrc) + 256 * 1024
         planned.append((f"--save {args.save}", Path(args.save), size))
     backend = "cuda" if args.backend == "cuda" else "cpu"  # 'auto': the CPU's count, the larger
+    plan = problem.get("plan")  # Maxwell's: its state is not the acoustic fields
     memory = run_host_bytes(
         shape, problem["order"], backend, velocity_model=model, sponge=sponge, steps=args.steps,
         receivers=nrec, sources=nsrc, saved=bool(args.save),
         snapshot_formats=formats if args.snapshot_every is not None else (),
         # Nt not chosen yet (default or 'auto'): 64, above every backend's default height
         fields=args.window_dir is None, window=args.window, nt=args.nt if isinstance(args.nt, int) else 64,
+        state_bytes=None if plan is None else plan.host_bytes,
+        points="--receiver" if plan is None else "--probe",
     )  # fmt: skip
     return planned, memory
 
@@ -652,30 +832,40 @@ def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool, o
             outputs.failed.append((outputs.out / path.name, err.strerror or str(err)))
         print(f"{len(snapshots.files)} snapshot files in {args.out}")
     if sim.receivers:
-        record = {
-            "traces": sim.traces,
-            "times": sim.trace_times,
-            "receivers": np.array([r.position for r in sim.receivers]),
-        }
+        points, record = _trace_record(sim)
         path = folder / "traces.npz"
         if outputs.attempt(outputs.out / "traces.npz", lambda: write_atomically(
                 path, lambda fh: np.savez(fh, **record), verify=npz_verifier(record))):
-            print(f"traces of {len(sim.receivers)} receivers ({len(sim.traces)} steps) in {outputs.out}")
+            print(f"traces of {len(sim.receivers)} {points} ({len(sim.traces)} steps) in {outputs.out}")
     if args.save and outputs.attempt(args.save, lambda: save_run(args.save, sim, first, first_step)):
         print(f"saved {args.save}")
     in_out = [p for p in outputs.written if Path(p).parent == folder]
     if in_out or snapshots is not None or sim.receivers:
         manifest = {
-            "shape": list(sim.shape), "order": sim.order, "first_step": first_step,
+            "equation": sim.equation, "shape": list(sim.shape), "order": sim.order, "first_step": first_step,
             "last_step": sim.time_step, "interrupted": interrupted, "files": sorted(p.name for p in in_out),
             "record": None if not args.save or any(Path(p) == Path(args.save) for p, _ in outputs.failed)
             else str(args.save),
             "failed": {Path(p).name: why for p, why in outputs.failed},
         }  # fmt: skip
+        if sim.equation == "maxwell":
+            manifest["view"] = sim.view  # the component of the snapshots
         text = json.dumps(manifest, indent=1)
         outputs.attempt(outputs.out / "manifest.json", lambda: write_atomically(
             folder / "manifest.json", lambda fh: fh.write(text), mode="w", verify=_json_verifier))
     outputs.commit()
+
+
+def _trace_record(sim) -> tuple[str, dict]:
+    """What the traces' points are called and the arrays of ``traces.npz``: ``traces`` (steps, points),
+    ``times``, and the points (acoustic: ``receivers``, positions; Maxwell: ``positions``, cells, and
+    ``components``; an ``H`` component's row is half a step before its time)."""
+    record = {"traces": sim.traces, "times": sim.trace_times}
+    positions = np.array([r.position for r in sim.receivers])
+    if sim.equation == "maxwell":
+        return "probes", {**record, "positions": positions,
+                          "components": np.array([p.component for p in sim.receivers])}
+    return "receivers", {**record, "receivers": positions}
 
 
 def _json_verifier(path: Path) -> None:
@@ -710,6 +900,8 @@ def _run(args, comm=None) -> int:
     writes_out = args.snapshot_every is not None or bool(problem["receivers"])
     formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
     Snapshots(args.snapshot_every or 1, args.out, formats)  # checks the cadence and the formats first
+    if comm is not None and "plan" in problem:
+        raise ValueError("--equation maxwell runs in one process: not under mpiexec yet")
     outputs = RunOutputs(args, writes_out)
     # a second stop signal while compiling ends the process at once: the lock goes with it
     with on_ending_now(outputs.close):
@@ -721,8 +913,8 @@ def _run(args, comm=None) -> int:
             if comm is not None:
                 comm.Barrier()  # outputs checked (an error there aborts every rank) before any rank starts
             # the folder is made at the first snapshot (under --overwrite: the staging folder)
-            snapshots = None if args.snapshot_every is None else Snapshots(args.snapshot_every,
-                                                                           outputs.folder, formats)
+            snapshots = None if args.snapshot_every is None else Snapshots(
+                args.snapshot_every, outputs.folder, formats, component=problem.get("view"))
             return _run_checked(args, comm, problem, snapshots, outputs)
         finally:
             outputs.close()
@@ -737,14 +929,20 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
     if "auto" in (args.dts, args.nt):
         print("tuning DTS and Nt on this grid (each candidate is measured once; the choice is cached)...",
               flush=True)
-    sim = Simulation(
-        size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
-        backend_options=dict(args.backend_option) or None, comm=comm, window=args.window,
-        window_dir=args.window_dir, halo=args.halo,
-        **problem,
-    )  # fmt: skip
+    if "plan" in problem:  # Maxwell's equations: the plan checked before the outputs were planned
+        from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+
+        sim = MaxwellSimulation.from_plan(problem["plan"], initial="zero")
+        sim.view = problem["view"]
+    else:
+        sim = Simulation(
+            size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
+            backend_options=dict(args.backend_option) or None, comm=comm, window=args.window,
+            window_dir=args.window_dir, halo=args.halo,
+            **problem,
+        )  # fmt: skip
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
-    if sim.plan.swap_xz:
+    if getattr(sim.plan, "swap_xz", False):
         swapped = "x".join(map(str, sim.plan.device_shape))
         print(f"z column of {sim.shape[2]} cells, taller than a {sim.backend_name} block holds: the device "
               f"runs the grid as {swapped} (x and z swapped; fields, planes and traces in your axes)")
@@ -779,7 +977,8 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
                                                  f"ghost rows by {sim.backend.halo_path}")
                 print(
                     f"{stats.steps} steps of {sim.shape[0]}x{sim.shape[1]}x{sim.shape[2]} in "
-                    f"{stats.seconds:.3f} s: {rate:.3f} G cell updates/s ({sim.algorithm}, {sim.backend_name}"
+                    f"{stats.seconds:.3f} s: {rate:.3f} G {_CELLS[sim.equation]} updates/s ({sim.algorithm}, "
+                    f"{sim.backend_name}"
                     f"{ranks})"
                 )
             if root:
@@ -793,6 +992,10 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
     if root:
         outputs.report()  # raises OutputError when one failed
     return _interrupt_status() if interrupted else EXIT_OK
+
+
+#: What one update of a run's cell is called, by equation.
+_CELLS = {"acoustic": "cell", "maxwell": "Yee cell"}
 
 
 def _interrupt_status() -> int:

@@ -461,3 +461,125 @@ def test_issue27_cli_refuses_a_degenerate_pulse_width(width, tmp_path, monkeypat
     assert "pulse_width must be a finite width in cells > 0 (from 0.001 to 1e+09)" in err, err
     assert "Traceback" not in err and no_work == []
 # ---------------------------------------------------------------- end of issue 27 (i27-a)
+
+
+# ---------------------------------------------------------------- issue 28: diamondlab run --equation maxwell
+MAXWELL = ["run", "--equation", "maxwell", "--shape", "16", "--backend", "cpu", "--no-progress"]
+MAXWELL += ["--steps", "4"]
+DIPOLE = ["--dipole", "8,8,8", "--frequency", "0.1"]
+
+# (id, argv, text the message must contain); {scene} is a file written from the row's scene text
+MAXWELL_CLI_ROWS = [
+    ("mx order 6", [*MAXWELL, "--order", "6"], "--order must be 2 or 4 with --equation maxwell"),
+    ("mx velocity", [*MAXWELL, "--velocity", "2"], "--velocity does not apply to --equation maxwell"),
+    ("mx sponge and source", [*MAXWELL, "--sponge", "4", "--source", "8,8,8"],
+     "--sponge, --source do not apply to --equation maxwell (acoustic options; Maxwell takes --scene"),
+    ("mx receiver", [*MAXWELL, "--receiver", "8,8,8"], "--receiver does not apply to --equation maxwell"),
+    ("mx pulse width", [*MAXWELL, "--pulse-width", "3"], "--pulse-width does not apply"),
+    ("mx window", [*MAXWELL, "--window", "8"], "--window does not apply to --equation maxwell"),
+    ("mx save", [*MAXWELL, "--save", "r.npz"],
+     "--save cannot be given with --equation maxwell: no record of E and H to continue a Maxwell run"),
+    ("mx initial", [*MAXWELL, "--initial", "zero"], "--initial cannot be given with --equation maxwell"),
+    ("dipole without maxwell", [*RUN, "--dipole", "8,8,8"], "--dipole needs --equation maxwell"),
+    ("pml and view without maxwell", [*RUN, "--pml", "4", "--view", "Hx"],
+     "--pml, --view need --equation maxwell"),
+    ("scene without maxwell", [*RUN, "--scene", "s.json"], "--scene needs --equation maxwell"),
+    ("mx dipole no waveform", [*MAXWELL, "--dipole", "8,8,8"], "--dipole needs a waveform: --frequency F"),
+    ("mx fwidth alone", [*MAXWELL, "--fwidth", "0.1"], "--fwidth needs --frequency"),
+    ("mx dipole H", [*MAXWELL, *DIPOLE[2:], "--dipole", "8,8,8,Hx"],
+     "--dipole 8,8,8,Hx: Dipole component must be one of ('Ex', 'Ey', 'Ez'); got 'Hx'"),
+    ("mx dipole two numbers", [*MAXWELL, "--dipole", "8,8"], "argument --dipole: must look like X,Y,Z"),
+    ("mx probe fraction", [*MAXWELL, "--probe", "8.5,8,8"], "argument --probe: must look like X,Y,Z"),
+    ("mx probe outside", [*MAXWELL, "--probe", "40,8,8"],
+     "--probe: probes[0] at (40, 8, 8) lies outside the grid"),
+    ("mx dipole in cpml", [*MAXWELL, *DIPOLE[:1], "2,8,8", *DIPOLE[2:], "--pml", "4"],
+     "--dipole: sources[0] at (2, 8, 8) lies in the CPML"),
+    ("mx pml too wide", [*MAXWELL, "--pml", "8"], "pml must leave at least one cell between the layers"),
+    ("mx above nyquist", [*MAXWELL, *DIPOLE[:2], "--frequency", "0.45"], "above the grid's Nyquist limit"),
+    ("mx courant", [*MAXWELL, "--courant", "0.6"], "courant must be > 0 and at most 0.57735"),
+    ("mx dts auto", [*MAXWELL, "--dts", "auto"], "--dts auto is not available with --equation maxwell"),
+    ("mx view", [*MAXWELL, "--view", "Bz"], "argument --view: invalid choice: 'Bz'"),
+    ("mx backend option", [*MAXWELL, "--backend-option", "band=2"], "--backend-option does not apply"),
+    ("mx scene missing", [*MAXWELL, "--scene", "none.json"], "--scene none.json: cannot read it"),
+]  # fmt: skip
+
+# (id, the scene file's text, text the message must contain)
+MAXWELL_SCENE_ROWS = [
+    ("scene not json", "{materials: []}", "--scene {scene}: not valid JSON: Expecting property name"),
+    ("scene a list", "[]", "the scene must be a table of keys"),
+    ("scene unknown key", '{"material": []}', "material is not a key here (known: shape, order"),
+    ("scene materials not list", '{"materials": {}}', "materials must be a list; got {{}}"),
+    ("scene no shape", '{"materials": [{"center": [1, 1, 1], "radius": 1, "medium": "pec"}]}',
+     "materials[0].shape is missing (required)"),
+    ("scene unknown shape", '{"materials": [{"shape": "cone", "medium": "pec"}]}',
+     'materials[0].shape must be one of sphere, box, slab, cylinder; got "cone"'),
+    ("scene radius text", '{"materials": [{"shape": "sphere", "center": [1, 1, 1], "radius": "2", '
+     '"medium": "pec"}]}', 'materials[0].radius must be a number >= 0; got "2"'),
+    ("scene negative wp", '{"materials": [{"shape": "sphere", "center": [1, 1, 1], "radius": 1, "medium": '
+     '"pec"}, {"shape": "slab", "axis": "x", "lo": 2, "hi": 3, "medium": {"kind": "drude", "wp": -1}}]}',
+     "materials[1].medium.wp must be a number >= 0; got -1"),
+    ("scene no medium", '{"materials": [{"shape": "sphere", "center": [1, 1, 1], "radius": 1}]}',
+     "materials[0].medium is missing (required)"),
+    ("scene eps below 1", '{"materials": [{"shape": "box", "lo": [1, 1, 1], "hi": [2, 2, 2], "medium": '
+     '{"kind": "dielectric", "eps": 0.5}}]}', "materials[0].medium.eps must be a number >= 1; got 0.5"),
+    ("scene medium word", '{"materials": [{"shape": "box", "lo": [1, 1, 1], "hi": [2, 2, 2], "medium": '
+     '"gold"}]}', 'materials[0].medium must be "pec" or a table with a kind'),
+    ("scene drude eps key", '{"materials": [{"shape": "box", "lo": [1, 1, 1], "hi": [2, 2, 2], "medium": '
+     '{"kind": "drude", "eps": 2}}]}', "materials[0].medium.eps is not a key here (known: kind, eps_inf"),
+    ("scene box lo above hi", '{"materials": [{"shape": "box", "lo": [3, 1, 1], "hi": [2, 2, 2], "medium": '
+     '"pec"}]}', "materials[0]: Box lo must not exceed hi on any axis"),
+    ("scene slab axis", '{"materials": [{"shape": "slab", "axis": "w", "lo": 1, "hi": 2, "medium": "pec"}]}',
+     'materials[0].axis must be one of x, y, z; got "w"'),
+    ("scene dipole no waveform", '{"sources": [{"position": [8, 8, 8]}]}',
+     "sources[0].waveform is missing (required"),
+    ("scene dipole position", '{"sources": [{"position": [8, 8, 8.5], "waveform": {"kind": "ricker", '
+     '"frequency": 0.1}}]}', "sources[0].position must be a list of three whole numbers (cells)"),
+    ("scene waveform kind", '{"waveform": {"kind": "sine", "frequency": 0.1}}',
+     'waveform.kind must be one of gaussian, ricker, cw; got "sine"'),
+    ("scene waveform frequency", '{"waveform": {"kind": "gaussian", "frequency": 0}}',
+     "waveform.frequency must be a number > 0; got 0"),
+    ("scene source type", '{"sources": [{"type": "horn", "position": [8, 8, 8]}]}',
+     'sources[0].type must be one of dipole, planewave; got "horn"'),
+    ("scene probe component", '{"probes": [{"position": [8, 8, 8], "component": "Bz"}]}',
+     'probes[0].component must be one of Ex, Ey, Ez, Hx, Hy, Hz; got "Bz"'),
+    ("scene probe outside", '{"probes": [{"position": [8, 8, 16]}]}', "probes[0] at (8, 8, 16) lies outside"),
+    ("scene pml negative", '{"pml": -2}', "pml must be a width in cells >= 0 or a table"),
+    ("scene pml table", '{"pml": {"width": 2, "grading": -1}}', "pml.grading must be a number >= 0"),
+    ("scene order 6", '{"order": 6}', "--scene {scene}: order must be 2 or 4 with --equation maxwell"),
+    ("scene shape", '{"shape": [16, 16]}', "shape must be a list of three whole numbers (cells) >= 1"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def no_yee_work(monkeypatch):
+    """Fail on any allocation of a Maxwell run's fields (the refusals come from its plan, before them)."""
+    from diamondlab.engine.maxwell_plan import MaxwellPlan
+
+    def allocate(self):
+        raise AssertionError("the Maxwell fields were allocated before the input was refused")
+
+    monkeypatch.setattr(MaxwellPlan, "make_backend", allocate)
+
+
+@pytest.mark.parametrize(("argv", "text"), _rows(MAXWELL_CLI_ROWS))
+def test_issue28_cli_refuses_bad_maxwell_input_clearly_before_any_work(
+    argv, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+):
+    test_cli_refuses_bad_input_clearly_before_any_work(
+        argv, text, None, files, tmp_path, monkeypatch, capsys, no_work
+    )
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("scene", "text"), _rows(MAXWELL_SCENE_ROWS))
+def test_issue28_cli_refuses_a_bad_scene_naming_the_key_path(
+    scene, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+):
+    (tmp_path / "scene.json").write_text(scene)
+    monkeypatch.chdir(tmp_path)
+    assert main([*MAXWELL, "--scene", "scene.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("diamondlab: error: --scene scene.json: ") and "Traceback" not in err, err
+    assert text.format(scene="scene.json") in err, err
+    assert not (tmp_path / "diamondlab-out").exists()
+# ---------------------------------------------------------------- end of issue 28 (mx-h)

@@ -99,7 +99,7 @@ def test_cli_source_example_records_the_seismogram_it_describes(monkeypatch, tmp
 
 def test_cli_run_save_continue_and_bench_examples(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
-    runs = [a for a in COMMANDS.values() if a[0] == "run" and "--source" not in a]
+    runs = [a for a in COMMANDS.values() if a[0] == "run" and "--source" not in a and "--equation" not in a]
     for argv in runs:
         assert main([*argv, "--no-progress"]) == 0, argv
     first, second = load_run("run.npz"), load_run("run2.npz")
@@ -112,6 +112,27 @@ def test_cli_run_save_continue_and_bench_examples(monkeypatch, tmp_path, capsys)
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines if line.split()[:1] in (["2"], ["8"])]
     assert len(rows) == 2 and all(r[6] == "True" and float(r[3]) > 0 for r in rows)
+
+
+def test_cli_maxwell_scene_example_writes_what_it_says(monkeypatch, tmp_path, capsys):
+    """The README's ``run --equation maxwell --scene examples/...`` line, with the example scene it names."""
+    import json
+    import shutil
+
+    (argv,) = [a for a in COMMANDS.values() if "--equation" in a]
+    scene = argv[argv.index("--scene") + 1]
+    (tmp_path / scene).parent.mkdir(parents=True)
+    shutil.copy(Path(__file__).parents[1] / scene, tmp_path / scene)
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--no-progress"]) == 0
+    assert "G Yee cell updates/s" in capsys.readouterr().out
+    with np.load("out-maxwell/traces.npz") as data:
+        assert data["traces"].shape == (60, 2) and data["components"].tolist() == ["Ez", "Hy"]
+        assert (np.abs(data["traces"]).max(axis=0) > 0).all() and np.isfinite(data["traces"]).all()
+    assert sorted(p.name for p in Path("out-maxwell").glob("snapshot_*.npz")) == [
+        "snapshot_0000000.npz", "snapshot_0000030.npz", "snapshot_0000060.npz"
+    ]  # fmt: skip
+    assert json.loads(Path("out-maxwell/manifest.json").read_text())["view"] == "Ez"
 
 
 def test_version_example(capsys):

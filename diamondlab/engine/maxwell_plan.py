@@ -155,6 +155,11 @@ class MaxwellPlan(PlanCore):
     window = None
 
     @property
+    def host_bytes(self) -> int:
+        """Bytes the run's state holds on the host (E, H, Drude currents, material index, CPML psi)."""
+        return _state_bytes(self.shape, self.physics)
+
+    @property
     def backend_class(self):
         return _backend_class(self.backend)
 

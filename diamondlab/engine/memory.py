@@ -207,6 +207,7 @@ def run_host_bytes(
     shape, order: int, backend: str, *, velocity_model: bool = False, sponge: bool = False, steps: int = 0,
     receivers: int = 0, sources: int = 0, saved: bool = False, snapshot_formats=(),
     snapshots_in_memory: int = 0, fields: bool = True, window: int | None = None, nt: int = 1,
+    state_bytes: int | None = None, points: str = "--receiver",
 ) -> dict[str, int]:
     """What a run holds at its peak, by part: ``{what: bytes}`` (see the module contract).
 
@@ -216,6 +217,9 @@ def run_host_bytes(
     (two each way, at most the window's rows of three arrays each).
     ``steps`` and ``receivers``/``sources`` size the traces and the record's source samples;
     ``saved``: the run is saved (``--save``); ``snapshot_formats``: the formats written to disk.
+    ``state_bytes``: the equation's own state where it is not the acoustic fields (Maxwell's ``E``,
+    ``H``, currents and CPML: :attr:`~diamondlab.engine.maxwell_plan.MaxwellPlan.host_bytes`);
+    ``points``: the option that names the recording points (``--probe`` for Maxwell).
 
     >>> parts = run_host_bytes((400,) * 3, 2, "cpu", saved=True)
     >>> {k: round(v / 2**30, 2) for k, v in parts.items()}
@@ -224,9 +228,10 @@ def run_host_bytes(
     field = CELL_BYTES * int(np.prod([int(n) for n in shape], dtype=np.int64))
     parts = {}
     if fields:
-        parts["the fields"] = host_bytes(shape, order, backend, velocity_model=velocity_model)
+        parts["the fields"] = (host_bytes(shape, order, backend, velocity_model=velocity_model)
+                               if state_bytes is None else int(state_bytes))
     if receivers:
-        parts[f"the traces of {receivers} --receiver over {steps} --steps"] = trace_bytes(steps, receivers)
+        parts[f"the traces of {receivers} {points} over {steps} --steps"] = trace_bytes(steps, receivers)
     if snapshots_in_memory:
         parts[f"{snapshots_in_memory} snapshots held in memory"] = snapshots_in_memory * field
     writing = 0

@@ -305,6 +305,7 @@ class Simulation:
         self.reset()  # the layers checked above, not again
 
     # ------------------------------------------------------------ state (the plan's, decided once)
+    equation = "acoustic"  # the equation this class runs (EQUATIONS)
     physics = property(lambda self: self.plan.physics, doc="Medium, sponge, sources and receivers.")
     params = property(lambda self: self.plan.params, doc="The scheme's WaveParameters.")
     algorithm = property(lambda self: self.plan.algorithm, doc='"diamondtorre" or "stepwise" (what runs).')

@@ -10,7 +10,9 @@ locality).  Without a ``directory`` the snapshots stay in memory as
 ``(step, array)`` pairs; with one, each is written atomically, named
 ``snapshot_{step:07d}.npz`` (arrays ``field``, ``step``, ``time``,
 ``spacing``) and/or ``.vti`` (VTK ImageData with point data ``u``, origin 0
-and the grid spacing; read by ParaView and PyVista).  A run interrupted by
+and the grid spacing; read by ParaView and PyVista).  With a ``component``
+(a Maxwell run's view, e.g. ``"Ez"``) the ``.vti`` point data takes its
+name and the ``.npz`` holds it as ``component``.  A run interrupted by
 the user keeps every snapshot already written.  Each file is verified
 before it is renamed into place (the ``.npz`` reopened, the ``.vti`` read
 back to its closing tag: VTK's writer does not raise on a full disk); one
@@ -66,9 +68,11 @@ class Snapshots:
         Where to write files; in memory when omitted.
     formats : sequence of {"npz", "vti"}
         File formats when writing to disk.
+    component : str, optional
+        The field component the snapshots show (Maxwell's view); none for the acoustic ``u``.
     """
 
-    def __init__(self, every: int, directory=None, formats=("npz",)):
+    def __init__(self, every: int, directory=None, formats=("npz",), component: str | None = None):
         if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
             raise ValueError(f"snapshot_every must be an int >= 1 steps; got {every!r}")
         formats = (formats,) if isinstance(formats, str) else tuple(formats)
@@ -78,6 +82,7 @@ class Snapshots:
         self.every = int(every)
         self.directory = None if directory is None else Path(directory)
         self.formats = formats
+        self.component = component
         self.frames: list[tuple[int, np.ndarray]] = []
         self.files: list[Path] = []
         self.failed: tuple[Path, OSError] | None = None
@@ -108,10 +113,12 @@ class Snapshots:
         stem = self.directory / f"snapshot_{step:07d}"
         record = {"field": field, "step": np.int64(step), "time": np.float64(time),
                   "spacing": np.float64(spacing)}  # fmt: skip
+        if self.component is not None:
+            record["component"] = np.str_(self.component)
         writers = {
             "npz": lambda path: write_atomically(path, lambda fh: np.savez(fh, **record),
                                                  verify=npz_verifier(record)),
-            "vti": lambda path: write_vti(path, field, spacing),
+            "vti": lambda path: write_vti(path, field, spacing, self.component or "u"),
         }  # fmt: skip
         for fmt in self.formats:
             path = Path(f"{stem}.{fmt}")

@@ -1,0 +1,156 @@
+"""``diamondlab run --equation maxwell``: a scene file and flags, the acoustic run's outputs, bit for bit the
+Python run."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from diamondlab.cli import main
+from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+from diamondlab.maxwell import CPML, Dipole, Drude, GaussianPulse, Probe, Sphere
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "maxwell-sphere.json"
+SCENE = {
+    "shape": [20, 20, 20], "order": 2, "pml": 4, "steps": 30,
+    "waveform": {"kind": "gaussian", "frequency": 0.15, "fwidth": 0.1},
+    "materials": [{"shape": "sphere", "center": [10, 10, 10], "radius": 3,
+                   "medium": {"kind": "drude", "eps_inf": 1.0, "wp": 0.6, "gamma": 0.02}}],
+    "sources": [{"type": "dipole", "position": [6, 10, 10], "component": "Ez"}],
+    "probes": [{"position": [14, 10, 10], "component": "Ez"}, {"position": [10, 14, 10], "component": "Hx"}],
+}  # fmt: skip
+RUN = ["run", "--equation", "maxwell", "--backend", "cpu", "--no-progress"]
+
+
+def _python_run(steps: int, every: int, view: str = "Ez", nt=None, pml=4):
+    """The scene of SCENE, run from Python."""
+    sim = MaxwellSimulation(
+        (20, 20, 20), 2, backend="cpu", pml=CPML(pml), nt=nt,
+        materials=[Sphere((10, 10, 10), 3, Drude(eps_inf=1.0, wp=0.6, gamma=0.02))],
+        sources=[Dipole((6, 10, 10), "Ez", GaussianPulse(0.15, 0.1))],
+        probes=[Probe((14, 10, 10), "Ez"), Probe((10, 14, 10), "Hx")],
+    )  # fmt: skip
+    sim.view = view
+    sim.run(steps, snapshot_every=every)
+    return sim
+
+
+def _scene(tmp_path, scene=SCENE) -> str:
+    path = tmp_path / "scene.json"
+    path.write_text(json.dumps(scene))
+    return str(path)
+
+
+def test_a_scene_run_writes_the_python_runs_outputs_bit_for_bit(tmp_path, capsys):
+    pytest.importorskip("pyvista")
+    out = tmp_path / "out"
+    argv = [*RUN, "--scene", _scene(tmp_path), "--snapshot-every", "15", "--snapshot-format", "npz,vti"]
+    assert main([*argv, "--out", str(out), "--view", "Hx"]) == 0
+    text = capsys.readouterr().out
+    assert "30 steps of 20x20x20" in text and "G Yee cell updates/s (diamondtorre, cpu)" in text, text
+    assert "traces of 2 probes (30 steps)" in text
+    sim = _python_run(30, 15, "Hx")
+    with np.load(out / "traces.npz") as data:
+        assert np.array_equal(data["traces"], sim.traces) and np.abs(data["traces"]).max(axis=0).min() > 0
+        assert np.array_equal(data["times"], sim.trace_times)
+        assert data["positions"].tolist() == [[14, 10, 10], [10, 14, 10]]
+        assert data["components"].tolist() == ["Ez", "Hx"]
+    frames = dict(sim.snapshots.frames)
+    assert sorted(frames) == [0, 15, 30]
+    for step, field in frames.items():
+        with np.load(out / f"snapshot_{step:07d}.npz") as data:
+            assert str(data["component"]) == "Hx" and int(data["step"]) == step
+            assert np.array_equal(data["field"], field)
+    import pyvista as pv
+
+    grid = pv.read(out / "snapshot_0000030.vti")
+    assert np.array_equal(grid.point_data["Hx"].reshape((20, 20, 20), order="F"), frames[30])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["equation"] == "maxwell" and manifest["view"] == "Hx" and manifest["last_step"] == 30
+    assert manifest["files"] == sorted(p.name for p in out.iterdir() if p.name != "manifest.json")
+    assert not manifest["interrupted"] and manifest["failed"] == {}
+
+
+def test_flags_replace_the_scenes_values(tmp_path, capsys):
+    """--steps, --pml, --probe and --dipole with --frequency/--fwidth replace the scene's; the rest stays."""
+    out = tmp_path / "out"
+    argv = [*RUN, "--scene", _scene(tmp_path), "--steps", "18", "--nt", "5", "--pml", "3", "--out", str(out)]
+    argv += ["--probe", "14,10,10,Ez", "--dipole", "6,10,10", "--frequency", "0.15", "--fwidth", "0.1"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "nt=5" in text and "CPML 3" in text, text
+    sim = _python_run(18, 18, nt=5, pml=3)
+    with np.load(out / "traces.npz") as data:
+        assert data["traces"].shape == (18, 1) and np.array_equal(data["traces"][:, 0], sim.traces[:, 0])
+
+
+def test_ctrl_c_still_writes_complete_outputs(tmp_path, capsys, monkeypatch):
+    advance = MaxwellSimulation._advance
+    calls = []
+
+    def stopped_after_two_sweeps(self, height):
+        advance(self, height)
+        calls.append(height)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C during the third sweep's books
+
+    monkeypatch.setattr(MaxwellSimulation, "_advance", stopped_after_two_sweeps)
+    out = tmp_path / "out"
+    assert main([*RUN, "--scene", _scene(tmp_path), "--snapshot-every", "10", "--out", str(out)]) == 130
+    assert "interrupted at step 20" in capsys.readouterr().out
+    monkeypatch.setattr(MaxwellSimulation, "_advance", advance)
+    sim = _python_run(20, 10)
+    with np.load(out / "traces.npz") as data:
+        assert np.array_equal(data["traces"], sim.traces)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "manifest.json", "snapshot_0000000.npz", "snapshot_0000010.npz", "traces.npz"
+    ]  # fmt: skip
+    with np.load(out / "snapshot_0000010.npz") as data:
+        assert np.array_equal(data["field"], dict(sim.snapshots.frames)[10])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["interrupted"] and manifest["last_step"] == 20
+    assert [p.name for p in tmp_path.rglob(".*")] == []  # no lock, no staging folder, no temporary file
+
+
+@pytest.mark.parametrize(
+    ("scene", "text"),
+    [
+        ({"materials": [{"shape": "sphere", "center": [10, 10, 10], "medium": "pec"}]},
+         "materials[0].radius is missing (required)"),
+        ({"materials": [{"shape": "sphere", "center": "middle", "radius": 2, "medium": "pec"}]},
+         'materials[0].center must be a list of three numbers (cells); got "middle"'),
+        ({"materials": [{"shape": "box", "lo": [1, 1, 1], "hi": [2, 2, 2], "medium": {"kind": "drude",
+                                                                                   "wp": -0.5}}]},
+         "materials[0].medium.wp must be a number >= 0; got -0.5"),
+        ({"materials": [{"shape": "slab", "axis": "z", "lo": 1, "hi": 2, "medium": {"kind": "gold"}}]},
+         'materials[0].medium.kind must be one of dielectric, drude, pec; got "gold"'),
+        ({"probes": [{"position": [30, 10, 10]}]}, "probes[0] at (30, 10, 10) lies outside the grid"),
+    ],
+    ids=["missing key", "wrong type", "negative wp", "unknown medium", "probe outside"],
+)  # fmt: skip
+def test_a_bad_scene_is_refused_naming_the_key_path(scene, text, tmp_path, capsys, monkeypatch):
+    from diamondlab.engine.maxwell_plan import MaxwellPlan
+
+    monkeypatch.setattr(MaxwellPlan, "make_backend", lambda self: pytest.fail("allocated before the refusal"))
+    monkeypatch.chdir(tmp_path)
+    scene = {**SCENE, **scene}
+    assert main([*RUN, "--scene", _scene(tmp_path, scene)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("diamondlab: error: ") and text in err and "Traceback" not in err, err
+    assert not (tmp_path / "diamondlab-out").exists()
+
+
+def test_help_names_the_equation_and_the_maxwell_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    assert "--equation {acoustic,maxwell}" in text
+    assert all(flag in text for flag in ("--scene", "--dipole", "--probe", "--pml", "--view", "--fwidth"))
+
+
+def test_the_example_scene_is_a_valid_scene():
+    from diamondlab.maxwell.scene import parse_scene, read_scene
+
+    scene = parse_scene(read_scene(EXAMPLE))
+    assert scene["shape"] == (24, 24, 24) and len(scene["probes"]) == 2 and scene["pml"].width == 4
