@@ -100,10 +100,12 @@ class YeeCPUBackend(Backend):
         w2 = max(2 * pml.width, 1)
         self._psi = (np.zeros((4, w2, ny, nz), np.float32), np.zeros((4, nx, w2, nz), np.float32),
                      np.zeros((4, nx, ny, w2), np.float32))
-        points = [(d.position, COMPONENTS.index(d.component), 0, i) for i, d in enumerate(dipoles)]
+        rows = [getattr(d, "row", i) for i, d in enumerate(dipoles)]  # a Dipole, or a SourcePoint
+        points = [(d.position, COMPONENTS.index(d.component), 0, r)
+                  for d, r in zip(dipoles, rows, strict=True)]
         points += [(p.position, COMPONENTS.index(p.component), 1, i) for i, p in enumerate(probes)]
         self._points = _column_tables(self._padded[1:3], self.halo, points)
-        self.ndipoles, self.nprobes = len(dipoles), len(probes)
+        self.ndipoles, self.nprobes = (max(rows) + 1 if rows else 0), len(probes)
         self._taken: list[np.ndarray] = []
 
     def reset(self) -> None:
