@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,10 +30,11 @@ from diamondlab.engine.plan import ALGORITHM_CHOICES, PlanCore
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, source_coefficient
 from diamondlab.maxwell.scheme import YeeParameters
-from diamondlab.maxwell.sources import COMPONENTS, Dipole, Probe
+from diamondlab.maxwell.sources import COMPONENTS, Dipole, PlaneWave, Probe
+from diamondlab.maxwell.tfsf import TFSF
 from diamondlab.numerics import validate_shape
 
-__all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan"]
+__all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan", "SourcePoint", "SourceRows"]
 
 #: Backends that run the Maxwell equation, by name.
 MAXWELL_BACKENDS = {
@@ -41,16 +43,35 @@ MAXWELL_BACKENDS = {
 }
 
 
-def _listed(items, name: str, kind: type) -> tuple:
+def _listed(items, name: str, kind) -> tuple:
     if items is None:
         return ()
     if isinstance(items, kind):
         items = (items,)
     items = tuple(items)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
     for i, item in enumerate(items):
         if not isinstance(item, kind):
-            raise TypeError(f"{name}[{i}] must be a {kind.__name__}; got {type(item).__name__}")
+            raise TypeError(f"{name}[{i}] must be a {' or '.join(k.__name__ for k in kinds)}; got "
+                            f"{type(item).__name__}")
     return items
+
+
+class SourcePoint(NamedTuple):
+    """A component of a cell that adds ``samples[row, step]`` after its half step (a dipole, or a TFSF
+    correction on an ``E`` or ``H`` component)."""
+
+    position: tuple
+    component: str
+    row: int
+
+
+@dataclass(frozen=True)
+class SourceRows:
+    """The source points of a run and, per row of samples, the index of the source it belongs to."""
+
+    points: tuple
+    owner: np.ndarray
 
 
 class MaxwellPhysics:
@@ -59,7 +80,7 @@ class MaxwellPhysics:
     def __init__(self, shape, params: YeeParameters, materials=(), sources=(), probes=(), pml=0):
         self.shape = shape
         self.materials = tuple(materials or ())
-        self.sources = _listed(sources, "sources", Dipole)
+        self.sources = _listed(sources, "sources", (Dipole, PlaneWave))
         self.receivers = _listed(probes, "probes", Probe)
         self.pml = pml if isinstance(pml, CPML) else CPML(pml)
         w = self.pml.width
@@ -68,15 +89,19 @@ class MaxwellPhysics:
                              f"{w} on a grid of {shape} (at most {(min(shape) - 1) // 2})")
         for what, points in (("sources", self.sources), ("probes", self.receivers)):
             for i, p in enumerate(points):
+                if isinstance(p, PlaneWave):
+                    continue
                 if any(not 0 <= c < n for c, n in zip(p.position, shape, strict=True)):
                     raise ValueError(f"{what}[{i}] at {p.position} lies outside the grid {shape}")
-        for i, d in enumerate(self.sources):
+        dipoles = [(i, d) for i, d in enumerate(self.sources) if isinstance(d, Dipole)]
+        for i, d in dipoles:
             if any(c in (0, n - 1) for c, n in zip(d.position, shape, strict=True)):
                 raise ValueError(f"sources[{i}] at {d.position} lies on the grid's outer plane (a perfect "
                                  "conductor): move it inside")
             if w and any(c < w or c >= n - w for c, n in zip(d.position, shape, strict=True)):
                 raise ValueError(f"sources[{i}] at {d.position} lies in the CPML (pml={w} cells on every "
                                  "face): move it inside")
+        for i, d in enumerate(self.sources):
             top = d.waveform.max_frequency
             if top * params.spacing > 0.5:
                 raise ValueError(f"sources[{i}]: its waveform reaches frequency {top:g}, above the grid's "
@@ -84,8 +109,23 @@ class MaxwellPhysics:
         self.params = params
         self.drude = has_drude(self.materials)
         # what a dipole's unit current adds to its E component in a step: -cb of its cell
-        self.dipole_factors = np.array([-source_coefficient(self.materials, COMPONENTS.index(d.component),
-                                                            d.position, params.dt) for d in self.sources])
+        self.dipole_factors = {i: -source_coefficient(self.materials, COMPONENTS.index(d.component),
+                                                      d.position, params.dt) for i, d in dipoles}
+        # the plane waves' corrections (checked: the box on the grid, off the CPML, in one medium)
+        self.tfsf = {i: TFSF(d, shape, params, self.materials, w, name=f"sources[{i}]")
+                     for i, d in enumerate(self.sources) if isinstance(d, PlaneWave)}
+        points, owner, self._rows = [], [], {}
+        for i, d in enumerate(self.sources):
+            first = len(owner)
+            if isinstance(d, Dipole):
+                points.append(SourcePoint(d.position, d.component, first))
+                owner.append(i)
+            else:
+                t = self.tfsf[i]
+                points += [SourcePoint(cell, COMPONENTS[comp], first + row) for cell, comp, row in t.points]
+                owner += [i] * t.nrows
+            self._rows[i] = (first, len(owner))
+        self.source_points = SourceRows(tuple(points), np.array(owner, dtype=np.int64))
 
     # what the run loop of Simulation reads
     @property
@@ -97,12 +137,17 @@ class MaxwellPhysics:
         return True
 
     def source_samples(self, first_step: int, height: int, dt: float) -> np.ndarray:
-        """Float32 ``(ndipoles, height)``: what each dipole adds to its ``E`` component at the steps
-        ``first_step ..`` (``-cb`` of its cell times its current at the half steps)."""
-        out = np.zeros((max(len(self.sources), 1), height), dtype=np.float32)
+        """Float32 ``(nrows, height)``: what each row of source points adds at the steps ``first_step ..``:
+        a dipole ``-cb`` of its cell times its current at the half steps, a plane wave's rows its TFSF
+        corrections (:class:`~diamondlab.maxwell.tfsf.TFSF`)."""
+        out = np.zeros((max(len(self.source_points.owner), 1), height), dtype=np.float32)
         steps = np.arange(first_step, first_step + height)
         for i, d in enumerate(self.sources):
-            out[i] = (self.dipole_factors[i] * d.current(steps, dt)).astype(np.float32)
+            first, last = self._rows[i]
+            if isinstance(d, Dipole):
+                out[first] = (self.dipole_factors[i] * d.current(steps, dt)).astype(np.float32)
+            else:
+                out[first:last] = self.tfsf[i].samples(first_step, height).astype(np.float32)
         return out
 
     def quiet_sources(self, first_step: int, steps: int, dt: float) -> list[str]:
@@ -119,7 +164,10 @@ class MaxwellPhysics:
         parts = [f"{len(self.materials)} object{'s' if len(self.materials) != 1 else ''}"]
         if self.pml.width:
             parts.append(f"CPML {self.pml.width}")
-        parts += [f"{len(p)} {n}" for n, p in (("dipoles", self.sources), ("probes", self.receivers)) if p]
+        dipoles = [d for d in self.sources if isinstance(d, Dipole)]
+        waves = [d for d in self.sources if isinstance(d, PlaneWave)]
+        parts += [f"{len(p)} {n}" for n, p in (("dipoles", dipoles), ("plane waves", waves),
+                                                ("probes", self.receivers)) if p]
         return ", ".join(parts)
 
 
@@ -167,7 +215,7 @@ class MaxwellPlan(PlanCore):
         """Allocate the fields and hand the backend the scene, the dipoles, the probes and the CPML."""
         backend = self.backend_class.from_plan(self)
         ph = self.physics
-        backend.set_physics(ph.materials, ph.sources, ph.receivers, ph.pml)
+        backend.set_physics(ph.materials, ph.source_points.points, ph.receivers, ph.pml)
         return backend
 
     @classmethod

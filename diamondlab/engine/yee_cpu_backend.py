@@ -7,8 +7,9 @@ state is ``E`` and ``H`` (plus the Drude current and the CPML's ``psi``):
 ``"Ez"`` unless set).  A sweep of height ``h`` steps is a DiamondTorre
 sweep of ``2h`` tiers (half steps) on the tile of the acoustic stencil of
 the same order (:mod:`diamondlab.kernels.yee_cpu`).  ``src_samples`` are
-``(ndipoles, steps)``: what each dipole adds to its ``E`` component at each
-step; ``take_traces`` gives ``(steps, nprobes)``.
+``(nrows, steps)``: what each row of source points (a dipole's, or a TFSF
+plane wave's corrections on ``E`` and ``H``) adds at each step;
+``take_traces`` gives ``(steps, nprobes)``.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ __all__ = ["YeeCPUBackend"]
 
 
 def _column_tables(padded_xy, halo: int, points) -> tuple:
-    """Kernel tables of ``points`` (``(cell, component index, kind, slot)``; kind 0 dipole, 1 probe), grouped
-    by column, dipoles first within a column: ``(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot)``."""
+    """Kernel tables of ``points`` (``(cell, component index, kind, slot)``; kind 0 a source (a dipole, a TFSF
+    correction: on E or H), 1 probe), grouped by column, sources first within a column:
+    ``(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot)``."""
     colstart = np.full(padded_xy, -1, dtype=np.int64)
     colcount = np.zeros(padded_xy, dtype=np.int64)
     order = sorted(range(len(points)), key=lambda i: (points[i][0][0], points[i][0][1], points[i][2], i))
@@ -92,10 +94,12 @@ class YeeCPUBackend(Backend):
         w2 = max(2 * pml.width, 1)
         self._psi = (np.zeros((4, w2, ny, nz), np.float32), np.zeros((4, nx, w2, nz), np.float32),
                      np.zeros((4, nx, ny, w2), np.float32))
-        points = [(d.position, COMPONENTS.index(d.component), 0, i) for i, d in enumerate(dipoles)]
+        rows = [getattr(d, "row", i) for i, d in enumerate(dipoles)]  # a Dipole, or a SourcePoint
+        points = [(d.position, COMPONENTS.index(d.component), 0, r)
+                  for d, r in zip(dipoles, rows, strict=True)]
         points += [(p.position, COMPONENTS.index(p.component), 1, i) for i, p in enumerate(probes)]
         self._points = _column_tables(self._padded[1:3], self.halo, points)
-        self.ndipoles, self.nprobes = len(dipoles), len(probes)
+        self.ndipoles, self.nprobes = (max(rows) + 1 if rows else 0), len(probes)
         self._taken: list[np.ndarray] = []
 
     def reset(self) -> None:

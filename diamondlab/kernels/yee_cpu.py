@@ -205,8 +205,9 @@ _TAIL = '''
 
 @njit(nogil=True)
 def column_points(E, H, half, step, X, Y, points, src, rec):
-    """After column (X, Y)'s half step ``half`` (0: H, 1: E) of step ``step``: dipoles add to E, then
-    the probes of the field just updated record."""
+    """After column (X, Y)'s half step ``half`` (0: H, 1: E) of step ``step``: the source points of the field
+    just updated add their samples (dipoles and TFSF corrections on E, TFSF corrections on H), then its
+    probes record."""
     colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot = points
     start = colstart[X, Y]
     if start < 0:

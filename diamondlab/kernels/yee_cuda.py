@@ -152,7 +152,8 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
     @cuda.jit(device=True)
     def cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
                     pz, sx):
-        """After cell (X, Y, Z)'s half step ``half``: its dipoles add to E, then its probes record."""
+        """After cell (X, Y, Z)'s half step ``half``: its source points add to the field just updated (dipoles
+        and TFSF corrections to E, TFSF corrections to H), then its probes record."""
         start = colstart[X, Y]
         if start < 0:
             return
@@ -163,7 +164,9 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
             if pt_z[k] != Z or (c >= 3) != (half == 0):
                 continue
             if c >= 3:
-                if pt_kind[k] == 1:
+                if pt_kind[k] == 0:
+                    H[(c - 3) * n + p] += src[pt_slot[k], step]
+                else:
                     rec[step, pt_slot[k]] = H[(c - 3) * n + p]
             elif pt_kind[k] == 0:
                 E[c * n + p] += src[pt_slot[k], step]

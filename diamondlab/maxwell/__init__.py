@@ -20,7 +20,15 @@ from diamondlab.maxwell.materials import (
     material_table,
 )
 from diamondlab.maxwell.scheme import YeeParameters, yee_courant_limit, yee_frequency, yee_weights
-from diamondlab.maxwell.sources import COMPONENTS, ContinuousWave, Dipole, GaussianPulse, Probe, Ricker
+from diamondlab.maxwell.sources import (
+    COMPONENTS,
+    ContinuousWave,
+    Dipole,
+    GaussianPulse,
+    PlaneWave,
+    Probe,
+    Ricker,
+)
 
 __all__ = [
     "COMPONENTS",
@@ -35,6 +43,7 @@ __all__ = [
     "Drude",
     "GaussianPulse",
     "IndexArray",
+    "PlaneWave",
     "Probe",
     "Ricker",
     "Slab",

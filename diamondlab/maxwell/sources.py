@@ -10,7 +10,9 @@ A :class:`Dipole` is a point current ``J(t) = amplitude w(t)`` on one ``E``
 component at a cell; each step it subtracts ``cb J(t_{n+1/2})`` from that
 component (``cb`` the cell's ``dt / eps``).  A :class:`Probe` records one
 field component at a cell every step (``E`` at integer steps, ``H`` at half
-steps).  Components are ``"Ex" .. "Hz"``.  NumPy only.
+steps).  Components are ``"Ex" .. "Hz"``.  A :class:`PlaneWave` is a
+total-field/scattered-field plane wave along an axis
+(:mod:`diamondlab.maxwell.tfsf`).  NumPy only.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["COMPONENTS", "ContinuousWave", "Dipole", "GaussianPulse", "Probe", "Ricker"]
+__all__ = ["COMPONENTS", "DIRECTIONS", "ContinuousWave", "Dipole", "GaussianPulse", "PlaneWave", "Probe",
+           "Ricker"]
 
 #: Field components, in the kernels' order.
 COMPONENTS = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
+#: Directions of a :class:`PlaneWave`.
+DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
 
 
 def _positive(name: str, value) -> float:
@@ -180,3 +185,64 @@ class Probe:
     def __post_init__(self):
         object.__setattr__(self, "position", _cell("Probe", self.position))
         _component("Probe", self.component)
+
+
+def _box(box) -> tuple:
+    try:
+        lo, hi = (_cell("PlaneWave box corner", c) for c in box)
+    except (TypeError, ValueError):
+        raise ValueError("PlaneWave box must be two cells ((x0, y0, z0), (x1, y1, z1)), the total-field "
+                         f"region's corners; got {box!r}") from None
+    if any(a >= b for a, b in zip(lo, hi, strict=True)):
+        raise ValueError(f"PlaneWave box must have x0 < x1, y0 < y1, z0 < z1; got {box!r}")
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class PlaneWave:
+    """A total-field/scattered-field plane wave along ``direction`` (``"+x"``, ``"-x"``, .. ``"-z"``), its
+    ``E`` along ``polarization`` (``"x"``, ``"y"`` or ``"z"``, perpendicular to the direction), of
+    ``waveform`` times ``amplitude``, in the total-field box ``box = ((x0, y0, z0), (x1, y1, z1))``:
+    the field points whose staggered positions lie in ``[x0, x1] x [y0, y1] x [z0, z1]`` hold the total
+    field, the others the scattered field alone (:mod:`diamondlab.maxwell.tfsf`).  The incident ``E``
+    is ``amplitude * waveform(t)`` :data:`~diamondlab.maxwell.tfsf.MARGIN` cells before the entry face.
+
+    >>> w = PlaneWave("-y", "x", GaussianPulse(0.05, 0.02), box=((10, 10, 10), (30, 20, 20)))
+    >>> w.axis, w.sign, w.polarization_axis
+    (1, -1, 0)
+    """
+
+    direction: str = "+x"
+    polarization: str = "z"
+    waveform: object = None
+    box: tuple = None
+    amplitude: float = 1.0
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"PlaneWave direction must be one of {DIRECTIONS}; got {self.direction!r}")
+        if self.polarization not in ("x", "y", "z"):
+            raise ValueError(f"PlaneWave polarization must be 'x', 'y' or 'z' (the E component); got "
+                             f"{self.polarization!r}")
+        if self.polarization == self.direction[1]:
+            raise ValueError(f"PlaneWave polarization must be perpendicular to its direction "
+                             f"{self.direction!r}; got {self.polarization!r}")
+        if not isinstance(self.waveform, _WAVEFORMS):
+            raise TypeError("PlaneWave waveform must be a GaussianPulse, Ricker or ContinuousWave; got "
+                            f"{type(self.waveform).__name__}")
+        if isinstance(self.amplitude, bool) or not isinstance(self.amplitude, (int, float, np.number)) \
+                or not np.isfinite(self.amplitude):
+            raise ValueError(f"PlaneWave amplitude must be a finite number; got {self.amplitude!r}")
+        object.__setattr__(self, "box", _box(self.box))
+
+    @property
+    def axis(self) -> int:
+        return "xyz".index(self.direction[1])
+
+    @property
+    def sign(self) -> int:
+        return 1 if self.direction[0] == "+" else -1
+
+    @property
+    def polarization_axis(self) -> int:
+        return "xyz".index(self.polarization)

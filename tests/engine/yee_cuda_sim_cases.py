@@ -3,7 +3,8 @@
 ``tests/engine/test_maxwell_simulation.py`` runs this file in a subprocess with
 ``NUMBA_ENABLE_CUDASIM=1`` (the pytest process stays out of simulator mode).
 Per case: DiamondTorre equals stepwise bit for bit on the (simulated) GPU,
-with a Drude sphere, a PEC box, a CPML, a dipole and probes, and both agree
+with a Drude sphere, a PEC box, a CPML, a dipole and probes (or, in the last
+cases, two TFSF plane waves: corrections on E and H components), and both agree
 with the CPU engine to float32 rounding.  Prints one line per case and exits
 non-zero on the first mismatch.
 """
@@ -12,21 +13,27 @@ from __future__ import annotations
 
 import sys
 
-#: (order, DTS, Nt, shape, pml, steps)
-CASES = [(2, 1, 2, (8, 7, 6), 2, 3), (4, 1, 2, (10, 9, 6), 2, 3)]
+#: (order, DTS, Nt, shape, pml, steps, plane waves)
+CASES = [(2, 1, 2, (8, 7, 6), 2, 3, False), (4, 1, 2, (10, 9, 6), 2, 3, False),
+         (2, 1, 2, (7, 7, 7), 0, 6, True), (4, 1, 2, (8, 8, 8), 0, 3, True)]
 
 
-def run_case(order, size, nt, shape, pml, steps) -> str:
+def run_case(order, size, nt, shape, pml, steps, waves=False) -> str:
     import numpy as np
 
     from diamondlab import Simulation
     from diamondlab.engine.backends import planes_of
-    from diamondlab.maxwell import PEC, Box, Dipole, Drude, Probe, Ricker, Sphere
+    from diamondlab.maxwell import PEC, Box, ContinuousWave, Dipole, Drude, PlaneWave, Probe, Ricker, Sphere
 
     c = tuple(n // 2 for n in shape)
     scene = dict(materials=[Sphere(c, 1.5, Drude(1.0, 1.0, 0.1)), Box((1, 1, 1), (2, 2, 2), PEC)],
                  sources=[Dipole((pml + 1, c[1], c[2]), "Ez", Ricker(0.2), amplitude=100.0)],
                  probes=[Probe(c, "Ez"), Probe((c[0] + 1, c[1], c[2]), "Hy")], pml=pml)
+    if waves:  # the smallest box the grid allows (its corrections overlap), the wave on from the first step
+        edge = order // 2 + 1
+        box = ((edge,) * 3, tuple(n - 1 - edge for n in shape))
+        scene.update(materials=[], sources=[PlaneWave("+x", "z", ContinuousWave(0.2, ramp=0), box, 100.0),
+                                            PlaneWave("-z", "y", ContinuousWave(0.15, ramp=0), box, -50.0)])
     rng = np.random.default_rng(order)
     start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
     runs = {}
@@ -44,6 +51,13 @@ def run_case(order, size, nt, shape, pml, steps) -> str:
             host = planes_of(b.current_view(), (shape[0] - 2, 1, shape[2] // 2), (2, 3, 1))
             if not all(np.array_equal(a, h) for a, h in zip(planes, host, strict=True)):
                 raise SystemExit(f"order {order}: {backend} planes differ from the field's")
+    if waves:  # the incident wave reached the box: corrections on H (and E) points were not all zero
+        ph = sim.physics
+        samples = ph.source_samples(0, steps, sim.params.dt)
+        for on_h in (True, False):
+            rows = sorted({p.row for p in ph.source_points.points if (p.component[0] == "H") == on_h})
+            if not np.abs(samples[rows]).max() > 0:
+                raise SystemExit(f"order {order}: the plane waves corrected no {'H' if on_h else 'E'} point")
     gpu_s, gpu_d = runs["cuda", "stepwise"], runs["cuda", "diamondtorre"]
     for a, b in zip(gpu_s, gpu_d, strict=True):
         if not np.array_equal(a, b):
@@ -54,7 +68,7 @@ def run_case(order, size, nt, shape, pml, steps) -> str:
         scale = max(float(np.abs(b).max()), 1e-30)
         if not np.allclose(a, b, rtol=1e-4, atol=1e-5 * scale):
             raise SystemExit(f"order {order}: GPU and CPU differ beyond float32 rounding")
-    return f"order {order} DTS {size} Nt {nt} {shape}: ok"
+    return f"order {order} DTS {size} Nt {nt} {shape}{' plane waves' if waves else ''}: ok"
 
 
 if __name__ == "__main__":
