@@ -19,6 +19,7 @@ needs (source samples, traces, quiet sources).  Every failure is a
 from __future__ import annotations
 
 import importlib
+import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
@@ -245,12 +246,25 @@ class MaxwellPlan(PlanCore):
             raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
                              f"backend {name!r} (it takes: none)")
         check_host_memory(shape, _state_bytes(shape, physics))
-        plan = cls(shape, params, "diamondtorre", name, 1, 1, MappingProxyType({}), physics)
-        bclass = plan.backend_class
+        chosen = "diamondtorre" if algorithm == "auto" else algorithm
+        reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
+        try:
+            size_, nt_ = cls._tiling(name, params, shape, size, nt)
+        except ValueError as err:
+            if backend != "auto" or name == "cpu":
+                raise
+            # "auto" picked the GPU, which cannot run this problem (a column over a block, no memory left)
+            warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=4)
+            name = "cpu"
+            size_, nt_ = cls._tiling(name, params, shape, size, nt)
+        return cls(shape, params, chosen, name, size_, nt_, MappingProxyType({}), physics, reason)
+
+    @staticmethod
+    def _tiling(name: str, params: YeeParameters, shape, size, nt) -> tuple[int, int]:
+        """DTS and Nt on backend ``name`` (its defaults where not given), checked by the backend."""
+        bclass = _backend_class(name)
         default_size, default_nt = bclass.default_tiling(params.order)
         size = max(1, min(default_size, min(shape[:2]) // params.order)) if size is None else int(size)
         nt = default_nt if nt is None else int(nt)
-        chosen = "diamondtorre" if algorithm == "auto" else algorithm
-        reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
         bclass.check(params, shape, size, nt, {})
-        return cls(shape, params, chosen, name, size, nt, MappingProxyType({}), physics, reason)
+        return size, nt

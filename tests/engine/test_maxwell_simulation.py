@@ -188,3 +188,17 @@ def test_cuda_kernels_under_the_simulator():
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(": ok") == 4, out.stdout  # two with plane waves
+
+
+def test_auto_leaves_a_gpu_that_cannot_run_the_problem_for_the_cpu(monkeypatch):
+    """backend='auto' picks the GPU where there is one; a problem it refuses (a column over a block) runs on
+    the CPU with a warning that says why, as the acoustic plan does; asked for by name, the refusal stands."""
+    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.yee_cuda_backend import YeeCUDABackend
+
+    monkeypatch.setattr(YeeCUDABackend, "available", staticmethod(lambda: True))
+    with pytest.warns(UserWarning, match=r"backend 'auto': the GPU cannot run this \(shape: nz=1100 exceeds"):
+        plan = MaxwellPlan.build((16, 16, 1100), 2)
+    assert plan.backend == "cpu"
+    with pytest.raises(ValueError, match="nz=1100 exceeds 1024"):
+        MaxwellPlan.build((16, 16, 1100), 2, backend="cuda")
