@@ -79,7 +79,6 @@ class YeeCUDABackend(YeeCPUBackend):
         self._cuda = cuda
         self.params, self.shape, self.size, self.nt = params, shape, size, nt
         self.halo = params.reach
-        self.kernels = yee_cuda_kernels(params.order)
         self._padded = (3, *(n + 2 * self.halo for n in shape))
         size = int(np.prod(self._padded, dtype=np.int64))
         self._e = cuda.device_array(size, dtype=np.float32)  # flat: the kernels' layout
@@ -95,6 +94,8 @@ class YeeCUDABackend(YeeCPUBackend):
     def set_physics(self, materials=(), dipoles=(), probes=(), pml=None) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
         super().set_physics(materials, dipoles, probes, pml)
+        self.kernels = yee_cuda_kernels(self.params.order, pml=self.pml.width > 0,
+                                        points=bool(self.ndipoles or self.nprobes), drude=self._drude)
         to = self._cuda.to_device
         prof = [self.pml.profiles(n, self.params.dt) for n in self.shape]
         self._d_table = to(self.table.coefficients.ravel())
@@ -165,6 +166,7 @@ class YeeCUDABackend(YeeCPUBackend):
         """Compile both kernels on a one-tile grid with this run's features (once per process and order)."""
         tile = DiamondTile(self.params.order, 1)
         probe = YeeCUDABackend(self.params, (2 * tile.radius, 2 * tile.radius, 1), 1, 1)
+        probe.kernels = self.kernels  # this run's features
         if self._drude:
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
