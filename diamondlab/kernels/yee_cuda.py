@@ -125,7 +125,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     @cuda.jit(device=True)
     def e_comp(E, J, p, m, table, curl, drude):
         old = E[p]
-        if DRUDE and drude:
+        if DRUDE and drude and table[m * 8 + 3] != 0:  # a Drude medium (elsewhere J stays 0 and adds 0)
             cur = table[m * 8 + 2] * J[p] + table[m * 8 + 3] * old
             J[p] = cur
             curl = curl - cur
