@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from diamondlab import Simulation
-from diamondlab.engine.cuda_window import StreamedCUDABackend, streamed_sweep
-from diamondlab.engine.plan import RunPlan
-from diamondlab.engine.window import stream_plan, window_chunks
+from diamondlab.engine.run.plan import RunPlan
+from diamondlab.engine.scale.cuda_window import StreamedCUDABackend, streamed_sweep
+from diamondlab.engine.scale.window import stream_plan, window_chunks
 from diamondlab.geometry import stage_schedule
 from diamondlab.media import layered_model
 from diamondlab.sources import Receiver, Source
@@ -202,7 +202,7 @@ def test_window_dir_needs_a_window_and_a_folder_that_holds_the_fields(tmp_path):
         RunPlan.build((30, 14, 10), 2, backend="cpu", window_dir=tmp_path)
     with pytest.raises(ValueError, match="window_dir must be a writable folder"):
         RunPlan.build((30, 14, 10), 2, backend="cpu", window=10, window_dir=tmp_path / "missing")
-    from diamondlab.engine.window import check_window_dir
+    from diamondlab.engine.scale.window import check_window_dir
 
     with pytest.raises(ValueError, match=r"GiB free; the fields need"):
         check_window_dir(tmp_path, 2**62)
