@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from diamondlab import Simulation
+from diamondlab.engine.backends import get_backend
+from diamondlab.engine.backends.cuda import CUDABackend
 from diamondlab.engine.run.plan import RunPlan
 from diamondlab.engine.scale.cuda_window import StreamedCUDABackend, streamed_sweep
-from diamondlab.engine.scale.window import stream_plan, window_chunks
+from diamondlab.engine.scale.window import stream_plan, streamed_backend, window_chunks
 from diamondlab.geometry import stage_schedule
 from diamondlab.media import layered_model
 from diamondlab.sources import Receiver, Source
@@ -138,6 +140,17 @@ def test_a_streamed_sweep_loads_every_row_once_before_use_and_stores_it_once_aft
         t0, t1 = g.tickets
         last[int(reach[t0:t1, 0].min()):int(reach[t0:t1, 1].max())] = i
     assert (loaded >= 0).all() and np.array_equal(stored, last)  # out once, after the last group needing it
+
+
+def test_the_scale_room_names_the_backend_that_streams_a_window():
+    """The CUDA backend's windows stream (a subclass as its base does); the CPU's run window by window."""
+
+    class Tuned(CUDABackend):
+        pass
+
+    assert streamed_backend(get_backend("cuda")) is StreamedCUDABackend
+    assert streamed_backend(Tuned) is StreamedCUDABackend
+    assert streamed_backend(get_backend("cpu")) is None
 
 
 def test_a_window_too_small_to_stream_names_one_that_works():
