@@ -135,7 +135,7 @@ def test_gpu_sweep_options_reach_the_simulation_only_on_the_gpu(monkeypatch):
     assert custom.config().sim_kwargs()["backend_options"] == {"pipelined": True, "band": 8}
     gpu.set(sweep={"pipelined": True, "band": 4, "chunk": 3})  # not a listed choice: added
     assert gpu.sweep.options[-1][0] == "pipelined=True, band=4, chunk=3"
-    for module in ("backends", "plan"):  # as on a GPU
+    for module in ("backends", "run.plan"):  # as on a GPU
         monkeypatch.setattr(f"diamondlab.engine.{module}.resolve_backend", lambda name: "cuda")
     gpu.set(nt=2)
     assert "chunk must be an int in 1..nt=2 (tiers between two waits); got 3" in gpu.message.value
