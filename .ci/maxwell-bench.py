@@ -13,7 +13,7 @@ import statistics
 import time
 
 from diamondlab import Simulation
-from diamondlab.engine.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
+from diamondlab.engine.measure.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
 from diamondlab.maxwell import Dipole, Drude, GaussianPulse, PlaneWave, Probe, Sphere
 
 

@@ -1,6 +1,6 @@
 """CUDA backend of the Maxwell equation: Yee fields on the GPU, run by :mod:`diamondlab.kernels.yee_cuda`.
 
-Contract: that of :class:`~diamondlab.engine.yee_cpu_backend.YeeCPUBackend`
+Contract: that of :class:`~diamondlab.engine.backends.yee_cpu.YeeCPUBackend`
 (the scene, dipoles, probes and CPML are prepared on the host by the same
 code, then copied once), with the fields ``E``, ``H``, the Drude current,
 ``psi`` and the material index on the device; ``fields()`` and the component
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.cuda_backend import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
-from diamondlab.engine.yee_cpu_backend import YeeCPUBackend
+from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
+from diamondlab.engine.backends.yee_cpu import YeeCPUBackend
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
