@@ -200,29 +200,29 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
     @cuda.jit(device=True)
     def cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec):
         if half == 0:
             h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pbh, pah, psix, psiy, psiz)
         else:
             e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pbe, pae, psix, psiy, psiz)
-        if POINTS:
+        if POINTS and pt_cell[((X - M) * ly.size + Y - M) * lz.size + Z - M]:  # this cell has points
             pz = lz.size + 2 * M
             cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src,
                         rec, pz, (ly.size + 2 * M) * pz)
 
     @cuda.jit
     def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec):
         """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell: a block per (x, y) column."""
         X = cuda.blockIdx.x + M  # noqa: N806 - padded indices
         Y = cuda.blockIdx.y + M  # noqa: N806
         Z = cuda.threadIdx.x + M  # noqa: N806
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec)
 
     @cuda.jit(device=True)
     def tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-             colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+             colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec):
         """Tier ``k`` (half step ``k % 2`` of step ``k // 2``) of the torre at ``(x0, yc)``: one z."""
         nx = lx.size
         ny = ly.size
@@ -235,7 +235,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                 for y in range(lo, hi + 1):
                     cell(E, H, J, drude, mat, table, x + M, y + M, Z, k % 2, k // 2, lx, ly, lz, pbh, pah,
                          pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
-                         src, rec)
+                         pt_cell, src, rec)
 
     @cuda.jit(device=True)
     def wait_for(done, d, need):
@@ -247,7 +247,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     @cuda.jit
     def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, order, deps, done, counter,
                      ticket_base, flag0, ntiers, chunk, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-                     colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+                     colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec):
         """A whole sweep in one launch: a block per torre, tickets in ``order``, tier-level waits.
 
         Thread 0 takes the next ticket from ``counter`` (minus ``ticket_base``, the tickets of earlier
@@ -279,7 +279,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                     cuda.threadfence()
                 cuda.syncthreads()
             tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
+                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec)
             cuda.syncthreads()
         if first:
             cuda.threadfence()

@@ -35,16 +35,29 @@ def _profiles(prof, which: str) -> tuple[np.ndarray, np.ndarray]:
     return b, a
 
 
+def _point_cells(points, shape, halo: int) -> np.ndarray:
+    """One byte a cell, 1 where a source or probe point lies (a thread looks no further elsewhere)."""
+    colstart, colcount, pt_z = points[:3]
+    flags = np.zeros(shape, np.uint8)
+    cols = np.argwhere(colstart >= 0)
+    counts = colcount[cols[:, 0], cols[:, 1]]
+    first = colstart[cols[:, 0], cols[:, 1]]
+    k = np.repeat(first, counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    xy = np.repeat(cols, counts, axis=0) - halo
+    flags[xy[:, 0], xy[:, 1], pt_z[k] - halo] = 1
+    return flags.ravel()
+
+
 class YeeCUDABackend(YeeCPUBackend):
     """Yee fields on the GPU (see the module contract)."""
 
     name = "cuda"
     #: (DTS, Nt) per order: the fastest of DTS 1/2/4 x Nt 8/16 on an H100 at 256^3 and 512x512x352
     #: (BENCHMARKS.md, "Maxwell on the GPU: one launch a sweep")
-    TILING = {2: (2, 8), 4: (1, 16)}
+    TILING = {2: (1, 16), 4: (1, 16)}
     #: What ``algorithm="auto"`` runs here, and why: the sweep reads every value through the caches (no
-    #: register tile yet) and measured 0.68-0.86x stepwise on an H100, so stepwise is the faster default
-    AUTO = ("stepwise", "stepwise: DiamondTorre's Maxwell sweep on the GPU measured 0.68-0.86x stepwise "
+    #: register tile yet) and measured 0.71-1.05x stepwise on an H100, so stepwise is the default there
+    AUTO = ("stepwise", "stepwise: DiamondTorre's Maxwell sweep on the GPU measured 0.71-1.05x stepwise "
                         "(no register tile yet; BENCHMARKS.md)")
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
@@ -64,7 +77,7 @@ class YeeCUDABackend(YeeCPUBackend):
         if not cls.available():
             raise RuntimeError(cls.unavailable_reason())
         cells = int(np.prod([n + 2 * params.reach for n in shape], dtype=np.int64))
-        need = 3 * 4 * cells * 3 + 3 * int(np.prod(shape, dtype=np.int64))  # E, H, J (worst case), index
+        need = 3 * 4 * cells * 3 + 4 * int(np.prod(shape, dtype=np.int64))  # E, H, J (worst), index, points
         from diamondlab.kernels.cuda import simulator_enabled
 
         free = None if simulator_enabled() else device_memory()[0]
@@ -106,7 +119,8 @@ class YeeCUDABackend(YeeCPUBackend):
         bh, ah = _profiles(prof, "h")
         be, ae = _profiles(prof, "e")
         self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
-        self._d_points = tuple(to(a) for a in self._points)
+        cells = _point_cells(self._points, self.shape, self.halo)
+        self._d_points = (*(to(a) for a in self._points), to(cells))
         self.reset()
 
     def reset(self) -> None:
