@@ -21,7 +21,12 @@ column: ``nz <= 1024``):
 
 Both call the same device functions ``h_cell`` and ``e_cell`` (no
 ``fastmath``), so the two algorithms agree bit for bit on the GPU, as on
-the CPU; CPU and GPU agree to float32 rounding.  Importing this module does
+the CPU; CPU and GPU agree to float32 rounding.
+
+Periodic y and z (``wy``, ``wz``) as on the CPU (:mod:`diamondlab.kernels.yee_cpu`):
+a cell's thread writes the value it stored (after its points) into its
+images in the halo at once (``mirror``), and ``diamondtorre`` takes the
+``periodic_y`` schedule and wraps a tile's rows modulo ``ny``.  Importing this module does
 not import numba.cuda; :func:`yee_cuda_kernels` does, once per order.
 """
 
@@ -32,7 +37,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from diamondlab.kernels.tile_rows import tile_row
+from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
 __all__ = ["MAX_NZ", "yee_cuda_kernels"]
 
@@ -53,7 +58,8 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
 
-    row = cuda.jit(device=True)(tile_row)
+    row = cuda.jit(device=True)(tile_row_wrapped)
+    wrap = cuda.jit(device=True)(wrap_y)
 
     # derivatives of flat field ``a`` at flat offset p along stride s: forward (H points), backward (E points)
     @cuda.jit(device=True)
@@ -174,31 +180,56 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
                 rec[step, pt_slot[k]] = E[c * n + p]
 
     @cuda.jit(device=True)
+    def mirror(F, X, Y, Z, ny, nz, pz, sx, wy, wz):
+        """The three components of padded cell (X, Y, Z) of ``F``, just written, into their images in the
+        halo of a periodic y and z (every halo cell is the image of one cell: one thread writes it)."""
+        n = F.size // 3
+        p = X * sx + Y * pz + Z
+        v, w = Y - M, Z - M
+        for g in range(M):
+            if wz and (g - M + M * nz) % nz == w:
+                for c in range(3):
+                    F[c * n + p - Z + g] = F[c * n + p]
+            if wz and g % nz == w:
+                for c in range(3):
+                    F[c * n + p - Z + M + nz + g] = F[c * n + p]
+            if wy and (g - M + M * ny) % ny == v:
+                for c in range(3):
+                    F[c * n + p + (g - Y) * pz] = F[c * n + p]
+            if wy and g % ny == v:
+                for c in range(3):
+                    F[c * n + p + (M + ny + g - Y) * pz] = F[c * n + p]
+
+    @cuda.jit(device=True)
     def cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec, wy, wz):
         if half == 0:
             h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pbh, pah, psix, psiy, psiz)
         else:
             e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pbe, pae, psix, psiy, psiz)
         pz = lz.size + 2 * M
+        sx = (ly.size + 2 * M) * pz
         cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
-                    pz, (ly.size + 2 * M) * pz)
+                    pz, sx)
+        if wy or wz:
+            mirror(H if half == 0 else E, X, Y, Z, ly.size, lz.size, pz, sx, wy, wz)
 
     @cuda.jit
     def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec, wy, wz):
         """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell: a block per (x, y) column."""
         X = cuda.blockIdx.x + M  # noqa: N806 - padded indices
         Y = cuda.blockIdx.y + M  # noqa: N806
         Z = cuda.threadIdx.x + M  # noqa: N806
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec, wy, wz)
 
     @cuda.jit
     def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, first, ntiers, lx, ly, lz, pbh,
                      pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
-                     src, rec):
-        """The torres ``first + blockIdx.x`` of one stage, ``ntiers`` half steps each."""
+                     src, rec, wy, wz):
+        """The torres ``first + blockIdx.x`` of one stage, ``ntiers`` half steps each (rows wrapped modulo
+        ny on a periodic y)."""
         i = first + cuda.blockIdx.x
         x0 = torre_x0[i]
         yc = torre_yc[i]
@@ -210,11 +241,11 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
             for du in range(1 - radius, radius + 1):
                 x = ax + du
                 if x >= 0 and x < nx:
-                    lo, hi = row(du, radius, yc, ny)
+                    lo, hi = row(du, radius, yc, ny, wy)
                     for y in range(lo, hi + 1):
-                        cell(E, H, J, drude, mat, table, x + M, y + M, Z, k % 2, k // 2, lx, ly, lz, pbh, pah,
-                             pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
-                             src, rec)
+                        cell(E, H, J, drude, mat, table, x + M, wrap(y, ny) + M, Z, k % 2, k // 2, lx, ly, lz,
+                             pbh, pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind,
+                             pt_slot, src, rec, wy, wz)
             cuda.syncthreads()
 
     @cuda.jit
