@@ -27,7 +27,8 @@ wrap in x would make the last (leftmost) torres feed the first (rightmost)
 ones of the same sweep.  A periodic y under DiamondTorre needs ``ny`` a
 multiple of the tile's period ``2R`` (``R = DTS * order / 2``): with DTS not
 given the largest default DTS that fits is taken, and ``algorithm="auto"``
-runs stepwise (with a warning) where none does.  Objects wrap across a
+runs stepwise (with a warning) where none does; a DTS given that does not fit
+is refused.  Objects wrap across a
 periodic face (:func:`~diamondlab.maxwell.materials.periodic_images`); a
 plane wave's box spans a periodic axis whole (:mod:`diamondlab.maxwell.tfsf`).
 """
@@ -327,7 +328,7 @@ class MaxwellPlan(PlanCore):
             size_, nt_ = cls._tiling(name, params, shape, size, nt)
         if "y" in physics.periodic and chosen == "diamondtorre":
             size_, problem = _periodic_size(params.order, shape[1], size, size_)
-            if problem and algorithm == "auto":
+            if problem and algorithm == "auto" and size is None:
                 warnings.warn(f"algorithm 'auto': {problem}; running stepwise", stacklevel=4)
                 chosen, reason = "stepwise", problem
             elif problem:
