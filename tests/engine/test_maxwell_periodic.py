@@ -59,8 +59,8 @@ def test_the_wrap_is_the_infinite_periodic_grid(order):
     start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
     sphere = Sphere((6, 1, nz - 1), 2.5, Dielectric(3.0))
     dipole = Dipole((6, 1, 2), "Ey", Ricker(0.2), amplitude=20.0)
-    periodic = Simulation(shape, order, equation="maxwell", backend="cpu", size=2, nt=2, pml=CPML(2, axes="x"),
-                          periodic="yz", materials=[sphere], sources=[dipole])
+    periodic = Simulation(shape, order, equation="maxwell", backend="cpu", size=2, nt=2,
+                          pml=CPML(2, axes="x"), periodic="yz", materials=[sphere], sources=[dipole])
     periodic.reset(start)
     periodic.run(steps)
     tiles = [Sphere((6, 1 + j * ny, nz - 1 + k * nz), 2.5, Dielectric(3.0)) for j in range(-1, 4)
