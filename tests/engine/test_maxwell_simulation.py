@@ -182,8 +182,8 @@ def test_bad_components():
 @pytest.mark.slow
 def test_cuda_kernels_under_the_simulator():
     """DiamondTorre equals stepwise bit for bit on the (simulated) GPU with every feature (plane waves and
-    periodic faces too),
-    and the GPU agrees with the CPU to float32 rounding (tests/engine/yee_cuda_sim_cases.py)."""
+    periodic faces too), and the GPU agrees with the CPU to float32 rounding
+    (tests/engine/yee_cuda_sim_cases.py)."""
     script = Path(__file__).with_name("yee_cuda_sim_cases.py")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
