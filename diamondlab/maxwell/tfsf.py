@@ -103,11 +103,13 @@ class TFSF:
                 raise ValueError(f"{name}: the PlaneWave box {wave.box} must span the whole periodic axis "
                                  f"{a} ({a}0 <= 0 and {a}1 >= {n - 1}): a plane wave fills a periodic cell")
             bounds[i] = (lo[i], hi[i])  # the whole axis: no faces there
+        widths = (pml,) * 3 if isinstance(pml, (int, np.integer)) else tuple(pml)
+        layer = f"{widths[0]}" if len(set(widths)) == 1 else f"{', '.join(map(str, widths))} (x, y, z)"
         if any(not (a <= l_ and h <= b) for (a, b), l_, h in zip(bounds, lo, hi, strict=True)):
             ranges = ", ".join(f"{'xyz'[i]} in [{a}, {b}]" for i, (a, b) in enumerate(bounds))
             raise ValueError(f"{name}: the PlaneWave box {wave.box} must lie within {ranges} on the grid "
                              f"{tuple(shape)} (its TFSF corrections reach {m_reach} cells beyond the box and "
-                             f"must stay off the outer planes and out of the CPML of {pml} cells)")
+                             f"must stay off the outer planes and out of the CPML of {layer} cells)")
         self._shape = tuple(shape)
         w = params.weights.astype(np.float64)  # the kernels' float32 weights, exactly
         a, p = wave.axis, wave.polarization_axis
