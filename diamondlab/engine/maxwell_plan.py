@@ -315,8 +315,6 @@ class MaxwellPlan(PlanCore):
             raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
                              f"backend {name!r} (it takes: none)")
         check_host_memory(shape, _state_bytes(shape, physics))
-        chosen = "diamondtorre" if algorithm == "auto" else algorithm
-        reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
         try:
             size_, nt_ = cls._tiling(name, params, shape, size, nt)
         except ValueError as err:
@@ -326,10 +324,15 @@ class MaxwellPlan(PlanCore):
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=4)
             name = "cpu"
             size_, nt_ = cls._tiling(name, params, shape, size, nt)
+        chosen, reason = algorithm, "asked for"
+        if algorithm == "auto":
+            chosen, reason = _backend_class(name).AUTO
+            if chosen == "stepwise":
+                warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=3)
         if "y" in physics.periodic and chosen == "diamondtorre":
             size_, problem = _periodic_size(params.order, shape[1], size, size_)
             if problem and algorithm == "auto" and size is None:
-                warnings.warn(f"algorithm 'auto': {problem}; running stepwise", stacklevel=4)
+                warnings.warn(f"algorithm 'auto': {problem}; running stepwise", stacklevel=3)
                 chosen, reason = "stepwise", problem
             elif problem:
                 raise ValueError(f"{problem}; or algorithm='stepwise'")

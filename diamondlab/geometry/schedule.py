@@ -33,8 +33,9 @@ torres), and a tier's rows wrap modulo ``ny`` instead of being clipped
 halves that would race on the cells beside the face).  Each torre then does
 what it and its images do on the infinite periodic grid, so every check
 here (:meth:`replay_in_place`, :meth:`pipeline_violations`, reading
-neighbours across the face) holds as on the open domain.  Another ``ny`` is
-refused (the lattice would not close on itself).  NumPy only.
+neighbours across the face) holds as on the open domain; :meth:`launch_order`
+keeps stage order (a wrapped dependency may lie in a later diagonal band).
+Another ``ny`` is refused (the lattice would not close on itself).  NumPy only.
 """
 
 from __future__ import annotations
@@ -395,7 +396,7 @@ class StageSchedule:
         >>> bool(((d < 0) | (rank[np.maximum(d, 0)] < rank[:, None])).all())  # dependencies first
         True
         """
-        if band is None:
+        if band is None or self.periodic_y:  # a wrapped dependency may lie in a later band: stage order
             return np.arange(self.ntorres, dtype=np.int64)
         return np.lexsort((np.arange(self.ntorres), self.torre_stage, self._band_of(band))).astype(np.int64)
 
@@ -419,7 +420,7 @@ class StageSchedule:
         stage = self.torre_stage[order]
         if band is None:
             return np.split(order, np.flatnonzero(np.diff(stage)) + 1)
-        key = self._band_of(band)[order]
+        key = self._band_of(band)[order] if not self.periodic_y else np.zeros(len(order), np.int64)
         return np.split(order, np.flatnonzero((np.diff(stage) != 0) | (np.diff(key) != 0)) + 1)
 
     def pipelined_rounds(self, lag: int = 1) -> list[list[tuple[int, int]]]:

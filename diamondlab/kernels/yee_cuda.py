@@ -14,10 +14,15 @@ column: ``nz <= 1024``):
 
 - ``stepwise``: one half step (``half`` 0: ``H``, 1: ``E``) of every cell, a
   block per ``(x, y)`` column;
-- ``diamondtorre``: the torres of one stage, a block per torre; the block
-  runs the torre's ``ntiers`` half steps (tile columns in the geometry's
-  order), a ``syncthreads`` between tiers (the z neighbours of the next
-  tier are other threads').  One launch per stage.
+- ``diamondtorre``: a whole sweep in one launch, a block per torre; blocks
+  take tickets in the schedule's launch order, and each runs its torre's
+  ``ntiers`` half steps (tile columns in the geometry's order), a
+  ``syncthreads`` between tiers (the z neighbours of the next tier are
+  other threads'), waiting every ``chunk`` tiers on the two torres it
+  depends on (published progress flags, as the acoustic sweep of
+  :mod:`diamondlab.kernels.cuda_source` does).  Stages overlap: a torre
+  starts as soon as its neighbours are a chunk ahead, so the GPU holds
+  many stages at once instead of one stage of ``ny / 2R`` torres.
 
 Both call the same device functions ``h_cell`` and ``e_cell`` (no
 ``fastmath``), so the two algorithms agree bit for bit on the GPU, as on
@@ -25,9 +30,11 @@ the CPU; CPU and GPU agree to float32 rounding.
 
 Periodic y and z (``wy``, ``wz``) as on the CPU (:mod:`diamondlab.kernels.yee_cpu`):
 a cell's thread writes the value it stored (after its points) into its
-images in the halo at once (``mirror``), and ``diamondtorre`` takes the
-``periodic_y`` schedule and wraps a tile's rows modulo ``ny``.  Importing this module does
-not import numba.cuda; :func:`yee_cuda_kernels` does, once per order.
+images in the halo at once (``mirror``, before the progress flag that
+publishes it), and ``diamondtorre`` takes the ``periodic_y`` schedule
+(its dependencies wrap modulo ``ny``) and wraps a tile's rows modulo
+``ny``.  Importing this module does not import numba.cuda;
+:func:`yee_cuda_kernels` does, once per order.
 """
 
 from __future__ import annotations
@@ -224,29 +231,71 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec, wy, wz)
 
-    @cuda.jit
-    def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, first, ntiers, lx, ly, lz, pbh,
-                     pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
-                     src, rec, wy, wz):
-        """The torres ``first + blockIdx.x`` of one stage, ``ntiers`` half steps each (rows wrapped modulo
-        ny on a periodic y)."""
-        i = first + cuda.blockIdx.x
-        x0 = torre_x0[i]
-        yc = torre_yc[i]
+    @cuda.jit(device=True)
+    def tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
+             colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec, wy, wz):
+        """Tier ``k`` (half step ``k % 2`` of step ``k // 2``) of the torre at ``(x0, yc)``: one z (rows
+        wrapped modulo ny on a periodic y)."""
         nx = lx.size
         ny = ly.size
         Z = cuda.threadIdx.x + M  # noqa: N806
+        ax = x0 + M * k
+        for du in range(1 - radius, radius + 1):
+            x = ax + du
+            if x >= 0 and x < nx:
+                lo, hi = row(du, radius, yc, ny, wy)
+                for y in range(lo, hi + 1):
+                    cell(E, H, J, drude, mat, table, x + M, wrap(y, ny) + M, Z, k % 2, k // 2, lx, ly, lz,
+                         pbh, pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind,
+                         pt_slot, src, rec, wy, wz)
+
+    @cuda.jit(device=True)
+    def wait_for(done, d, need):
+        """Spin (one thread) until torre ``d``'s published progress reaches ``need`` (``d < 0``: none)."""
+        if d >= 0:
+            while cuda.atomic.max(done, d, 0) < need:
+                pass
+
+    @cuda.jit
+    def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, order, deps, done, counter,
+                     ticket_base, flag0, ntiers, chunk, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
+                     colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec, wy, wz):
+        """A whole sweep in one launch: a block per torre, tickets in ``order``, tier-level waits.
+
+        Thread 0 takes the next ticket from ``counter`` (minus ``ticket_base``, the tickets of earlier
+        sweeps); before tiers ``0, chunk, 2 chunk, ...`` it publishes the tiers done (``done[i] = flag0 +
+        k``) and waits until both :meth:`~diamondlab.geometry.StageSchedule.dependencies` have done
+        ``min(k + chunk, ntiers)`` tiers (lag 0 of
+        :meth:`~diamondlab.geometry.StageSchedule.pipelined_rounds`: what keeps the in-place update
+        exact).  A block only waits on smaller tickets, held by resident or finished blocks.
+        """
+        slot = cuda.shared.array(1, dtype=np.int64)
+        first = cuda.threadIdx.x == 0
+        if first:
+            slot[0] = cuda.atomic.add(counter, 0, 1) - ticket_base
+        cuda.syncthreads()
+        i = order[slot[0]]
+        x0 = torre_x0[i]
+        yc = torre_yc[i]
+        d0 = deps[i, 0]
+        d1 = deps[i, 1]
         for k in range(ntiers):
-            ax = x0 + M * k
-            for du in range(1 - radius, radius + 1):
-                x = ax + du
-                if x >= 0 and x < nx:
-                    lo, hi = row(du, radius, yc, ny, wy)
-                    for y in range(lo, hi + 1):
-                        cell(E, H, J, drude, mat, table, x + M, wrap(y, ny) + M, Z, k % 2, k // 2, lx, ly, lz,
-                             pbh, pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind,
-                             pt_slot, src, rec, wy, wz)
+            if k % chunk == 0:
+                if first:
+                    if k > 0:
+                        cuda.threadfence()
+                        cuda.atomic.max(done, i, flag0 + k)
+                    need = flag0 + min(k + chunk, ntiers)
+                    wait_for(done, d0, need)
+                    wait_for(done, d1, need)
+                    cuda.threadfence()
+                cuda.syncthreads()
+            tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec, wy, wz)
             cuda.syncthreads()
+        if first:
+            cuda.threadfence()
+            cuda.atomic.max(done, i, flag0 + ntiers)
 
     @cuda.jit
     def gather_planes(F, base, py, pz, ix, iy, iz, sx, sy, sz, XY, XZ, YZ):

@@ -98,4 +98,10 @@ if __name__ == "__main__":
     warnings.simplefilter("ignore")  # the dipole's pulse peaks after these few steps: said, and meant
     for case in CASES:
         print(run_case(*case), flush=True)
+    from diamondlab import Simulation
+
+    auto = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan
+    if (auto.algorithm, auto.algorithm_reason.split(":")[0]) != ("stepwise", "stepwise"):
+        raise SystemExit(f"algorithm 'auto' on the GPU ran {auto.algorithm} ({auto.algorithm_reason})")
+    print("auto on the GPU: stepwise, the faster there", flush=True)
     sys.exit(0)
