@@ -4,7 +4,7 @@
     python .ci/maxwell-bench.py --backend cuda --shape 512 512 352 --dts 1 2 --nt 8 16
 
 Yee cell updates per second (a cell's six components advanced one step), one JSON line a row. With
-``--physics``: a Drude sphere, a 12-cell CPML, a dipole and a probe.
+``--physics``: a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole and a probe.
 """
 
 import argparse
@@ -13,14 +13,17 @@ import statistics
 import time
 
 from diamondlab import Simulation
-from diamondlab.engine.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
-from diamondlab.maxwell import Dipole, Drude, GaussianPulse, Probe, Sphere
+from diamondlab.engine.measure.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
+from diamondlab.maxwell import Dipole, Drude, GaussianPulse, PlaneWave, Probe, Sphere
 
 
 def _scene(shape) -> dict:
+    """The issue's physics: a Drude sphere, a 12-cell CPML, a TFSF plane wave around it, a dipole, a probe."""
     c = tuple(n // 2 for n in shape)
+    box = ((16, 16, 16), tuple(n - 17 for n in shape))
     return dict(materials=[Sphere(c, min(shape) // 6, Drude(1.0, 1.0, 0.05))], pml=12,
-                sources=[Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05))],
+                sources=[Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05)),
+                         PlaneWave("+x", "z", GaussianPulse(0.08, 0.04), box)],
                 probes=[Probe(c, "Ez")])
 
 

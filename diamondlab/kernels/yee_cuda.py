@@ -56,12 +56,19 @@ cuda = None
 
 
 @functools.cache
-def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure per order, read as one scheme
-    """The CUDA kernels of the Yee scheme of ``order`` (2 or 4)."""
+def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa: C901 - one closure per scheme
+                     drude: bool = True) -> SimpleNamespace:
+    """The CUDA kernels of the Yee scheme of ``order`` (2 or 4) with the features a run has compiled in.
+
+    ``pml``, ``points``, ``drude``: whether the CPML's layers, source and probe points, and Drude currents
+    are handled at all (a run without one gets kernels without its loads and branches; the arithmetic of
+    every cell is the same either way, so the results are too).
+    """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
     from numba import cuda
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
+    PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
 
@@ -107,7 +114,9 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         dez_dx = fwd(E, ez, sx)
         dey_dx = fwd(E, ey, sx)
         dex_dy = fwd(E, ex, pz)
-        ix, iy, iz = lx[u], ly[v], lz[w]
+        ix = iy = iz = -1
+        if PML:
+            ix, iy, iz = lx[u], ly[v], lz[w]
         if ix >= 0:
             dez_dx = layer(psix, 2, ix, v, w, pb[0, u], pa[0, u], dez_dx)
             dey_dx = layer(psix, 3, ix, v, w, pb[0, u], pa[0, u], dey_dx)
@@ -124,7 +133,7 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
     @cuda.jit(device=True)
     def e_comp(E, J, p, m, table, curl, drude):
         old = E[p]
-        if drude:
+        if DRUDE and drude and table[m * 8 + 3] != 0:  # a Drude medium (elsewhere J stays 0 and adds 0)
             cur = table[m * 8 + 2] * J[p] + table[m * 8 + 3] * old
             J[p] = cur
             curl = curl - cur
@@ -148,7 +157,9 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         dhz_dx = bwd(H, hz, sx)
         dhy_dx = bwd(H, hy, sx)
         dhx_dy = bwd(H, hx, pz)
-        ix, iy, iz = lx[u], ly[v], lz[w]
+        ix = iy = iz = -1
+        if PML:
+            ix, iy, iz = lx[u], ly[v], lz[w]
         if ix >= 0:
             dhz_dx = layer(psix, 0, ix, v, w, pb[0, u], pa[0, u], dhz_dx)
             dhy_dx = layer(psix, 1, ix, v, w, pb[0, u], pa[0, u], dhy_dx)
@@ -172,9 +183,18 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
             return
         n = E.size // 3
         p = X * sx + Y * pz + Z
-        for k in range(start, start + colcount[X, Y]):
+        lo, hi = start, start + colcount[X, Y]  # the column's points, sorted by z: bisect for this cell's
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pt_z[mid] < Z:
+                lo = mid + 1
+            else:
+                hi = mid
+        for k in range(lo, start + colcount[X, Y]):
+            if pt_z[k] != Z:
+                break
             c = pt_comp[k]
-            if pt_z[k] != Z or (c >= 3) != (half == 0):
+            if (c >= 3) != (half == 0):
                 continue
             if c >= 3:
                 if pt_kind[k] == 0:
@@ -216,8 +236,9 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
             e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pbe, pae, psix, psiy, psiz)
         pz = lz.size + 2 * M
         sx = (ly.size + 2 * M) * pz
-        cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
-                    pz, sx)
+        if POINTS:
+            cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src,
+                        rec, pz, sx)
         if wy or wz:
             mirror(H if half == 0 else E, X, Y, Z, ly.size, lz.size, pz, sx, wy, wz)
 

@@ -26,7 +26,7 @@ periodic); ``axes=None`` (the default, and what ``pml=width`` means) puts
 them on every axis that is not periodic.  A periodic axis has no faces: an
 ``axes`` that names one is refused (:meth:`CPML.axis_widths`).  Periodic
 axes themselves are the run's ``periodic`` option
-(:mod:`diamondlab.engine.maxwell_plan`).  NumPy only.
+(:mod:`diamondlab.engine.equations.maxwell_plan`).  NumPy only.
 """
 
 from __future__ import annotations

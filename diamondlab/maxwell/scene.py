@@ -29,7 +29,7 @@ Waveforms: ``gaussian`` (``frequency``, ``fwidth``, ``cutoff``), ``ricker``
 cells or ``{"width", "grading", "alpha_max", "sigma_ratio", "axes"}`` (``axes``:
 the axes whose faces carry it, e.g. ``"x"``; default every axis that is not
 periodic).  ``periodic``: the periodic axes, ``["y", "z"]`` or ``"yz"``
-(:mod:`diamondlab.engine.maxwell_plan`).  The top-level
+(:mod:`diamondlab.engine.equations.maxwell_plan`).  The top-level
 ``waveform`` is the one of every dipole without its own (and of the command
 line's ``--dipole``).  A source of ``"type": "planewave"`` is handed to
 ``diamondlab.maxwell.sources.PlaneWave`` where this version has one.

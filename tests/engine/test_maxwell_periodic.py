@@ -139,7 +139,7 @@ def test_objects_wrap_across_a_periodic_face():
 def test_the_dts_follows_a_periodic_y():
     """Under DiamondTorre a periodic y needs 2R | ny: DTS not given, the largest default that fits is taken;
     none fits, algorithm='auto' runs stepwise and says why; asked for, a DTS that does not fit is refused."""
-    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 
     plan = MaxwellPlan.build((32, 24, 8), 4, backend="cpu", periodic="y")  # default DTS 4: 2R = 16 > 24's
     assert plan.size == 3 and plan.algorithm == "diamondtorre"

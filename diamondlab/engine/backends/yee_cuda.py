@@ -1,6 +1,6 @@
 """CUDA backend of the Maxwell equation: Yee fields on the GPU, run by :mod:`diamondlab.kernels.yee_cuda`.
 
-Contract: that of :class:`~diamondlab.engine.yee_cpu_backend.YeeCPUBackend`
+Contract: that of :class:`~diamondlab.engine.backends.yee_cpu.YeeCPUBackend`
 (the scene, dipoles, probes and CPML are prepared on the host by the same
 code, then copied once), with the fields ``E``, ``H``, the Drude current,
 ``psi`` and the material index on the device; ``fields()`` and the component
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.cuda_backend import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
-from diamondlab.engine.yee_cpu_backend import YeeCPUBackend, wrap_halo
+from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
+from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
@@ -79,7 +79,6 @@ class YeeCUDABackend(YeeCPUBackend):
         self._cuda = cuda
         self.params, self.shape, self.size, self.nt = params, shape, size, nt
         self.halo = params.reach
-        self.kernels = yee_cuda_kernels(params.order)
         self._padded = (3, *(n + 2 * self.halo for n in shape))
         size = int(np.prod(self._padded, dtype=np.int64))
         self._e = cuda.device_array(size, dtype=np.float32)  # flat: the kernels' layout
@@ -96,6 +95,8 @@ class YeeCUDABackend(YeeCPUBackend):
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
         super().set_physics(materials, dipoles, probes, pml, periodic)
         self._stage_lists = {}  # the schedule follows periodic y
+        self.kernels = yee_cuda_kernels(self.params.order, pml=any(self.pml.axis_widths(self.periodic)),
+                                        points=bool(self.ndipoles or self.nprobes), drude=self._drude)
         to = self._cuda.to_device
         prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
         self._d_table = to(self.table.coefficients.ravel())
@@ -167,6 +168,7 @@ class YeeCUDABackend(YeeCPUBackend):
         """Compile both kernels on a one-tile grid with this run's features (once per process and order)."""
         tile = DiamondTile(self.params.order, 1)
         probe = YeeCUDABackend(self.params, (2 * tile.radius, 2 * tile.radius, 1), 1, 1)
+        probe.kernels = self.kernels  # this run's features
         if self._drude:
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))

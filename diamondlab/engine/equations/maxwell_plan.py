@@ -2,7 +2,7 @@
 
 Contract
 --------
-:meth:`MaxwellPlan.build` is :meth:`~diamondlab.engine.plan.RunPlan.build`
+:meth:`MaxwellPlan.build` is :meth:`~diamondlab.engine.run.plan.RunPlan.build`
 for the Maxwell equation: it normalises and checks, without allocating a
 field, the algorithm, the shape, DTS and Nt (Nt counts steps; a sweep is
 ``2 Nt`` half-step tiers), the scheme (:class:`~diamondlab.maxwell.scheme.YeeParameters`:
@@ -11,7 +11,7 @@ width (both layers of an axis fit in it, with a cell between them), the material
 dipoles and probes (inside the grid; dipoles outside the CPML), the
 frequencies the sources carry (at least 2 cells a wavelength), and the
 backend and host memory.  The :class:`MaxwellPhysics` it holds gives the
-run loop of :class:`~diamondlab.engine.simulation.Simulation` what it
+run loop of :class:`~diamondlab.engine.run.simulation.Simulation` what it
 needs (source samples, traces, quiet sources).  Every failure is a
 ``ValueError``/``TypeError`` naming the parameter.
 
@@ -43,8 +43,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from diamondlab.engine.memory import check_host_memory
-from diamondlab.engine.plan import ALGORITHM_CHOICES, PlanCore
+from diamondlab.engine.measure.memory import check_host_memory
+from diamondlab.engine.run.plan import ALGORITHM_CHOICES, PlanCore
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, periodic_images, source_coefficient
 from diamondlab.maxwell.scheme import YeeParameters
@@ -56,8 +56,8 @@ __all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan", "SourcePoint", "
 
 #: Backends that run the Maxwell equation, by name.
 MAXWELL_BACKENDS = {
-    "cpu": "diamondlab.engine.yee_cpu_backend:YeeCPUBackend",
-    "cuda": "diamondlab.engine.yee_cuda_backend:YeeCUDABackend",
+    "cpu": "diamondlab.engine.backends.yee_cpu:YeeCPUBackend",
+    "cuda": "diamondlab.engine.backends.yee_cuda:YeeCUDABackend",
 }
 
 

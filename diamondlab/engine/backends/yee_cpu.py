@@ -48,11 +48,12 @@ def wrap_halo(padded: np.ndarray, halo: int, periodic: str) -> None:
 
 def _column_tables(padded_xy, halo: int, points) -> tuple:
     """Kernel tables of ``points`` (``(cell, component index, kind, slot)``; kind 0 a source (a dipole, a TFSF
-    correction: on E or H), 1 probe), grouped by column, sources first within a column:
+    correction: on E or H), 1 probe), grouped by column, sorted by ``z`` within a column (a GPU thread finds
+    its cell's points by bisection), sources before probes at one ``z``:
     ``(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot)``."""
     colstart = np.full(padded_xy, -1, dtype=np.int64)
     colcount = np.zeros(padded_xy, dtype=np.int64)
-    order = sorted(range(len(points)), key=lambda i: (points[i][0][0], points[i][0][1], points[i][2], i))
+    order = sorted(range(len(points)), key=lambda i: (*points[i][0], points[i][2], i))
     pt_z, pt_comp, pt_kind, pt_slot = (np.zeros(max(len(points), 1), dtype=np.int64) for _ in range(4))
     for n, i in enumerate(order):
         (x, y, z), comp, kind, slot = points[i]
