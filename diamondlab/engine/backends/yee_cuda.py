@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
-from diamondlab.engine.backends.yee_cpu import YeeCPUBackend
+from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
@@ -104,13 +104,14 @@ class YeeCUDABackend(YeeCPUBackend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None) -> None:
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "") -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
-        super().set_physics(materials, dipoles, probes, pml)
-        self.kernels = yee_cuda_kernels(self.params.order, pml=self.pml.width > 0,
+        super().set_physics(materials, dipoles, probes, pml, periodic)
+        self._stage_lists = {}  # the schedule follows periodic y
+        self.kernels = yee_cuda_kernels(self.params.order, pml=any(self.pml.axis_widths(self.periodic)),
                                         points=bool(self.ndipoles or self.nprobes), drude=self._drude)
         to = self._cuda.to_device
-        prof = [self.pml.profiles(n, self.params.dt) for n in self.shape]
+        prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
         self._d_table = to(self.table.coefficients.ravel())
         self._d_index = to(self.table.index.ravel())
         self._d_j = to(self._j.ravel())
@@ -139,6 +140,7 @@ class YeeCUDABackend(YeeCPUBackend):
         for dev, host in ((self._e, e), (self._h, h)):
             padded = np.zeros(self._padded, np.float32)
             padded[self._interior] = host
+            wrap_halo(padded, self.halo, self.periodic)
             dev.copy_to_device(padded.ravel())
 
     def field_views(self):
@@ -191,7 +193,7 @@ class YeeCUDABackend(YeeCPUBackend):
     def _device_args(self, height: int, src_samples) -> tuple:
         src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
         rec = self._cuda.device_array((height, max(self.nprobes, 1)), np.float32)
-        return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec)
+        return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._device_args(nsteps, src_samples)
@@ -231,7 +233,7 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def _keep(self, args) -> None:
         if self.nprobes:
-            self._taken.append(args[-1])
+            self._taken.append(args[-3])  # rec, before the two periodic flags
 
     def take_traces(self) -> np.ndarray:
         rows, self._taken = self._taken, []
