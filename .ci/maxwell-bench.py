@@ -16,15 +16,23 @@ from diamondlab import Simulation
 from diamondlab.engine.measure.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
 from diamondlab.maxwell import Dipole, Drude, GaussianPulse, PlaneWave, Probe, Sphere
 
+PARTS = ("drude", "pml", "tfsf", "dipole")
 
-def _scene(shape) -> dict:
-    """The issue's physics: a Drude sphere, a 12-cell CPML, a TFSF plane wave around it, a dipole, a probe."""
+
+def _scene(shape, parts=PARTS) -> dict:
+    """The issue's physics: a Drude sphere, a 12-cell CPML, a TFSF plane wave around it, a dipole and a probe
+    (``parts``: a subset, to see what each costs)."""
     c = tuple(n // 2 for n in shape)
     box = ((16, 16, 16), tuple(n - 17 for n in shape))
-    return dict(materials=[Sphere(c, min(shape) // 6, Drude(1.0, 1.0, 0.05))], pml=12,
-                sources=[Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05)),
-                         PlaneWave("+x", "z", GaussianPulse(0.08, 0.04), box)],
-                probes=[Probe(c, "Ez")])
+    scene = dict(materials=[], sources=[], pml=12 if "pml" in parts else 0)
+    if "drude" in parts:
+        scene["materials"] = [Sphere(c, min(shape) // 6, Drude(1.0, 1.0, 0.05))]
+    if "dipole" in parts:
+        scene["sources"].append(Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05)))
+        scene["probes"] = [Probe(c, "Ez")]
+    if "tfsf" in parts:
+        scene["sources"].append(PlaneWave("+x", "z", GaussianPulse(0.08, 0.04), box))
+    return scene
 
 
 def _rate(sim, steps: int, repeats: int) -> dict:
@@ -49,11 +57,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--physics", action="store_true")
+    ap.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts of the physics scene")
     ap.add_argument("--chunk", type=int, nargs="+", default=[None], help="CUDA sweep: tiers between waits")
     ap.add_argument("--band", type=int, nargs="+", default=[None], help="CUDA sweep: diagonal bands")
     args = ap.parse_args()
     shape = tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)
-    kw = _scene(shape) if args.physics else {}
+    parts = tuple(args.parts or (PARTS if args.physics else ()))
+    kw = _scene(shape, parts) if parts else {}
     device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
     for order in args.orders:
         runs = [("stepwise", None, None, None, None)] + [
@@ -65,11 +75,11 @@ def main() -> None:
             for name, value in (("chunk", chunk), ("band", band)):
                 if value is not None:
                     setattr(sim.backend, name, value)
-            model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude=args.physics)
+            model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude="drude" in parts)
             row = dict(backend=args.backend, order=order, algorithm=algorithm, shape=shape, size=sim.size,
                        nt=sim.nt,
                        chunk=getattr(sim.backend, "chunk", None), band=getattr(sim.backend, "band", None),
-                       physics=args.physics, **_rate(sim, args.steps, args.repeats),
+                       physics=",".join(parts), **_rate(sim, args.steps, args.repeats),
                        model_bytes=round(model.bytes_per_update, 1), model=model.rate / 1e9)
             print(json.dumps(row), flush=True)
             del sim
