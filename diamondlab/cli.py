@@ -5,7 +5,9 @@
 parameters.  ``run --equation maxwell`` runs Maxwell's equations on the Yee
 grid (a scene from ``--scene FILE.json`` and flags; :mod:`diamondlab.maxwell.scene`)
 through the same outputs: probes' traces, snapshots of one component, the
-manifest.  ``bench`` times DiamondTorre against stepwise time stepping on
+manifest, and ``--save`` (``E``, ``H``, the Drude current, the CPML's ``psi``
+and the step: :func:`~diamondlab.engine.io.save_run`), which ``--initial FILE``
+continues with the same scene, bit for bit.  ``bench`` times DiamondTorre against stepwise time stepping on
 one grid in one process (medians of ``--repeats`` runs) and prints a table.
 ``cache info`` says where the kernel and tuning cache is and what it holds,
 ``cache clear`` empties it (:mod:`diamondlab.caches`).
@@ -293,13 +295,15 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="'gaussian' (a pulse at rest), 'zero' (rest), or FILE from --save (continues it with its "
         "medium, sources, receivers, sponge and clock). Default: zero with sources or receivers, "
-        "else gaussian",
+        "else gaussian. Maxwell: 'zero' (default) or FILE from --save, continued with the same scene "
+        "(given again: its shape, order, dt, CPML and materials must match) and its clock",
     )
     run.add_argument(
         "--pulse-width", type=_positive, default=None, help="width of the Gaussian pulse in cells "
         "(default max(2, min(shape) / 12))"
     )  # fmt: skip
-    run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters (atomic)")
+    run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters (atomic; "
+                     "Maxwell: E, H, the Drude current, the CPML's psi and the step)")
     run.add_argument(
         "--spacing", type=_positive, default=None, help="grid spacing h in length units (default 1)"
     )
@@ -565,7 +569,8 @@ def _maxwell_problem(args):
     if record is not None:  # the saved run's grid and scheme, where neither the flags nor the scene give them
         args.shape = args.shape or ([] if "shape" in scene else list(record["shape"]))
         args.order = args.order if args.order is not None else scene.get("order", record["order"])
-        scene.setdefault("courant", record["courant"])
+        if args.order == record["order"]:  # (another order: refused below, naming the order)
+            scene.setdefault("courant", record["courant"])
         args.spacing = record["spacing"] if args.spacing is None else args.spacing
     wave = _maxwell_waveform(args, scene) or scene.get("waveform")
     if args.dipole and wave is None:
