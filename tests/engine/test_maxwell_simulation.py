@@ -187,7 +187,9 @@ def test_cuda_kernels_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count(": ok") == 4, out.stdout  # two with plane waves
+    # four cases (two with plane waves), the bare kernels, and a GPU run resumed from its record
+    assert out.stdout.count(": ok") == 6, out.stdout
+    assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 
 def test_auto_leaves_a_gpu_that_cannot_run_the_problem_for_the_cpu(monkeypatch):
