@@ -1,4 +1,4 @@
-"""Maxwell on the CPU against the peers: diamondlab (DiamondTorre, stepwise), gprMax's OpenMP solver, ``fdtd``.
+"""Maxwell on the CPU against its peers: diamondlab (DiamondTorre, stepwise), gprMax (OpenMP) and ``fdtd``.
 
 One problem that all three express (BENCHMARKS.md, "Maxwell on the CPU against gprMax and fdtd"):
 an ``n^3`` Yee grid of order 2 in space, vacuum with a dielectric cube (eps_r = 4, a quarter of the
@@ -19,6 +19,20 @@ The peers are no dependency of diamondlab: they live in their own environment, g
 ``--peers-python`` (default ``/work/peers-venv/bin/python``; ``pip install gprMax==4.0.1 fdtd==0.3.5``).
 diamondlab runs under this script's interpreter.  One JSON line a row on stdout (and ``--out``), with
 the tool's version, the threads, the machine's load (``os.getloadavg``) before and after the row.
+
+On a machine without the registry (the 16-core device machine, Python 3.12): gprMax 4.0.1 ships
+manylinux wheels (no build from source needed; its OpenMP runtime, libgomp, is inside the wheel).
+Here, fetch the wheels that machine lacks (it has numpy, scipy, h5py, matplotlib, cython, jinja2,
+psutil, tqdm, humanize, colorama, pillow, typing-extensions already), about 32 MiB::
+
+    python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+        -d .whl/peers gprMax==4.0.1 fdtd==0.3.5 numpy-stl==4.1.1 python-utils==4.2.0 terminaltables==3.1.10
+
+and there, before the script: ``python3 -m pip install -q --no-index --no-deps --target /tmp/peers
+.whl/peers/*.whl`` and ``--peers-python`` a wrapper that sets ``PYTHONPATH=/tmp/peers`` (or one
+interpreter for all: ``PYTHONPATH=/tmp/peers:$PYTHONPATH python3 .ci/maxwell-peers.py --peers-python
+python3``; the peers still run in their own processes).
 """
 
 import argparse
@@ -212,7 +226,8 @@ from diamondlab.maxwell import Dipole, GaussianPulse, Probe
 n, c = {n}, {n} // 2
 sim = Simulation((n, n, n), 2, equation="maxwell", backend="cpu", courant={courant},
                  sources=[Dipole((c, c, c), "Ez", GaussianPulse({2 * FREQUENCY}, {FREQUENCY}))],
-                 probes=[Probe((c + 6, c, c), "Ez"), Probe((c, c + 6, c), "Ez"), Probe((c + 4, c + 3, c + 2), "Ez")])
+                 probes=[Probe((c + 6, c, c), "Ez"), Probe((c, c + 6, c), "Ez"),
+                         Probe((c + 4, c + 3, c + 2), "Ez")])
 sim.run({steps})
 samples = sim.physics.source_samples(0, {steps}, sim.params.dt)[0]
 np.savez(r"{tmp}/dl.npz", traces=sim.traces, samples=samples, dt=sim.params.dt)
@@ -295,7 +310,8 @@ def main() -> None:
             out.write(line + "\n")
             out.flush()
 
-    machine = dict(cpu=_cpu(), cores=os.cpu_count(), python=platform.python_version(), date=time.strftime("%F"))
+    machine = dict(cpu=_cpu(), cores=os.cpu_count(), python=platform.python_version(),
+                   date=time.strftime("%F"))
     if args.check:
         emit({**check(args), **machine})
         return None
