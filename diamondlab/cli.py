@@ -6,7 +6,7 @@ parameters.  ``run --equation maxwell`` runs Maxwell's equations on the Yee
 grid (a scene from ``--scene FILE.json`` and flags; :mod:`diamondlab.maxwell.scene`)
 through the same outputs: probes' traces, snapshots of one component, the
 manifest, and ``--save`` (``E``, ``H``, the Drude current, the CPML's ``psi``
-and the step: :func:`~diamondlab.engine.io.save_run`), which ``--initial FILE``
+and the step: :func:`~diamondlab.engine.outputs.io.save_run`), which ``--initial FILE``
 continues with the same scene, bit for bit.  ``bench`` times DiamondTorre against stepwise time stepping on
 one grid in one process (medians of ``--repeats`` runs) and prints a table.
 ``cache info`` says where the kernel and tuning cache is and what it holds,

@@ -586,8 +586,8 @@ def test_issue28_cli_refuses_a_bad_scene_naming_the_key_path(
 @pytest.fixture(scope="module")
 def maxwell_records(tmp_path_factory):
     """Maxwell records (saved before any step: nothing compiles) and a scene with a sphere, by name."""
-    from diamondlab.engine.io import save_run
-    from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+    from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
+    from diamondlab.engine.outputs.io import save_run
 
     folder = tmp_path_factory.mktemp("mx-records")
     good = save_run(folder / "mx.npz", MaxwellSimulation((16, 16, 16), 2, backend="cpu", pml=2))
@@ -665,8 +665,8 @@ def test_issue28_cli_refuses_a_maxwell_record_of_another_run_before_any_work(
 def test_issue28_api_refuses_a_bad_initial_state_before_allocation(
     initial, error, text, maxwell_records, no_yee_work
 ):
-    from diamondlab.engine.io import load_run
-    from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+    from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
+    from diamondlab.engine.outputs.io import load_run
 
     if initial == "mx12":
         initial = load_run(maxwell_records["mx12"])

@@ -138,8 +138,8 @@ def test_save_and_initial_continue_a_run_bit_for_bit(tmp_path, capsys):
 
 
 def test_initial_of_another_scene_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
-    from diamondlab.engine.io import save_run
-    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.outputs.io import save_run
 
     save_run(tmp_path / "a.npz", _python_run(0, 10))  # 0 steps: nothing compiles
     monkeypatch.setattr(MaxwellPlan, "make_backend", lambda self: pytest.fail("allocated before the refusal"))

@@ -4,10 +4,10 @@ run(b) equals run(a + b) bit for bit, with a CPML, a Drude sphere, a dipole and 
 import numpy as np
 import pytest
 
-from diamondlab.engine.outputs.io import check_maxwell_state, load_run, maxwell_record_bytes, save_run
 from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
 from diamondlab.engine.measure.memory import run_host_bytes
+from diamondlab.engine.outputs.io import check_maxwell_state, load_run, maxwell_record_bytes, save_run
 from diamondlab.maxwell import CPML, Dielectric, Dipole, Drude, GaussianPulse, Probe, Sphere
 
 SHAPE = (20, 18, 16)

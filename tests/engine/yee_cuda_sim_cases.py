@@ -79,7 +79,7 @@ def resume_case() -> str:
     import numpy as np
 
     from diamondlab import Simulation
-    from diamondlab.engine.io import load_run, save_run
+    from diamondlab.engine.outputs.io import load_run, save_run
     from diamondlab.maxwell import Dipole, Drude, Probe, Ricker, Sphere
 
     shape = (8, 7, 6)

@@ -53,10 +53,11 @@ class MaxwellSimulation(Simulation):
     backend, algorithm : str
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
     initial : "zero", a pair ``(E, H)``, a state or a record, optional
-        Where the run starts: at rest (default); ``(E, H)`` (currents and ``psi`` at zero); the mapping
-        of :meth:`state` or a Maxwell record of :func:`~diamondlab.engine.outputs.io.load_run` (E, H, the Drude
-        current, the CPML's ``psi``, the step), which must match this run's shape, order, ``dt``, CPML
-        and materials.  ``run(a)``, save, resume, ``run(b)`` equals ``run(a + b)`` bit for bit.
+        Where the run starts: at rest (default); ``(E, H)`` (currents and ``psi`` at zero); the
+        mapping of :meth:`state` or a Maxwell record of :func:`~diamondlab.engine.outputs.io.load_run`
+        (E, H, the Drude current, the CPML's ``psi``, the step), which must match this run's shape,
+        order, ``dt``, CPML and materials.  ``run(a)``, save, resume, ``run(b)`` equals ``run(a + b)``
+        bit for bit.
     step : int, optional
         The time level of ``initial`` (default: a state's or record's ``step``, else 0).
 
@@ -130,8 +131,8 @@ class MaxwellSimulation(Simulation):
     def state(self) -> dict[str, np.ndarray]:
         """Host copies of the whole state and its ``step``: ``E``, ``H`` (``(3, nx, ny, nz)`` float32 each,
         ``H`` half a step behind), ``J`` with a Drude medium, ``psi_x/y/z`` with a CPML; ``initial=`` of a
-        simulation of the same scene continues from it (:func:`~diamondlab.engine.outputs.io.save_run` writes it
-        to a file)."""
+        simulation of the same scene continues from it (:func:`~diamondlab.engine.outputs.io.save_run`
+        writes it to a file)."""
         with self._exclusive("read its state", read=True):
             return {**self.backend.state(), "step": np.int64(self.time_step)}
 

@@ -221,8 +221,8 @@ def run_host_bytes(
     ``H``, currents and CPML: :attr:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan.host_bytes`);
     ``points``: the option that names the recording points (``--probe`` for Maxwell).
     ``saved_bytes``: with ``saved``, the copy an equation of its own state saves at the end (Maxwell's
-    ``E``, ``H``, ``J`` and ``psi``: :func:`~diamondlab.engine.outputs.io.maxwell_record_bytes`) instead of the
-    acoustic layers.
+    ``E``, ``H``, ``J`` and ``psi``: :func:`~diamondlab.engine.outputs.io.maxwell_record_bytes`) instead
+    of the acoustic layers.
 
     >>> parts = run_host_bytes((400,) * 3, 2, "cpu", saved=True)
     >>> {k: round(v / 2**30, 2) for k, v in parts.items()}
