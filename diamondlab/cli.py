@@ -5,7 +5,9 @@
 parameters.  ``run --equation maxwell`` runs Maxwell's equations on the Yee
 grid (a scene from ``--scene FILE.json`` and flags; :mod:`diamondlab.maxwell.scene`)
 through the same outputs: probes' traces, snapshots of one component, the
-manifest.  ``bench`` times DiamondTorre against stepwise time stepping on
+manifest, and ``--save`` (``E``, ``H``, the Drude current, the CPML's ``psi``
+and the step: :func:`~diamondlab.engine.outputs.io.save_run`), which ``--initial FILE``
+continues with the same scene, bit for bit.  ``bench`` times DiamondTorre against stepwise time stepping on
 one grid in one process (medians of ``--repeats`` runs) and prints a table.
 ``cache info`` says where the kernel and tuning cache is and what it holds,
 ``cache clear`` empties it (:mod:`diamondlab.caches`).
@@ -300,13 +302,15 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="'gaussian' (a pulse at rest), 'zero' (rest), or FILE from --save (continues it with its "
         "medium, sources, receivers, sponge and clock). Default: zero with sources or receivers, "
-        "else gaussian",
+        "else gaussian. Maxwell: 'zero' (default) or FILE from --save, continued with the same scene "
+        "(given again: its shape, order, dt, CPML and materials must match) and its clock",
     )
     run.add_argument(
         "--pulse-width", type=_positive, default=None, help="width of the Gaussian pulse in cells "
         "(default max(2, min(shape) / 12))"
     )  # fmt: skip
-    run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters (atomic)")
+    run.add_argument("--save", default=None, metavar="FILE.npz", help="write layers and parameters (atomic; "
+                     "Maxwell: E, H, the Drude current, the CPML's psi and the step)")
     run.add_argument(
         "--spacing", type=_positive, default=None, help="grid spacing h in length units (default 1)"
     )
@@ -471,6 +475,9 @@ def _continue_from(args):
         raise ValueError(
             f"--initial {err} (--initial takes 'gaussian', 'zero' or a FILE written by --save)"
         ) from None
+    if record["equation"] != "acoustic":
+        raise ValueError(f"--initial {args.initial}: a record of a {record['equation']} run; continue it "
+                         f"with --equation {record['equation']} (and its scene)")
     if args.shape is not None and tuple(args.shape) != record["shape"]:
         raise ValueError(
             f"--shape {'x'.join(map(str, args.shape))} conflicts with --initial {args.initial} "
@@ -507,20 +514,16 @@ def _check_equation_options(args) -> None:
     """Refuse, naming them, the options of the other equation (a silently ignored flag is a wrong run)."""
     maxwell = args.equation == "maxwell"
     options = _ACOUSTIC_OPTIONS if maxwell else _MAXWELL_OPTIONS
-    given = [flag for dest, (flag, unset) in options.items() if getattr(args, dest) != unset]
+    given = [flag for dest, (flag, unset) in options.items() if getattr(args, dest) != unset
+             and flag not in ("--save", "--initial")]  # both equations': a record of the run's state
     if not given:
         return
     if not maxwell:
         raise ValueError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --equation maxwell "
                          "(options of Maxwell's equations)")
-    kept = [f for f in given if f in ("--save", "--initial")]
-    if kept:
-        raise ValueError(f"{' and '.join(kept)} cannot be given with --equation maxwell: no record of E "
-                         "and H to continue a Maxwell run is written yet (the probes' traces and snapshots "
-                         "go to --out)")
     raise ValueError(f"{', '.join(given)} do{'es' if len(given) == 1 else ''} not apply to --equation "
                      "maxwell (acoustic options; Maxwell takes --scene, --dipole, --probe, --frequency, "
-                     "--fwidth, --pml, --periodic and --view)")
+                     "--fwidth, --pml, --periodic, --view, --save and --initial)")
 
 
 def _maxwell_waveform(args, scene: dict):
@@ -569,6 +572,13 @@ def _maxwell_problem(args):
                 scene = parse_scene(raw, wave)
         except ValueError as err:
             raise ValueError(f"--scene {args.scene}: {err}") from None
+    record = _maxwell_record(args)
+    if record is not None:  # the saved run's grid and scheme, where neither the flags nor the scene give them
+        args.shape = args.shape or ([] if "shape" in scene else list(record["shape"]))
+        args.order = args.order if args.order is not None else scene.get("order", record["order"])
+        if args.order == record["order"]:  # (another order: refused below, naming the order)
+            scene.setdefault("courant", record["courant"])
+        args.spacing = record["spacing"] if args.spacing is None else args.spacing
     wave = _maxwell_waveform(args, scene) or scene.get("waveform")
     if args.dipole and wave is None:
         raise ValueError("--dipole needs a waveform: --frequency F (and --fwidth W) for a Gaussian pulse, "
@@ -608,8 +618,34 @@ def _maxwell_problem(args):
             raise
         raise ValueError(f"{origin[key]}: {err}") from None
     ph = plan.physics
-    return {"plan": plan, "view": args.view or scene.get("view", "Ez"), "shape": plan.shape,
-            "order": args.order, "sources": ph.sources, "receivers": ph.receivers}
+    problem = {"plan": plan, "view": args.view or scene.get("view", "Ez"), "shape": plan.shape,
+               "order": args.order, "sources": ph.sources, "receivers": ph.receivers}
+    if record is not None:
+        from diamondlab.engine.outputs.io import check_maxwell_state
+
+        problem["initial"] = check_maxwell_state(record, plan, f"--initial {args.initial}")
+        problem["step"] = record["step"]  # the clock goes on from the saved run
+    return problem
+
+
+def _maxwell_record(args):
+    """The record of a saved Maxwell run (``--initial FILE``), or None (``--initial zero`` or none)."""
+    from diamondlab.engine.outputs.io import load_run
+
+    if args.initial in (None, "zero"):
+        return None
+    if args.initial == "gaussian":
+        raise ValueError("--initial gaussian is the acoustic equation's pulse: a Maxwell run starts at rest "
+                         "('zero', the default) or from a FILE written by --save")
+    try:
+        record = load_run(args.initial)
+    except ValueError as err:
+        raise ValueError(f"--initial {err} (with --equation maxwell --initial takes 'zero' or a FILE "
+                         "written by --save)") from None
+    if record["equation"] != "maxwell":
+        raise ValueError(f"--initial {args.initial}: a record of an {record['equation']} run cannot continue "
+                         "a Maxwell run: drop --equation maxwell to continue it")
+    return record
 
 
 def _problem(args):
@@ -681,13 +717,20 @@ def _plan(args, problem, formats) -> tuple[list, dict]:
         planned.append(("traces.npz", out / "traces.npz", 4 * rows * nrec + 8 * rows + 24 * nrec + 4096))
     if args.snapshot_every is not None or nrec:
         planned.append(("manifest.json", out / "manifest.json", 64 * 1024))
-    if args.save:
+    plan = problem.get("plan")  # Maxwell's: its state is not the acoustic fields
+    saved_bytes = None
+    if args.save and plan is not None:  # E, H, J and psi, the probes' traces
+        from diamondlab.engine.outputs.io import maxwell_record_bytes
+
+        saved_bytes = maxwell_record_bytes(plan)
+        size = saved_bytes + 4 * args.steps * nrec + 256 * 1024
+        planned.append((f"--save {args.save}", Path(args.save), size))
+    elif args.save:
         size = 4 * field + (2 * field if model or sponge else 0)  # the layers; K and damping per cell
         size += field * np.dtype(velocity.dtype).itemsize // 4 if model else 0  # the model
         size += 4 * args.steps * (nrec + 8 * nsrc) + 256 * 1024
         planned.append((f"--save {args.save}", Path(args.save), size))
     backend = "cuda" if args.backend == "cuda" else "cpu"  # 'auto': the CPU's count, the larger
-    plan = problem.get("plan")  # Maxwell's: its state is not the acoustic fields
     memory = run_host_bytes(
         shape, problem["order"], backend, velocity_model=model, sponge=sponge, steps=args.steps,
         receivers=nrec, sources=nsrc, saved=bool(args.save),
@@ -695,8 +738,10 @@ def _plan(args, problem, formats) -> tuple[list, dict]:
         # Nt not chosen yet (default or 'auto'): 64, above every backend's default height
         fields=args.window_dir is None, window=args.window, nt=args.nt if isinstance(args.nt, int) else 64,
         state_bytes=None if plan is None else plan.host_bytes,
-        points="--receiver" if plan is None else "--probe",
+        points="--receiver" if plan is None else "--probe", saved_bytes=saved_bytes,
     )  # fmt: skip
+    if plan is not None and isinstance(problem.get("initial"), dict):  # kept for reset(), as acoustic pairs
+        memory["--initial's state"] = sum(a.nbytes for a in problem["initial"].values() if np.ndim(a))
     return planned, memory
 
 
@@ -940,7 +985,8 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
     if "plan" in problem:  # Maxwell's equations: the plan checked before the outputs were planned
         from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
 
-        sim = MaxwellSimulation.from_plan(problem["plan"], initial="zero")
+        sim = MaxwellSimulation.from_plan(problem["plan"], initial=problem.get("initial", "zero"),
+                                          step=problem.get("step", 0))
         sim.view = problem["view"]
     else:
         sim = Simulation(
@@ -959,7 +1005,7 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
 
         print(f"window: {sim.plan.window} of {sim.shape[0]} x rows on the device, "
               f"{describe_traffic(sim.backend.traffic(), sim.nt)}")
-    first = sim.fields if args.save else None
+    first = sim.fields if args.save and sim.equation == "acoustic" else None  # Maxwell's record: its end
     first_step = sim.time_step
     interrupted = False
     with warnings.catch_warnings():

@@ -477,9 +477,6 @@ MAXWELL_CLI_ROWS = [
     ("mx receiver", [*MAXWELL, "--receiver", "8,8,8"], "--receiver does not apply to --equation maxwell"),
     ("mx pulse width", [*MAXWELL, "--pulse-width", "3"], "--pulse-width does not apply"),
     ("mx window", [*MAXWELL, "--window", "8"], "--window does not apply to --equation maxwell"),
-    ("mx save", [*MAXWELL, "--save", "r.npz"],
-     "--save cannot be given with --equation maxwell: no record of E and H to continue a Maxwell run"),
-    ("mx initial", [*MAXWELL, "--initial", "zero"], "--initial cannot be given with --equation maxwell"),
     ("dipole without maxwell", [*RUN, "--dipole", "8,8,8"], "--dipole needs --equation maxwell"),
     ("pml and view without maxwell", [*RUN, "--pml", "4", "--view", "Hx"],
      "--pml, --view need --equation maxwell"),
@@ -661,3 +658,97 @@ def test_issue28_a_scene_with_bad_periodic_keys_is_refused(scene, text, files, t
     err = capsys.readouterr().err
     assert err.startswith("diamondlab: error: --scene scene.json: ") and text in err, err
 # ---------------------------------------------------------------- end of issue 28 (periodic)
+
+
+# ---------------------------------------------------------------- issue 28: Maxwell records (--initial)
+@pytest.fixture(scope="module")
+def maxwell_records(tmp_path_factory):
+    """Maxwell records (saved before any step: nothing compiles) and a scene with a sphere, by name."""
+    from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
+    from diamondlab.engine.outputs.io import save_run
+
+    folder = tmp_path_factory.mktemp("mx-records")
+    good = save_run(folder / "mx.npz", MaxwellSimulation((16, 16, 16), 2, backend="cpu", pml=2))
+    save_run(folder / "mx12.npz", MaxwellSimulation((12, 12, 12), 2, backend="cpu"))
+    with np.load(good) as data:
+        arrays = dict(data)
+    np.savez(folder / "mx_bad_e.npz", **{**arrays, "E": arrays["E"][:, :8]})
+    nan = arrays["H"].copy()
+    nan[1, 2, 3, 4] = np.nan
+    np.savez(folder / "mx_nan.npz", **{**arrays, "H": nan})
+    np.savez(folder / "mx_with_j.npz", **{**arrays, "J": np.zeros_like(arrays["E"])})
+    np.savez(folder / "mx_no_h.npz", **{k: v for k, v in arrays.items() if k != "H"})
+    (folder / "sphere.json").write_text('{"pml": 2, "materials": [{"shape": "sphere", "center": [8, 8, 8], '
+                                        '"radius": 3, "medium": {"kind": "dielectric", "eps": 2.0}}]}')
+    names = ("mx", "mx12", "mx_bad_e", "mx_nan", "mx_with_j", "mx_no_h")
+    return {**{n: folder / f"{n}.npz" for n in names}, "sphere": folder / "sphere.json"}
+
+
+MX_RECORD = [*MAXWELL, "--pml", "2", "--initial"]
+# (id, argv, text the message must contain); {name} is a file of maxwell_records, {record} an acoustic record
+MAXWELL_RECORD_ROWS = [
+    ("mx initial gaussian", [*MAXWELL, "--initial", "gaussian"],
+     "--initial gaussian is the acoustic equation's pulse: a Maxwell run starts at rest ('zero', the "
+     "default)"),
+    ("mx initial acoustic record", [*MAXWELL, "--initial", "{record}"],
+     "a record of an acoustic run cannot continue a Maxwell run: drop --equation maxwell to continue it"),
+    ("acoustic initial maxwell record", ["run", "--initial", "{mx}", "--backend", "cpu", "--steps", "2"],
+     "a record of a maxwell run; continue it with --equation maxwell (and its scene)"),
+    ("mx initial other shape", [*MAXWELL, "--initial", "{mx12}"],
+     "the record's shape (12, 12, 12) differs from this run's (16, 16, 16)"),
+    ("mx initial other order", [*MX_RECORD, "{mx}", "--order", "4"],
+     "the record's order 2 differs from this run's 4"),
+    ("mx initial other courant", [*MX_RECORD, "{mx}", "--courant", "0.3"],
+     "differs from this run's 0.3 (the Courant number or the spacing differs)"),
+    ("mx initial other pml", [*MAXWELL, "--pml", "3", "--initial", "{mx}"],
+     "the record's pml CPML(width=2, grading=3.0, alpha_max=0.05, sigma_ratio=0.5) differs from this run's "
+     "CPML(width=3"),
+    ("mx initial other materials", [*MAXWELL, "--scene", "{sphere}", "--initial", "{mx}"],
+     "the record was made with other materials (another scene) than this run's: give the scene it was saved "
+     "with"),
+    ("mx initial E shape", [*MX_RECORD, "{mx_bad_e}"],
+     "E must have shape (3, 16, 16, 16); got (3, 8, 16, 16)"),
+    ("mx initial NaN", [*MX_RECORD, "{mx_nan}"],
+     "H must be finite floating values; got dtype float32 with NaN"),
+    ("mx initial J without Drude", [*MX_RECORD, "{mx_with_j}"],
+     "the record holds a Drude current J but this run has no Drude medium"),
+    ("mx initial no H", [*MX_RECORD, "{mx_no_h}"],
+     "not a Maxwell run record written by --save / save_run (missing ['H'])"),
+    ("mx initial corrupt", [*MX_RECORD, "{corrupt}"], "not a run record written by --save / save_run"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "text"), _rows(MAXWELL_RECORD_ROWS))
+def test_issue28_cli_refuses_a_maxwell_record_of_another_run_before_any_work(
+    argv, text, files, maxwell_records, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+):
+    monkeypatch.chdir(tmp_path)
+    names = {**files, **maxwell_records}
+    code = main([a.format(**names) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("diamondlab: error: --initial ") and "Traceback" not in err, err
+    assert text in err, err
+    assert no_work == [] and not (tmp_path / "diamondlab-out").exists()
+
+
+@pytest.mark.parametrize(
+    ("initial", "error", "text"),
+    [("gaussian", ValueError, "initial must be 'zero', a pair (E, H), a state or a Maxwell run record"),
+     (5, TypeError, "initial must be 'zero', a pair (E, H), a state (MaxwellSimulation.state())"),
+     ((np.zeros((3, 16, 16, 16)),), ValueError,
+      "initial must be a pair (E, H), a state or a Maxwell run record"),
+     ("mx12", ValueError, "initial: the record's shape (12, 12, 12) differs from this run's (16, 16, 16)")],
+    ids=["a name", "a number", "one array", "another shape"],
+)  # fmt: skip
+def test_issue28_api_refuses_a_bad_initial_state_before_allocation(
+    initial, error, text, maxwell_records, no_yee_work
+):
+    from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
+    from diamondlab.engine.outputs.io import load_run
+
+    if initial == "mx12":
+        initial = load_run(maxwell_records["mx12"])
+    with pytest.raises(error) as err:
+        MaxwellSimulation((16, 16, 16), 2, backend="cpu", pml=2, initial=initial)
+    assert text in str(err.value), err.value
+# ---------------------------------------------------------------- end of issue 28 (Maxwell records)

@@ -113,6 +113,48 @@ def test_ctrl_c_still_writes_complete_outputs(tmp_path, capsys, monkeypatch):
     assert [p.name for p in tmp_path.rglob(".*")] == []  # no lock, no staging folder, no temporary file
 
 
+def test_save_and_initial_continue_a_run_bit_for_bit(tmp_path, capsys):
+    """run 13 steps --save, then --initial FILE 17 more steps --save: the Python run of 30 steps, bit for bit
+    (E, H, the Drude current, the CPML's psi, the probes' traces, the clock)."""
+    scene = _scene(tmp_path)
+    first, second = tmp_path / "a.npz", tmp_path / "b.npz"
+    argv = [*RUN, "--scene", scene, "--nt", "4"]
+    assert main([*argv, "--steps", "13", "--save", str(first), "--out", str(tmp_path / "o1")]) == 0
+    assert f"saved {first}" in capsys.readouterr().out
+    assert main([*argv, "--steps", "17", "--initial", str(first), "--save", str(second),
+                 "--out", str(tmp_path / "o2")]) == 0  # fmt: skip
+    assert "time_step=13" in capsys.readouterr().out
+    sim = _python_run(30, 30, nt=4)
+    with np.load(second) as data:
+        assert str(data["equation"]) == "maxwell" and (int(data["first_step"]), int(data["step"])) == (13, 30)
+        for key, value in sim.state().items():
+            assert np.array_equal(data[key], value), key
+        assert np.abs(data["J"]).max() > 0 and np.abs(data["psi_z"]).max() > 0
+    with np.load(tmp_path / "o2" / "traces.npz") as data:
+        assert np.array_equal(data["traces"], sim.traces[13:])
+        assert np.array_equal(data["times"], sim.trace_times[13:])
+    manifest = json.loads((tmp_path / "o2" / "manifest.json").read_text())
+    assert manifest["first_step"] == 13 and manifest["last_step"] == 30 and manifest["record"] == str(second)
+
+
+def test_initial_of_another_scene_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.outputs.io import save_run
+
+    save_run(tmp_path / "a.npz", _python_run(0, 10))  # 0 steps: nothing compiles
+    monkeypatch.setattr(MaxwellPlan, "make_backend", lambda self: pytest.fail("allocated before the refusal"))
+    monkeypatch.chdir(tmp_path)
+    argv = [*RUN, "--scene", _scene(tmp_path), "--initial", "a.npz"]
+    for extra, text in (
+        (["--pml", "2"], "--initial a.npz: the record's pml CPML(width=4, "),
+        (["--courant", "0.3"], "--initial a.npz: the record's dt 0.548"),
+        (["--shape", "24"], "the record's shape (20, 20, 20) differs from this run's (24, 24, 24)"),
+    ):  # fmt: skip
+        assert main([*argv, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("diamondlab: error: ") and text in err and "Traceback" not in err, err
+
+
 @pytest.mark.parametrize(
     ("scene", "text"),
     [

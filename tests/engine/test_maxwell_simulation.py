@@ -188,7 +188,9 @@ def test_cuda_kernels_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count(": ok") == 6, out.stdout  # two with plane waves, one periodic, the bare kernels
+    # four cases (two with plane waves), the periodic one, the bare kernels, a GPU run resumed from its record
+    assert out.stdout.count(": ok") == 7, out.stdout
+    assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 
 def test_auto_leaves_a_gpu_that_cannot_run_the_problem_for_the_cpu(monkeypatch):

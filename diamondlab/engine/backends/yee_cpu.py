@@ -29,7 +29,10 @@ from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import material_table, periodic_images
 from diamondlab.maxwell.sources import COMPONENTS
 
-__all__ = ["YeeCPUBackend", "wrap_halo"]
+__all__ = ["PSI_NAMES", "YeeCPUBackend", "wrap_halo"]
+
+#: The CPML's memory arrays of the x, y and z layers, by name (:meth:`YeeCPUBackend.state`).
+PSI_NAMES = ("psi_x", "psi_y", "psi_z")
 
 
 def wrap_halo(padded: np.ndarray, halo: int, periodic: str) -> None:
@@ -155,6 +158,31 @@ class YeeCPUBackend(Backend):
 
     def field_views(self):
         return self._e[self._interior], self._h[self._interior]
+
+    def state_names(self) -> tuple[str, ...]:
+        """The arrays of :meth:`state`: ``E``, ``H``, ``J`` with a Drude medium, ``psi_x/y/z`` with a CPML."""
+        return ("E", "H", *(("J",) if self._drude else ()), *(PSI_NAMES if self.pml.width else ()))
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Host copies of everything the next step reads (see :meth:`state_names`): ``E``, ``H`` and the
+        Drude current ``J`` as ``(3, nx, ny, nz)``, each axis's CPML ``psi`` as the kernels hold it."""
+        e, h = self.fields()
+        out = {"E": e, "H": h}
+        if self._drude:
+            out["J"] = self._j[self._interior].copy()
+        if self.pml.width:
+            out.update((name, p.copy()) for name, p in zip(PSI_NAMES, self._psi, strict=True))
+        return out
+
+    def set_state(self, state) -> None:
+        """Set what :meth:`state` returned (checked by the caller; after :meth:`reset`: a ``J`` or ``psi``
+        not given stays zero)."""
+        self.set_fields(state["E"], state["H"])
+        if self._drude and "J" in state:
+            self._j[self._interior] = state["J"]
+        for name, p in zip(PSI_NAMES, self._psi, strict=True):
+            if self.pml.width and name in state:
+                p[...] = state[name]
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return self._e[self._interior].copy(), self._h[self._interior].copy()

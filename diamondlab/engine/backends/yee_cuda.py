@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
-from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
+from diamondlab.engine.backends.yee_cpu import PSI_NAMES, YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
@@ -145,6 +145,27 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def field_views(self):
         return None, None
+
+    def state(self) -> dict[str, np.ndarray]:
+        """As on the CPU, copied from the device."""
+        e, h = self.fields()
+        out = {"E": e, "H": h}
+        if self._drude:
+            out["J"] = np.ascontiguousarray(self._d_j.copy_to_host().reshape(self._padded)[self._interior])
+        if self.pml.width:
+            out.update((name, p.copy_to_host()) for name, p in zip(PSI_NAMES, self._d_psi, strict=True))
+        return out
+
+    def set_state(self, state) -> None:
+        """As on the CPU, copied to the device."""
+        self.set_fields(state["E"], state["H"])
+        if self._drude and "J" in state:
+            padded = np.zeros(self._padded, np.float32)
+            padded[self._interior] = state["J"]
+            self._d_j.copy_to_device(padded.ravel())
+        for name, p in zip(PSI_NAMES, self._d_psi, strict=True):
+            if self.pml.width and name in state:
+                p.copy_to_device(np.ascontiguousarray(state[name], dtype=np.float32))
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return tuple(np.ascontiguousarray(f.copy_to_host().reshape(self._padded)[self._interior])

@@ -7,7 +7,10 @@ Contract
 equation (``run``, ``stop``, progress, callbacks, snapshots, the non-finite
 check, Ctrl-C between sweeps), on the state of the Maxwell equation: ``E``
 and ``H`` (``H`` half a step behind), the Drude currents and the CPML's
-``psi``, all starting at zero.  What differs is the plan
+``psi``, all starting at zero, or at a saved state (``initial``: a record of
+:func:`~diamondlab.engine.outputs.io.save_run` read by :func:`~diamondlab.engine.outputs.io.load_run`,
+or :meth:`MaxwellSimulation.state`; checked against the run by
+:func:`~diamondlab.engine.outputs.io.check_maxwell_state`).  What differs is the plan
 (:class:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan`) and the backend
 (:class:`~diamondlab.engine.backends.yee_cpu.YeeCPUBackend`).
 :attr:`~MaxwellSimulation.traces` holds the probes' values, one row a step
@@ -17,9 +20,12 @@ and ``H`` (``H`` half a step behind), the Drude currents and the CPML's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+from diamondlab.engine.outputs.io import check_maxwell_state
 from diamondlab.engine.run.simulation import Simulation
 
 __all__ = ["MaxwellSimulation"]
@@ -50,6 +56,14 @@ class MaxwellSimulation(Simulation):
         :mod:`~diamondlab.engine.equations.maxwell_plan`); under DiamondTorre ``ny`` a multiple of ``2R``.
     backend, algorithm : str
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
+    initial : "zero", a pair ``(E, H)``, a state or a record, optional
+        Where the run starts: at rest (default); ``(E, H)`` (currents and ``psi`` at zero); the
+        mapping of :meth:`state` or a Maxwell record of :func:`~diamondlab.engine.outputs.io.load_run`
+        (E, H, the Drude current, the CPML's ``psi``, the step), which must match this run's shape,
+        order, ``dt``, CPML and materials.  ``run(a)``, save, resume, ``run(b)`` equals ``run(a + b)``
+        bit for bit.
+    step : int, optional
+        The time level of ``initial`` (default: a state's or record's ``step``, else 0).
 
     Examples
     --------
@@ -61,18 +75,31 @@ class MaxwellSimulation(Simulation):
     >>> _ = sim.run(40)
     >>> sim.traces.shape, bool(abs(sim.traces).max() > 0)
     ((40, 1), True)
+
+    Continue it in another simulation of the same scene, from its state (or a record of ``save_run``):
+
+    >>> again = Simulation((24, 24, 24), 2, equation="maxwell", pml=4, sources=sim.sources,
+    ...                    probes=sim.probes, initial=sim.state())
+    >>> again.time_step, np.array_equal(again.E, sim.E)
+    (40, True)
     """
 
     def __init__(self, shape=(64, 64, 64), order: int = 2, *, equation: str = "maxwell", size=None, nt=None,
                  courant=None, dt=None, spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto",
-                 materials=(), sources=(), probes=(), pml=0, periodic="", step: int = 0):
+                 materials=(), sources=(), probes=(), pml=0, periodic="", initial="zero",
+                 step: int | None = None):
         if equation != "maxwell":
             raise ValueError(f"MaxwellSimulation runs equation='maxwell'; got {equation!r}")
+        if step is None:
+            step = int(initial["step"]) if isinstance(initial, Mapping) and "step" in initial else 0
         self._check_start(None, None, step)
+        if isinstance(initial, str) and initial != "zero":
+            raise ValueError(f"initial must be 'zero', a pair (E, H), a state or a Maxwell run record; got "
+                             f"{initial!r}")
         plan = MaxwellPlan.build(shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing,
                                  backend=backend, algorithm=algorithm, materials=materials, sources=sources,
                                  probes=probes, pml=pml, periodic=periodic)
-        self._start(plan, "zero", None, step)
+        self._start(plan, initial, None, step)
 
     equation = "maxwell"
     probes = property(lambda self: self.plan.physics.receivers, doc="The probes (Probe objects).")
@@ -90,20 +117,29 @@ class MaxwellSimulation(Simulation):
             raise ValueError(f"view must be one of {COMPONENTS}; got {name!r}")
         self.backend.view = name
 
+    def _check_initial(self, initial, plan):
+        return check_maxwell_state(initial, plan)
+
     def _reset(self, initial) -> None:
-        """:meth:`reset`: every field, Drude current and CPML ``psi`` to zero, or ``initial = (E, H)``
-        (each ``(3, nx, ny, nz)``, ``H`` at the half step before ``E``); the clock back to ``step``."""
+        """:meth:`reset`: every field, Drude current and CPML ``psi`` to zero, or to ``initial`` (as in the
+        constructor; default: the constructor's); the clock back to ``step``."""
+        if initial is None:
+            initial = self._initial
+        elif not (isinstance(initial, str) and initial == "zero"):
+            initial = check_maxwell_state(initial, self.plan)
         self.backend.reset()
-        if initial is not None and not (isinstance(initial, str) and initial == "zero"):
-            fields = []
-            for name, a in zip(("E", "H"), initial, strict=True):
-                a = np.asarray(a)
-                if a.shape != (3, *self.shape) or not np.isfinite(a).all():
-                    raise ValueError(f"initial {name} must be finite, of shape {(3, *self.shape)}; got "
-                                     f"{a.shape}")
-                fields.append(a.astype(np.float32, copy=False))
-            self.backend.set_fields(*fields)
+        if not isinstance(initial, str):
+            self.backend.set_state(initial)
+        self._initial = initial
         self._restart_clock()
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Host copies of the whole state and its ``step``: ``E``, ``H`` (``(3, nx, ny, nz)`` float32 each,
+        ``H`` half a step behind), ``J`` with a Drude medium, ``psi_x/y/z`` with a CPML; ``initial=`` of a
+        simulation of the same scene continues from it (:func:`~diamondlab.engine.outputs.io.save_run`
+        writes it to a file)."""
+        with self._exclusive("read its state", read=True):
+            return {**self.backend.state(), "step": np.int64(self.time_step)}
 
     @property
     def fields(self) -> tuple[np.ndarray, np.ndarray]:

@@ -207,7 +207,7 @@ def run_host_bytes(
     shape, order: int, backend: str, *, velocity_model: bool = False, sponge: bool = False, steps: int = 0,
     receivers: int = 0, sources: int = 0, saved: bool = False, snapshot_formats=(),
     snapshots_in_memory: int = 0, fields: bool = True, window: int | None = None, nt: int = 1,
-    state_bytes: int | None = None, points: str = "--receiver",
+    state_bytes: int | None = None, points: str = "--receiver", saved_bytes: int | None = None,
 ) -> dict[str, int]:
     """What a run holds at its peak, by part: ``{what: bytes}`` (see the module contract).
 
@@ -220,6 +220,9 @@ def run_host_bytes(
     ``state_bytes``: the equation's own state where it is not the acoustic fields (Maxwell's ``E``,
     ``H``, currents and CPML: :attr:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan.host_bytes`);
     ``points``: the option that names the recording points (``--probe`` for Maxwell).
+    ``saved_bytes``: with ``saved``, the copy an equation of its own state saves at the end (Maxwell's
+    ``E``, ``H``, ``J`` and ``psi``: :func:`~diamondlab.engine.outputs.io.maxwell_record_bytes`) instead
+    of the acoustic layers.
 
     >>> parts = run_host_bytes((400,) * 3, 2, "cpu", saved=True)
     >>> {k: round(v / 2**30, 2) for k, v in parts.items()}
@@ -237,7 +240,10 @@ def run_host_bytes(
     writing = 0
     if snapshot_formats:
         writing = field * (1 + 2 * ("vti" in snapshot_formats))  # the gathered field; vti: its F copy, VTK's
-    if saved:
+    if saved and saved_bytes is not None:
+        parts["--save's copy of the state at the end"] = int(saved_bytes)
+        writing = max(0, writing - int(saved_bytes))  # a snapshot is not being written then
+    elif saved:
         # the initial pair is held through the run (beside a snapshot being written); the final pair is
         # copied at the end, with K and the damping per cell where there is a medium
         save = 4 * field + (2 * field if velocity_model or sponge else 0)

@@ -16,6 +16,17 @@ to rerun the problem in another code.  :func:`load_run` reads a record's
 parameters and small arrays at once and each large array only when it is
 used (:class:`RunRecord`).
 
+A Maxwell run's record (:func:`save_run` of a
+:class:`~diamondlab.engine.equations.maxwell_simulation.MaxwellSimulation`; ``equation``
+``"maxwell"``) holds its state at the step reached, all that the next step
+reads: ``E`` and ``H`` (``(3, nx, ny, nz)`` float32 each, ``H`` half a step
+behind), the Drude current ``J`` where a Drude medium is, each axis's CPML
+``psi`` where a CPML is, and ``step``; with the facts a resume must match
+(:func:`check_maxwell_state`): the shape, order, ``dt``, the CPML and a
+digest of the materials (:func:`materials_digest`).  The scene itself is
+given again to continue (the ``--scene`` and flags, or the Python objects):
+``run(a)``, save, resume, ``run(b)`` equals ``run(a + b)`` bit for bit.
+
 Before a run, :func:`check_output_file` and :func:`check_output_dir` check
 that each output can be made (its folder writable, every name within the
 file system's ``NAME_MAX``) and :func:`check_free_space` that the outputs
@@ -41,19 +52,26 @@ from diamondlab.numerics import stencil_weights
 
 __all__ = [
     "LAZY_BYTES",
+    "MAXWELL_RECORD_KEYS",
     "RECORD_KEYS",
     "RunRecord",
     "atomic_path",
     "check_free_space",
+    "check_maxwell_state",
     "check_output_dir",
     "check_output_file",
     "load_run",
+    "materials_digest",
+    "maxwell_record_bytes",
     "save_run",
     "write_atomically",
 ]
 
 #: Arrays every run record holds (what ``--initial`` needs to continue it).
 RECORD_KEYS = ("final_prev", "final_curr", "order", "courant", "steps", "shape", "spacing", "velocity", "dt")
+#: Arrays every Maxwell run record holds (``J`` and ``psi_x/y/z`` too where the run has them).
+MAXWELL_RECORD_KEYS = ("equation", "E", "H", "step", "shape", "order", "courant", "spacing", "dt", "pml",
+                       "materials_digest")
 
 
 def _probe(folder: Path, what: str) -> None:
@@ -182,12 +200,16 @@ def _device_name(backend: str) -> str:
     return cpu_description()["model"]
 
 
-def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int = 0) -> Path:
+def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray] | None = None, first_step: int = 0) -> Path:
     """Write ``path`` (``.npz``) with the layers at ``first_step`` (``initial``) and now, and the parameters.
 
     ``steps`` in the record is the number of steps between the two pairs of
-    layers; ``first_step`` the time level of ``initial_curr``.
+    layers; ``first_step`` the time level of ``initial_curr``.  A Maxwell
+    simulation's record holds its state now (``initial`` is not used): see
+    the module contract.
     """
+    if sim.equation == "maxwell":
+        return _save_maxwell(path, sim, first_step)
     prev, curr = sim.fields
     p = sim.params
     record = {
@@ -210,6 +232,7 @@ def save_run(path, sim, initial: tuple[np.ndarray, np.ndarray], first_step: int 
         "device": np.str_(_device_name(sim.backend_name)),
         "size": np.int64(sim.size),
         "nt": np.int64(sim.nt),
+        "equation": np.str_("acoustic"),
         "layout": np.str_(
             "arrays are (x, y, z); levels n-1 and n; u^{n+1} = 2u^n - u^{n-1} + courant^2 * "
             "lap_NO(u^n) with zero values outside the grid"
@@ -273,6 +296,9 @@ class RunRecord(Mapping):
     def __iter__(self):
         return iter(self._keys)
 
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
     def __len__(self) -> int:
         return len(self._keys)
 
@@ -300,16 +326,26 @@ def load_run(path) -> RunRecord:
         raise ValueError(f"{path}: no such file") from None
     except _READ_ERRORS as err:
         raise ValueError(f"{path}: not a run record written by --save / save_run ({err})") from None
+    if "equation" in out and str(out["equation"]) == "maxwell":
+        return _load_maxwell(path, out, keys)
     if missing := [k for k in RECORD_KEYS if k not in keys]:
         raise ValueError(f"{path}: not a run record written by --save / save_run (missing {missing})")
     for key, default in (("first_step", 0), ("sponge", 0)):
         if key not in keys:
             out[key] = default
             keys.append(key)
-    for key, kinds, convert, what in (
-        *((k, "iu", int, "one integer") for k in ("order", "steps", "first_step", "size", "nt", "sponge")),
-        *((k, "iuf", float, "one number") for k in ("courant", "spacing", "velocity", "dt")),
-    ):
+    _check_scalars(path, out, ("order", "steps", "first_step", "size", "nt", "sponge"),
+                   ("courant", "spacing", "velocity", "dt"))
+    out["equation"] = "acoustic"
+    record = RunRecord(path, out, keys)
+    _check_points(record)
+    return record
+
+
+def _check_scalars(path, out: dict, integers, numbers) -> None:
+    """Convert the record's scalars in place (``shape`` to a tuple); a ValueError naming a bad one."""
+    for key, kinds, convert, what in (*((k, "iu", int, "one integer") for k in integers),
+                                      *((k, "iuf", float, "one number") for k in numbers)):
         if key in out:
             value = np.asarray(out[key])
             if value.ndim or value.dtype.kind not in kinds:
@@ -321,9 +357,165 @@ def load_run(path) -> RunRecord:
         raise ValueError(f"{path}: not a consistent run record: 'shape' must be three integers; got shape "
                          f"{shape.shape}, dtype {shape.dtype}")
     out["shape"] = tuple(int(n) for n in shape)
-    record = RunRecord(path, out, keys)
-    _check_points(record)
-    return record
+
+
+# ------------------------------------------------------------------------------------ Maxwell records
+def materials_digest(materials) -> str:
+    """A SHA-256 of a Maxwell scene's objects (their parameters, and the index array of an
+    :class:`~diamondlab.maxwell.materials.IndexArray`): a resume refuses another scene.
+
+    >>> from diamondlab.maxwell import Dielectric, Sphere
+    >>> a = materials_digest([Sphere((4, 4, 4), 2, Dielectric(2.0))])
+    >>> a == materials_digest([Sphere((4, 4, 4), 2, Dielectric(2.0))]), a == materials_digest([])
+    (True, False)
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    for obj in materials:
+        digest.update(repr(obj).encode())
+        index = getattr(obj, "index", None)
+        if isinstance(index, np.ndarray):
+            digest.update(f"{index.dtype}{index.shape}".encode())
+            digest.update(np.ascontiguousarray(index).tobytes())
+    return digest.hexdigest()
+
+
+def maxwell_record_bytes(plan) -> int:
+    """Bytes of the state a Maxwell record holds (``E``, ``H``, ``J`` with a Drude medium, the CPML's
+    ``psi``): the copy ``--save`` makes at the end of the run, and about the file's size.
+
+    >>> from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+    >>> maxwell_record_bytes(MaxwellPlan.build((16, 16, 16), 2, backend="cpu"))
+    98304
+    """
+    nx, ny, nz = plan.shape
+    cells = nx * ny * nz
+    w = plan.physics.pml.width
+    psi = 16 * 2 * w * (ny * nz + nx * nz + nx * ny)
+    return 12 * cells * (2 + plan.physics.drude) + psi
+
+
+def _save_maxwell(path, sim, first_step: int) -> Path:
+    p = sim.params
+    state = sim.state()
+    del state["step"]
+    probes = sim.probes
+    record = {
+        **state,
+        "equation": np.str_("maxwell"),
+        "step": np.int64(sim.time_step),
+        "first_step": np.int64(first_step),
+        "shape": np.array(sim.shape, dtype=np.int64),
+        "order": np.int64(p.order),
+        "courant": np.float64(p.courant),
+        "spacing": np.float64(p.spacing),
+        "dt": np.float64(p.dt),
+        "pml": np.str_(repr(sim.physics.pml)),
+        "periodic": np.str_(sim.physics.periodic),
+        "materials_digest": np.str_(materials_digest(sim.physics.materials)),
+        "algorithm": np.str_(sim.algorithm),
+        "backend": np.str_(sim.backend_name),
+        "device": np.str_(_device_name(sim.backend_name)),
+        "size": np.int64(sim.size),
+        "nt": np.int64(sim.nt),
+        "traces": sim.traces,
+        "probe_positions": np.array([q.position for q in probes], dtype=np.int64).reshape(-1, 3),
+        "probe_components": np.array([q.component for q in probes], dtype="U2"),
+        "layout": np.str_(
+            "E, H, J: (component x|y|z, x, y, z) float32 at the cells (Yee points of cell (i, j, k)); E "
+            "and J at t = step dt, H at (step - 1/2) dt; psi_x/y/z: the CPML memory of the x, y, z layers "
+            "as the engine holds it (4, 2 width, ...); traces: the probes' rows of the steps first_step+1 "
+            ".. step"
+        ),
+    }  # fmt: skip
+    return write_atomically(path, lambda fh: np.savez(fh, **record), verify=npz_verifier(record))
+
+
+def _load_maxwell(path, out: dict, keys: list[str]) -> RunRecord:
+    if missing := [k for k in MAXWELL_RECORD_KEYS if k not in keys]:
+        raise ValueError(f"{path}: not a Maxwell run record written by --save / save_run (missing {missing})")
+    _check_scalars(path, out, ("order", "step", "first_step", "size", "nt"), ("courant", "spacing", "dt"))
+    for key in ("equation", "pml", "materials_digest", "periodic"):
+        if key in out:
+            out[key] = str(out[key])
+    return RunRecord(path, out, keys)
+
+
+def check_maxwell_state(state, plan, what: str = "initial") -> dict:
+    """The state a Maxwell run of ``plan`` starts from, checked before anything is allocated.
+
+    ``state``: a record of :func:`load_run` (or :func:`save_run`'s mapping)
+    of a Maxwell run, the mapping of
+    :meth:`~diamondlab.engine.equations.maxwell_simulation.MaxwellSimulation.state`
+    (``E``, ``H``, optionally ``J``, ``psi_x/y/z`` and ``step``), or a pair
+    ``(E, H)`` (currents and ``psi`` at zero).  A record of the other
+    equation, another shape, order, ``dt``, CPML or materials, an array of
+    the wrong shape or not finite: a ``ValueError`` that names ``what`` and
+    the mismatch.  Returns ``{name: float32 array}`` (and ``step`` where given).
+
+    >>> from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+    >>> import numpy as np
+    >>> plan = MaxwellPlan.build((8, 8, 8), 2, backend="cpu")
+    >>> sorted(check_maxwell_state((np.zeros((3, 8, 8, 8)),) * 2, plan))
+    ['E', 'H']
+    >>> check_maxwell_state({"equation": "acoustic"}, plan)
+    Traceback (most recent call last):
+    ...
+    ValueError: initial: a record of the acoustic equation cannot start a Maxwell run ...
+    """
+    from diamondlab.engine.backends.yee_cpu import PSI_NAMES
+
+    if isinstance(state, (tuple, list)):
+        if len(state) != 2:
+            raise ValueError(f"{what} must be a pair (E, H), a state or a Maxwell run record; got "
+                             f"{len(state)} items")
+        state = dict(zip(("E", "H"), state, strict=True))
+    if not isinstance(state, Mapping):
+        raise TypeError(f"{what} must be 'zero', a pair (E, H), a state (MaxwellSimulation.state()) or a "
+                        f"Maxwell run record (load_run); got {type(state).__name__}")
+    equation = str(state.get("equation", "maxwell"))
+    if equation != "maxwell":
+        raise ValueError(f"{what}: a record of the {equation} equation cannot start a Maxwell run (run it "
+                         "with equation='acoustic', or give a record saved by a Maxwell run)")
+    p, physics = plan.params, plan.physics
+    facts = {"shape": (plan.shape, lambda v: tuple(int(n) for n in np.ravel(v))),
+             "order": (p.order, int), "dt": (p.dt, float), "pml": (repr(physics.pml), str),
+             "periodic": (physics.periodic, str),
+             "materials_digest": (materials_digest(physics.materials), str)}
+    for key, (mine, convert) in facts.items():
+        if key in state and convert(state[key]) != mine:
+            theirs = convert(state[key])
+            if key == "materials_digest":
+                raise ValueError(f"{what}: the record was made with other materials (another scene) than "
+                                 "this run's: give the scene it was saved with")
+            hint = {"dt": " (the Courant number or the spacing differs)"}.get(key, "")
+            raise ValueError(f"{what}: the record's {key} {theirs} differs from this run's {mine}{hint}")
+    field_shape = (3, *plan.shape)
+    nx, ny, nz = plan.shape
+    wx, wy, wz = (max(2 * w, 1) for w in physics.pml_widths)  # as the backends hold them
+    shapes = {"E": field_shape, "H": field_shape, "J": field_shape, "psi_x": (4, wx, ny, nz),
+              "psi_y": (4, nx, wy, nz), "psi_z": (4, nx, ny, wz)}
+    out = {}
+    for key in ("E", "H", "J", *PSI_NAMES):
+        if key not in state:
+            if key in ("E", "H"):
+                raise ValueError(f"{what}: no {key} in the state (a record of --save / save_run holds it)")
+            continue
+        if key == "J" and not physics.drude:
+            raise ValueError(f"{what}: the record holds a Drude current J but this run has no Drude medium")
+        if key.startswith("psi") and not w2:
+            raise ValueError(f"{what}: the record holds the CPML's {key} but this run has no CPML (pml=0)")
+        a = np.asarray(state[key])
+        if a.shape != shapes[key]:
+            raise ValueError(f"{what}: {key} must have shape {shapes[key]}; got {a.shape}")
+        if a.dtype.kind != "f" or not np.isfinite(a).all():
+            raise ValueError(f"{what}: {key} must be finite floating values; got dtype {a.dtype}"
+                             + ("" if a.dtype.kind != "f" else " with NaN or infinite values"))
+        out[key] = a.astype(np.float32, copy=False)
+    if "step" in state:
+        out["step"] = int(state["step"])
+    return out
 
 
 #: The arrays of a record's sources and receivers: key -> (columns or None for one value a point, kind)

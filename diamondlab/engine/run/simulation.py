@@ -284,7 +284,7 @@ class Simulation:
         if initial is None:
             initial = "zero" if plan.physics.sources or plan.physics.receivers else "gaussian"
         elif not isinstance(initial, str):
-            initial = self._check_layers(initial, plan.shape)
+            initial = self._check_initial(initial, plan)
         self._first_step = int(step)
         self._busy = threading.Lock()  # held by the thread that runs or resets (never waited for)
         self._owner: threading.Thread | None = None
@@ -322,6 +322,10 @@ class Simulation:
     def time(self) -> float:
         """Physical time ``n dt`` of the current level."""
         return self.time_step * self.params.dt
+
+    def _check_initial(self, initial, plan):
+        """``initial`` (not a name) checked against ``plan`` before anything is allocated."""
+        return self._check_layers(initial, plan.shape)
 
     @staticmethod
     def _check_layers(initial, shape) -> tuple[np.ndarray, np.ndarray]:
