@@ -504,7 +504,7 @@ def check_maxwell_state(state, plan, what: str = "initial") -> dict:
             continue
         if key == "J" and not physics.drude:
             raise ValueError(f"{what}: the record holds a Drude current J but this run has no Drude medium")
-        if key.startswith("psi") and not w2:
+        if key.startswith("psi") and not physics.pml.width:
             raise ValueError(f"{what}: the record holds the CPML's {key} but this run has no CPML (pml=0)")
         a = np.asarray(state[key])
         if a.shape != shapes[key]:
