@@ -79,9 +79,9 @@ class YeeCUDABackend(YeeCPUBackend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None) -> None:
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, monitors=None) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
-        super().set_physics(materials, dipoles, probes, pml)
+        super().set_physics(materials, dipoles, probes, pml, monitors)
         to = self._cuda.to_device
         prof = [self.pml.profiles(n, self.params.dt) for n in self.shape]
         self._d_table = to(self.table.coefficients.ravel())
@@ -93,7 +93,34 @@ class YeeCUDABackend(YeeCPUBackend):
         be, ae = _profiles(prof, "e")
         self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
         self._d_points = tuple(to(a) for a in self._points)
+        lay = self.monitors
+        self._d_half = [] if lay is None else [to(lay.half[a:b]) for a, b in
+                                               zip(lay.starts[:-1], lay.starts[1:], strict=True)]
         self.reset()
+
+    def _new_sums(self) -> None:
+        """The DFT sums on the device, zero: a float64 ``(nf, npoints)`` pair (real, imaginary) a monitor."""
+        super()._new_sums()
+        self._d_dft = [(self._cuda.to_device(np.zeros(a.shape)), self._cuda.to_device(np.zeros(a.shape)))
+                       for a in self._dft]
+
+    def dft_sums(self) -> list[np.ndarray]:
+        return [re.copy_to_host() + 1j * im.copy_to_host() for re, im in self._d_dft]
+
+    def _transform(self, rec, height: int) -> None:
+        """The sweep's monitor values, still on the device, into the device's DFT sums (a thread a point):
+        only the phase factors ``(2, nf, height)`` cross the bus."""
+        from diamondlab.kernels.dft import dft_cuda_kernels
+        from diamondlab.maxwell.monitors import dft_phases
+
+        lay, kernels, to = self.monitors, dft_cuda_kernels(), self._cuda.to_device
+        for m, (re, im) in enumerate(self._d_dft):
+            a, b = int(lay.starts[m]), int(lay.starts[m + 1])
+            w = dft_phases(lay.frequencies[m], self._clock, height, self.params.dt)
+            blocks = -(-(b - a) // 128)
+            kernels.accumulate[blocks, 128](rec, self.nprobes + a, self._d_half[m],
+                                            to(np.ascontiguousarray(w.real)), to(np.ascontiguousarray(w.imag)),
+                                            re, im)
 
     def reset(self) -> None:
         from diamondlab.kernels.cuda import simulator_enabled
@@ -106,6 +133,7 @@ class YeeCUDABackend(YeeCPUBackend):
 
                 device_memset(a, 0, a.nbytes)
         self._taken = []
+        self._new_sums()
 
     def set_fields(self, e, h) -> None:
         for dev, host in ((self._e, e), (self._h, h)):
@@ -157,11 +185,19 @@ class YeeCUDABackend(YeeCPUBackend):
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
         probe.sweep(1)
         probe.step(1)
+        if self.monitors is not None:
+            from diamondlab.kernels.dft import dft_cuda_kernels
+
+            k, to = dft_cuda_kernels(), self._cuda.to_device
+            rec, z = to(np.zeros((1, 1), np.float32)), np.zeros((2, 1, 1))
+            k.accumulate[1, 1](rec, 0, to(np.zeros(1, np.int64)), to(z), to(z), to(np.zeros((1, 1))),
+                               to(np.zeros((1, 1))))
+            k.take_columns[(1, 1), (1, 1)](rec, self._cuda.device_array((1, 1), np.float32))
         probe.synchronize()
 
     def _device_args(self, height: int, src_samples) -> tuple:
         src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
-        rec = self._cuda.device_array((height, max(self.nprobes, 1)), np.float32)
+        rec = self._cuda.device_array((height, max(self.nrecorded, 1)), np.float32)
         return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec)
 
     def step(self, nsteps: int, src_samples=None) -> None:
@@ -193,8 +229,19 @@ class YeeCUDABackend(YeeCPUBackend):
         self._keep(args)
 
     def _keep(self, args) -> None:
+        rec = args[-1]
+        if self.monitors is not None:
+            self._transform(rec, rec.shape[0])
+            if self.nprobes:  # the probes' slots alone, gathered on the device
+                from diamondlab.kernels.dft import dft_cuda_kernels
+
+                out = self._cuda.device_array((rec.shape[0], self.nprobes), np.float32)
+                grid = (-(-rec.shape[0] // 16), -(-self.nprobes // 16))
+                dft_cuda_kernels().take_columns[grid, (16, 16)](rec, out)
+                rec = out
+        self._clock += rec.shape[0]
         if self.nprobes:
-            self._taken.append(args[-1])
+            self._taken.append(rec)
 
     def take_traces(self) -> np.ndarray:
         rows, self._taken = self._taken, []
