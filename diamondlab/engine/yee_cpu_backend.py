@@ -52,7 +52,8 @@ def _column_tables(padded_xy, halo: int, points, extra=None) -> tuple:
     first[1:] = (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])
     colstart[xs[first], ys[first]] = np.flatnonzero(first)
     pt_z, pt_comp, pt_kind, pt_slot = (np.zeros(max(n, 1), dtype=np.int64) for _ in range(4))
-    pt_z[:n], pt_comp[:n], pt_kind[:n], pt_slot[:n] = cells[order, 2] + halo, comp[order], kind[order], slot[order]
+    pt_z[:n], pt_comp[:n] = cells[order, 2] + halo, comp[order]
+    pt_kind[:n], pt_slot[:n] = kind[order], slot[order]
     return colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot
 
 
@@ -89,7 +90,8 @@ class YeeCPUBackend(Backend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None, monitors=None) -> None:
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None,
+                    monitors=None) -> None:
         """The scene (objects of :mod:`diamondlab.maxwell.materials`), the dipoles and probes
         (:mod:`diamondlab.maxwell.sources`), the CPML and the monitors' points (a
         :class:`~diamondlab.maxwell.monitors.MonitorLayout`: recorded after the probes, transformed each
@@ -127,8 +129,11 @@ class YeeCPUBackend(Backend):
     def _new_sums(self) -> None:
         """The DFT sums of every monitor, zero (complex128 ``(nf, npoints)`` each)."""
         lay = self.monitors
-        self._dft = [] if lay is None else [np.zeros((len(f), b - a), np.complex128) for f, a, b in
-                                            zip(lay.frequencies, lay.starts[:-1], lay.starts[1:], strict=True)]
+        if lay is None:
+            self._dft = []
+            return
+        bounds = zip(lay.frequencies, lay.starts[:-1], lay.starts[1:], strict=True)
+        self._dft = [np.zeros((len(f), b - a), np.complex128) for f, a, b in bounds]
 
     def start_monitors(self, step: int) -> None:
         """The DFT sums to zero, the next sweep's first step ``step`` (the simulation's clock)."""
@@ -219,7 +224,8 @@ class YeeCPUBackend(Backend):
             self._transform(rec, len(rec))
         self._clock += len(rec)
         if self.nprobes:
-            self._taken.append(rec[:, : self.nprobes] if self.monitors is None else rec[:, : self.nprobes].copy())
+            probes = rec[:, : self.nprobes]
+            self._taken.append(probes if self.monitors is None else probes.copy())  # not the monitors' too
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._args(nsteps, src_samples)

@@ -118,9 +118,8 @@ class YeeCUDABackend(YeeCPUBackend):
             a, b = int(lay.starts[m]), int(lay.starts[m + 1])
             w = dft_phases(lay.frequencies[m], self._clock, height, self.params.dt)
             blocks = -(-(b - a) // 128)
-            kernels.accumulate[blocks, 128](rec, self.nprobes + a, self._d_half[m],
-                                            to(np.ascontiguousarray(w.real)), to(np.ascontiguousarray(w.imag)),
-                                            re, im)
+            w_re, w_im = (to(np.ascontiguousarray(part)) for part in (w.real, w.imag))
+            kernels.accumulate[blocks, 128](rec, self.nprobes + a, self._d_half[m], w_re, w_im, re, im)
 
     def reset(self) -> None:
         from diamondlab.kernels.cuda import simulator_enabled

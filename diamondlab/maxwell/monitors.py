@@ -188,8 +188,8 @@ class FluxBox:
             if len(lo) != 3 or len(hi) != 3:
                 raise ValueError
         except (TypeError, ValueError):
-            raise ValueError(f"FluxBox box must be two cells ((x0, y0, z0), (x1, y1, z1)); got {self.box!r}") \
-                from None
+            raise ValueError("FluxBox box must be two cells ((x0, y0, z0), (x1, y1, z1)); got "
+                             f"{self.box!r}") from None
         if any(a >= b for a, b in zip(lo, hi, strict=True)):
             raise ValueError(f"FluxBox box must have x0 < x1, y0 < y1, z0 < z1; got {self.box!r}")
         object.__setattr__(self, "box", (tuple(lo), tuple(hi)))
@@ -257,7 +257,8 @@ class _Plane:
     """A plane of a monitor: its axis, its own component blocks; a flux plane's sign."""
 
     def __init__(self, axis, index, ranges, blocks, direction=None):
-        self.axis, self.index, self.ranges, self.blocks, self.direction = axis, index, ranges, blocks, direction
+        self.axis, self.index, self.ranges = axis, index, ranges
+        self.blocks, self.direction = blocks, direction
 
 
 @dataclass
@@ -318,7 +319,8 @@ class MonitorLayout:
         """``P(f)`` of flux monitor ``m`` (a box's net outward flux, or one ``face``'s)."""
         monitor = self.monitors[m]
         if not isinstance(monitor, (FluxPlane, FluxBox)):
-            raise ValueError(f"monitors[{m}] is a {type(monitor).__name__}: flux needs a FluxPlane or FluxBox")
+            raise ValueError(f"monitors[{m}] is a {type(monitor).__name__}: flux needs a FluxPlane or "
+                             "FluxBox")
         planes = self.planes[m]
         if face is not None:
             if not isinstance(monitor, FluxBox) or face not in FACES:
@@ -365,8 +367,8 @@ def monitor_layout(monitors, shape, spacing: float = 1.0, name: str = "monitors"
             lo_i = 1 if flux else 0
             if not lo_i <= plane.index <= shape[a] - 1:
                 what = f"{where} box" if isinstance(mon, FluxBox) else f"{where} index"
-                raise ValueError(f"{what} must be in [{lo_i}, {shape[a] - 1}] on the {_AXES[a]} axis of the grid "
-                                 f"{tuple(shape)}; got {plane.index}")
+                raise ValueError(f"{what} must be in [{lo_i}, {shape[a] - 1}] on the {_AXES[a]} axis of the "
+                                 f"grid {tuple(shape)}; got {plane.index}")
             others = [b for b in range(3) if b != a]
             top_cell = [shape[b] - (1 if flux else 0) for b in others]
             ranges = plane.region or tuple((0, t) for t in top_cell)
@@ -399,7 +401,8 @@ def monitor_layout(monitors, shape, spacing: float = 1.0, name: str = "monitors"
     comps = np.concatenate([np.full(b.size, COMPONENTS.index(b.component)) for b in blocks_all]) \
         if blocks_all else np.zeros(0, np.int64)
     return MonitorLayout(monitors, planes_of, cells.astype(np.int64), comps.astype(np.int64),
-                         (comps >= 3).astype(np.int64), np.array(starts, dtype=np.int64), freqs, float(spacing))
+                         (comps >= 3).astype(np.int64), np.array(starts, dtype=np.int64), freqs,
+                         float(spacing))
 
 
 def dft_phases(frequencies, first_step: int, height: int, dt: float) -> np.ndarray:
