@@ -360,6 +360,13 @@ def monitor_layout(monitors, shape, spacing: float = 1.0, name: str = "monitors"
         if top > nyquist:
             raise ValueError(f"{where} frequencies must be in (0, {nyquist:g}] (the grid's Nyquist limit, 2 "
                              f"cells a wavelength); got {top:g}")
+        if isinstance(mon, FluxBox):
+            lo, hi = mon.box
+            if min(lo) < 1 or any(h > n - 1 for h, n in zip(hi, shape, strict=True)):
+                top = tuple(n - 1 for n in shape)
+                raise ValueError(f"{where} box must have its corners within [1, n - 1] on every axis of the "
+                                 f"grid {tuple(shape)} (x0, y0, z0 >= 1; x1, y1, z1 <= {top}: a face needs "
+                                 f"the cells on both sides); got {mon.box}")
         planes = []
         for plane in (mon.faces if isinstance(mon, FluxBox) else (mon,)):
             a = plane.axis_index
