@@ -154,3 +154,15 @@ def test_scene_file_monitors():
         parse_scene({"monitors": [{"type": "probe"}]})
     with pytest.raises(ValueError, match="two names of one list"):
         parse_scene({"monitors": [], "dft_planes": []})
+
+
+def test_the_plan_counts_the_monitors_memory():
+    """16 bytes a point and frequency (the DFT sums) and 4 a point and step of a sweep (its values)."""
+    from diamondlab.engine.maxwell_plan import MaxwellPlan
+
+    box = FluxBox(((4, 4, 4), (40, 40, 40)), np.linspace(0.05, 0.2, 8))
+    bare, watched = (MaxwellPlan.build((48, 48, 48), 2, backend="cpu", nt=10, monitors=m)
+                     for m in ((), [box]))
+    points = watched.physics.monitor_layout.npoints
+    assert points > 6 * 36 * 36 * 4  # four components on each face, the H ones on two planes
+    assert watched.host_bytes - bare.host_bytes == points * (16 * 8 + 4 * 10)
