@@ -1,4 +1,4 @@
-"""The run plan of a Maxwell run: the scene, sources, probes and CPML, checked once before allocation.
+"""The run plan of a Maxwell run: the scene, sources, probes, monitors and CPML, checked before allocation.
 
 Contract
 --------
@@ -9,10 +9,13 @@ field, the algorithm, the shape, DTS and Nt (Nt counts steps; a sweep is
 order 2 or 4, the Courant limit of the order), the CPML width (both layers
 of an axis fit in it, with a cell between them), the materials' types, the
 dipoles and probes (inside the grid; dipoles outside the CPML), the
-frequencies the sources carry (at least 2 cells a wavelength), and the
-backend and host memory.  The :class:`MaxwellPhysics` it holds gives the
-run loop of :class:`~diamondlab.engine.simulation.Simulation` what it
-needs (source samples, traces, quiet sources).  Every failure is a
+frequencies the sources carry (at least 2 cells a wavelength), the monitors
+(:func:`~diamondlab.maxwell.monitors.monitor_layout`: on the grid, their
+frequencies up to the same Nyquist limit), and the backend and host memory
+(the monitors' DFT sums and a sweep of their points' values included).
+The :class:`MaxwellPhysics` it holds gives the run loop of
+:class:`~diamondlab.engine.simulation.Simulation` what it needs (source
+samples, traces, quiet sources).  Every failure is a
 ``ValueError``/``TypeError`` naming the parameter.
 """
 

@@ -29,8 +29,9 @@ __all__ = ["YeeCPUBackend"]
 def _column_tables(padded_xy, halo: int, points, extra=None) -> tuple:
     """Kernel tables of ``points`` (``(cell, component index, kind, slot)``; kind 0 a source (a dipole, a TFSF
     correction: on E or H), 1 probe) and of ``extra`` (arrays ``(cells (N, 3), components, slots)`` of more
-    probe points: the monitors'), grouped by column, sources first within a column:
-    ``(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot)``."""
+    probe points: the monitors'), grouped by column, in z order within a column and sources first within a
+    cell (a GPU thread finds its cell's points by bisection): ``(colstart, colcount, pt_z, pt_comp, pt_kind,
+    pt_slot)``."""
     cells = [np.asarray([p[0] for p in points], dtype=np.int64).reshape(-1, 3)]
     comp = [np.asarray([p[1] for p in points], dtype=np.int64)]
     kind = [np.asarray([p[2] for p in points], dtype=np.int64)]
@@ -43,7 +44,7 @@ def _column_tables(padded_xy, halo: int, points, extra=None) -> tuple:
     cells, comp, kind, slot = (np.concatenate(a) for a in (cells, comp, kind, slot))
     n = len(comp)
     X, Y = cells[:, 0] + halo, cells[:, 1] + halo  # noqa: N806 - padded indices, as in the kernels
-    order = np.lexsort((np.arange(n), kind, Y, X))  # by column, sources first, then as given
+    order = np.lexsort((np.arange(n), kind, cells[:, 2], Y, X))  # by column, z, sources first, as given
     colstart = np.full(padded_xy, -1, dtype=np.int64)
     colcount = np.zeros(padded_xy, dtype=np.int64)
     np.add.at(colcount, (X, Y), 1)

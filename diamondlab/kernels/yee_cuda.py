@@ -153,15 +153,26 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
     def cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
                     pz, sx):
         """After cell (X, Y, Z)'s half step ``half``: its source points add to the field just updated (dipoles
-        and TFSF corrections to E, TFSF corrections to H), then its probes record."""
+        and TFSF corrections to E, TFSF corrections to H), then its probes record.  A column's points are in
+        z order: the cell's are found by bisection (a monitor's plane puts hundreds in a column)."""
         start = colstart[X, Y]
         if start < 0:
             return
         n = E.size // 3
         p = X * sx + Y * pz + Z
-        for k in range(start, start + colcount[X, Y]):
+        end = start + colcount[X, Y]
+        lo, hi = start, end
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pt_z[mid] < Z:
+                lo = mid + 1
+            else:
+                hi = mid
+        for k in range(lo, end):
+            if pt_z[k] != Z:
+                break
             c = pt_comp[k]
-            if pt_z[k] != Z or (c >= 3) != (half == 0):
+            if (c >= 3) != (half == 0):
                 continue
             if c >= 3:
                 if pt_kind[k] == 0:
