@@ -20,7 +20,7 @@ from diamondlab.maxwell import (
 )
 from diamondlab.maxwell.monitors import FACES, dft_phases, monitor_layout
 
-pytestmark = pytest.mark.filterwarnings("ignore::diamondlab.engine.simulation.SourceTimingWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::diamondlab.engine.run.simulation.SourceTimingWarning")
 
 SHAPE = (20, 18, 16)
 FREQS = [0.06, 0.11, 0.17]
@@ -158,7 +158,7 @@ def test_scene_file_monitors():
 
 def test_the_plan_counts_the_monitors_memory():
     """16 bytes a point and frequency (the DFT sums) and 4 a point and step of a sweep (its values)."""
-    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 
     box = FluxBox(((4, 4, 4), (40, 40, 40)), np.linspace(0.05, 0.2, 8))
     bare, watched = (MaxwellPlan.build((48, 48, 48), 2, backend="cpu", nt=10, monitors=m)

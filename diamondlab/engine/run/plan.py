@@ -3,14 +3,14 @@
 Contract
 --------
 :meth:`RunPlan.build` takes what the user asked for (the arguments of
-:class:`~diamondlab.engine.simulation.Simulation` but the initial state)
+:class:`~diamondlab.engine.run.simulation.Simulation` but the initial state)
 and returns a frozen :class:`RunPlan`: the shape as ints, the
 :class:`~diamondlab.numerics.WaveParameters`, the backend resolved from
 ``"auto"``, the algorithm (``"auto"``: the backend's choice,
 :meth:`~diamondlab.engine.backends.Backend.choose_algorithm`, with its
 reason), DTS and Nt with the backend's defaults (clipped to the grid) or
 the auto-tuner's choice, the backend's speed options with its defaults
-filled in, and the :class:`~diamondlab.engine.physics.Physics`.
+filled in, and the :class:`~diamondlab.engine.equations.acoustic.Physics`.
 It checks, in this order and without allocating a grid: the algorithm, the
 shape and the tiling values, the physics (velocity, sources, receivers,
 sponge), the time step, the backend's name and availability, the host
@@ -38,9 +38,14 @@ from types import MappingProxyType
 import numpy as np
 
 from diamondlab.engine.backends import Backend, get_backend, resolve_backend
-from diamondlab.engine.halo import HALO_CHOICES
-from diamondlab.engine.memory import check_host_memory, host_bytes
-from diamondlab.engine.physics import Physics
+from diamondlab.engine.backends.axes import SwappedXZBackend
+from diamondlab.engine.equations.acoustic import Physics
+from diamondlab.engine.measure.memory import check_host_memory, host_bytes
+from diamondlab.engine.run.autotune import autotune
+from diamondlab.engine.scale.halo import HALO_CHOICES
+from diamondlab.engine.scale.mpi import SlabBackend
+from diamondlab.engine.scale.subdomain import ghost_rows
+from diamondlab.engine.scale.window import WindowBackend, check_window_dir, streamed_backend, window_chunks
 from diamondlab.numerics import WaveParameters, validate_shape
 
 __all__ = ["ALGORITHMS", "ALGORITHM_CHOICES", "PlanCore", "RunPlan", "default_tiling", "fitted_size"]
@@ -97,8 +102,6 @@ def _device_shape(shape, order: int, nt: int, ranks: int, rank: int, window, swa
     """What one device runs (:attr:`RunPlan.device_shape`); ``nt=0`` leaves out an MPI slab's ghost rows
     (rank 0's own rows are the widest)."""
     if ranks > 1:
-        from diamondlab.engine.mpi import SlabBackend
-
         return SlabBackend.slab_shape(shape, order, nt, ranks, rank)
     if swap_xz:
         return shape[::-1]
@@ -119,7 +122,7 @@ def _check_slab(backend_class, params, shape, slab, size, nt, options, rank, ran
 class PlanCore:
     """What every equation's run plan holds: the grid, the scheme's parameters, the algorithm, the backend,
     DTS and Nt, the backend's options and the equation's physics (:class:`RunPlan`,
-    :class:`~diamondlab.engine.maxwell_plan.MaxwellPlan`)."""
+    :class:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan`)."""
 
     shape: tuple[int, int, int]
     params: object
@@ -155,13 +158,14 @@ class RunPlan(PlanCore):
 
     #: the MPI communicator whose ranks split the grid along y (None: one process)
     comm: object = field(default=None, repr=False, compare=False)
-    #: x rows the device holds at a time (:mod:`~diamondlab.engine.window`); None: the whole grid
+    #: x rows the device holds at a time (:mod:`~diamondlab.engine.scale.window`); None: the whole grid
     window: int | None = None
-    #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.halo.HALO_CHOICES`)
+    #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.scale.halo.HALO_CHOICES`)
     halo: str = "auto"
-    #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.axes`: a tall column)
+    #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.backends.axes`: a tall column)
     swap_xz: bool = False
-    #: a calculation window's fields in files in this folder (:func:`~diamondlab.engine.window.host_fields`)
+    #: a calculation window's fields in files in this folder
+    #: (:func:`~diamondlab.engine.scale.window.host_fields`)
     window_dir: str | None = None
 
     @property
@@ -183,23 +187,17 @@ class RunPlan(PlanCore):
 
     def make_backend(self) -> Backend:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant);
-        with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.mpi.SlabBackend`)."""
-        streamed = self.backend_class.window_class() if self.algorithm == "diamondtorre" else None
+        with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.scale.mpi.SlabBackend`)."""
+        streamed = streamed_backend(self.backend_class) if self.algorithm == "diamondtorre" else None
         if self.swap_xz:
-            from diamondlab.engine.axes import SwappedXZBackend
-
             backend = SwappedXZBackend(self.backend_class.from_plan(replace(self, shape=self.device_shape,
                                                                             swap_xz=False)))
         elif self.window is not None and streamed is not None:
             backend = streamed.from_plan(self)
         elif self.window is not None:
-            from diamondlab.engine.window import WindowBackend
-
             inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, window=None))
             backend = WindowBackend(inner, self.shape, self.window_dir)
         elif self.ranks > 1:
-            from diamondlab.engine.mpi import SlabBackend
-
             inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, comm=None))
             backend = SlabBackend(inner, self.shape, self.comm, self.halo)
         else:
@@ -260,8 +258,6 @@ class RunPlan(PlanCore):
             if window is not None and ranks > 1:
                 raise ValueError("window and comm together are not built yet: use one of them")
         if window_dir is not None:
-            from diamondlab.engine.window import check_window_dir
-
             if window is None:
                 raise ValueError("window_dir keeps a calculation window's fields in files: give window (x "
                                  "rows the device holds) too, smaller than the grid's nx")
@@ -298,7 +294,6 @@ class RunPlan(PlanCore):
 
     def check_slabs(self) -> None:
         """Every rank's slab (owned rows and ghost rows) must hold the backend's tile (MPI ranks)."""
-        from diamondlab.engine.mpi import SlabBackend
 
         for rank in range(self.ranks):  # slab_shape refuses ranks that would hold no row
             slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, rank)
@@ -324,8 +319,6 @@ class RunPlan(PlanCore):
         # what one device holds before Nt is known (MPI: the widest rank's own rows, on every rank alike)
         held = _device_shape(shape, params.order, 0, ranks, 0, window, swap_xz)
         if size == "auto" or nt == "auto":
-            from diamondlab.engine.autotune import autotune
-
             tuned = autotune(params, held, name)
             size = tuned.size if size == "auto" else size
             nt = tuned.nt if nt == "auto" else nt
@@ -346,7 +339,7 @@ class RunPlan(PlanCore):
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, device_shape, medium)
-        streamed = None if window is None or algorithm != "diamondtorre" else backend_class.window_class()
+        streamed = None if window is None or algorithm != "diamondtorre" else streamed_backend(backend_class)
         options = dict(options or {})
         if streamed is not None:  # a streamed sweep runs stage by stage
             options.setdefault("band", 0)
@@ -357,9 +350,6 @@ class RunPlan(PlanCore):
         if streamed is not None:
             streamed.check_window(params, shape, size, nt, window, options)
         elif window is not None:
-            from diamondlab.engine.subdomain import ghost_rows
-            from diamondlab.engine.window import window_chunks
-
             window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows
         return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason,
                    comm=comm, window=window, swap_xz=swap_xz, window_dir=window_dir)

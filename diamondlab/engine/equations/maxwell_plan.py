@@ -2,7 +2,7 @@
 
 Contract
 --------
-:meth:`MaxwellPlan.build` is :meth:`~diamondlab.engine.plan.RunPlan.build`
+:meth:`MaxwellPlan.build` is :meth:`~diamondlab.engine.run.plan.RunPlan.build`
 for the Maxwell equation: it normalises and checks, without allocating a
 field, the algorithm, the shape, DTS and Nt (Nt counts steps; a sweep is
 ``2 Nt`` half-step tiers), the scheme (:class:`~diamondlab.maxwell.scheme.YeeParameters`:
@@ -14,7 +14,7 @@ frequencies the sources carry (at least 2 cells a wavelength), the monitors
 frequencies up to the same Nyquist limit), and the backend and host memory
 (the monitors' DFT sums and a sweep of their points' values included).
 The :class:`MaxwellPhysics` it holds gives the run loop of
-:class:`~diamondlab.engine.simulation.Simulation` what it needs (source
+:class:`~diamondlab.engine.run.simulation.Simulation` what it needs (source
 samples, traces, quiet sources).  Every failure is a
 ``ValueError``/``TypeError`` naming the parameter.
 """
@@ -29,8 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from diamondlab.engine.memory import check_host_memory
-from diamondlab.engine.plan import ALGORITHM_CHOICES, PlanCore
+from diamondlab.engine.measure.memory import check_host_memory
+from diamondlab.engine.run.plan import ALGORITHM_CHOICES, PlanCore
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, source_coefficient
 from diamondlab.maxwell.monitors import MONITORS, monitor_layout
@@ -43,8 +43,8 @@ __all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan", "SourcePoint", "
 
 #: Backends that run the Maxwell equation, by name.
 MAXWELL_BACKENDS = {
-    "cpu": "diamondlab.engine.yee_cpu_backend:YeeCPUBackend",
-    "cuda": "diamondlab.engine.yee_cuda_backend:YeeCUDABackend",
+    "cpu": "diamondlab.engine.backends.yee_cpu:YeeCPUBackend",
+    "cuda": "diamondlab.engine.backends.yee_cuda:YeeCUDABackend",
 }
 
 
@@ -270,6 +270,11 @@ class MaxwellPlan(PlanCore):
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=4)
             name = "cpu"
             size_, nt_ = cls._tiling(name, params, shape, size, nt)
+        chosen, reason = algorithm, "asked for"
+        if algorithm == "auto":
+            chosen, reason = _backend_class(name).AUTO
+            if chosen == "stepwise":
+                warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=3)
         return cls(shape, params, chosen, name, size_, nt_, MappingProxyType({}), physics, reason)
 
     @staticmethod

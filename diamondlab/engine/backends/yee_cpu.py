@@ -61,6 +61,9 @@ def _column_tables(padded_xy, halo: int, points, extra=None) -> tuple:
 class YeeCPUBackend(Backend):
     """Yee fields in host memory, kernels compiled with Numba (parallel over torres of a stage)."""
 
+    #: What ``algorithm="auto"`` runs on this backend, and the reason the plan reports
+    AUTO = ("diamondtorre", "DiamondTorre, the default")
+
     name = "cpu"
     #: (DTS, Nt) per order: tiles of radius 8 to 12 cells, Nt in steps (2 Nt tiers)
     TILING = {2: (8, 16), 4: (4, 16)}

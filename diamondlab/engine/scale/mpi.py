@@ -9,7 +9,7 @@ split along y into ``comm.size`` slabs of nearly equal width
 ``[y0 - G, y1 + G)`` clipped to the grid, with ``G = Nt * order / 2`` ghost
 rows on each side: the light cone of a sweep of ``Nt`` steps.  Before each
 sweep (or each call of ``step``) the ranks exchange the ghost rows of both
-levels with the ranks that own them (:mod:`~diamondlab.engine.halo`: through
+levels with the ranks that own them (:mod:`~diamondlab.engine.scale.halo`: through
 host memory, or GPU to GPU over CUDA IPC), then each rank runs the sweep on its
 slab alone.  The zero boundary that a slab's cut edge puts in place of its
 neighbour's rows corrupts at most ``order / 2`` rows per step, so after
@@ -32,8 +32,8 @@ import math
 import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper
-from diamondlab.engine.halo import connect
-from diamondlab.engine.subdomain import PartPhysics, ghost_rows
+from diamondlab.engine.scale.halo import connect
+from diamondlab.engine.scale.subdomain import PartPhysics, ghost_rows
 
 __all__ = ["SlabBackend", "predict_scaling", "slab_bounds"]
 
@@ -108,7 +108,7 @@ class SlabBackend(Wrapper):
         The whole grid.
     comm : mpi4py communicator
     halo : {"auto", "host", "peer"}
-        The exchange path (:func:`~diamondlab.engine.halo.connect`).
+        The exchange path (:func:`~diamondlab.engine.scale.halo.connect`).
     """
 
     def __init__(self, inner: Backend, shape, comm, halo: str = "auto"):
@@ -135,7 +135,7 @@ class SlabBackend(Wrapper):
         local = [[(q, (y0 - self.rows[0], y1 - self.rows[0])) for q, (y0, y1) in pairs]
                  for pairs in (self._sends, self._recvs)]
         self._halo = connect(inner, comm, *local, halo)  # collective: every rank builds its slab now
-        #: how the ghost rows travel (:mod:`~diamondlab.engine.halo`)
+        #: how the ghost rows travel (:mod:`~diamondlab.engine.scale.halo`)
         self.halo_path: str = self._halo.description
 
     @staticmethod
