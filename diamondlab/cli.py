@@ -45,7 +45,7 @@ __all__ = ["main"]
 DEFAULT_SHAPE = (128, 128, 128)
 
 #: Files a run writes in --out (what --overwrite replaces).
-OUTPUT_PATTERNS = ("snapshot_*.npz", "snapshot_*.vti", "traces.npz", "manifest.json")
+OUTPUT_PATTERNS = ("snapshot_*.npz", "snapshot_*.vti", "traces.npz", "monitors.npz", "manifest.json")
 
 #: The lock file of a run in --out (removed at its end) and the folder where --overwrite stages the new run.
 LOCK_NAME, STAGING_NAME = ".diamondlab.lock", ".diamondlab-staging"
@@ -606,12 +606,14 @@ def _maxwell_problem(args):
             courant=args.courant, spacing=1.0 if args.spacing is None else args.spacing, backend=args.backend,
             algorithm=args.algorithm, materials=scene.get("materials", ()), sources=sources, probes=probes,
             pml=pml, periodic=args.periodic if args.periodic is not None else scene.get("periodic", ""),
+            monitors=scene.get("monitors", ()),
         )  # fmt: skip
     except ValueError as err:  # a point or the CPML the plan refuses: from the flags or the scene?
         from_scene = f"--scene {args.scene}"
         origin = {"sources": "--dipole" if args.dipole else from_scene, "probes": "--probe" if args.probe
                   else from_scene, "pml": "--pml" if args.pml is not None else from_scene,
-                  "periodic": "--periodic" if args.periodic is not None else from_scene}  # fmt: skip
+                  "periodic": "--periodic" if args.periodic is not None else from_scene,
+                  "monitors": from_scene}  # fmt: skip
         key = next((k for k in origin if str(err).startswith(k) and k in scene), None)
         key = key or next((k for k in origin if str(err).startswith(k) and origin[k] != from_scene), None)
         if key is None:
@@ -619,7 +621,8 @@ def _maxwell_problem(args):
         raise ValueError(f"{origin[key]}: {err}") from None
     ph = plan.physics
     problem = {"plan": plan, "view": args.view or scene.get("view", "Ez"), "shape": plan.shape,
-               "order": args.order, "sources": ph.sources, "receivers": ph.receivers}
+               "order": args.order, "sources": ph.sources, "receivers": ph.receivers,
+               "monitors": ph.monitors}
     if record is not None:
         from diamondlab.engine.outputs.io import check_maxwell_state
 
@@ -715,7 +718,13 @@ def _plan(args, problem, formats) -> tuple[list, dict]:
     if nrec:
         rows = (args.steps + int(problem.get("traces_before", 0)))
         planned.append(("traces.npz", out / "traces.npz", 4 * rows * nrec + 8 * rows + 24 * nrec + 4096))
-    if args.snapshot_every is not None or nrec:
+    plan = problem.get("plan")  # Maxwell's: its state is not the acoustic fields
+    monitors = [] if plan is None else plan.physics.monitors
+    if monitors:  # the DFT fields (the flux planes' interpolated: fewer points than the sums) and fluxes
+        lay = plan.physics.monitor_layout
+        size = lay.accumulator_bytes() + 64 * 1024 * len(monitors)
+        planned.append(("monitors.npz", out / "monitors.npz", size))
+    if args.snapshot_every is not None or nrec or monitors:
         planned.append(("manifest.json", out / "manifest.json", 64 * 1024))
     plan = problem.get("plan")  # Maxwell's: its state is not the acoustic fields
     saved_bytes = None
@@ -890,10 +899,17 @@ def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool, o
         if outputs.attempt(outputs.out / "traces.npz", lambda: write_atomically(
                 path, lambda fh: np.savez(fh, **record), verify=npz_verifier(record))):
             print(f"traces of {len(sim.receivers)} {points} ({len(sim.traces)} steps) in {outputs.out}")
+    monitors = getattr(sim, "monitors", ())
+    if monitors:
+        record = _monitor_record(sim)
+        path = folder / "monitors.npz"
+        if outputs.attempt(outputs.out / "monitors.npz", lambda: write_atomically(
+                path, lambda fh: np.savez(fh, **record), verify=npz_verifier(record))):
+            print(f"DFT fields and fluxes of {len(monitors)} monitors in {outputs.out}")
     if args.save and outputs.attempt(args.save, lambda: save_run(args.save, sim, first, first_step)):
         print(f"saved {args.save}")
     in_out = [p for p in outputs.written if Path(p).parent == folder]
-    if in_out or snapshots is not None or sim.receivers:
+    if in_out or snapshots is not None or sim.receivers or monitors:
         manifest = {
             "equation": sim.equation, "shape": list(sim.shape), "order": sim.order, "first_step": first_step,
             "last_step": sim.time_step, "interrupted": interrupted, "files": sorted(p.name for p in in_out),
@@ -919,6 +935,29 @@ def _trace_record(sim) -> tuple[str, dict]:
         return "probes", {**record, "positions": positions,
                           "components": np.array([p.component for p in sim.receivers])}
     return "receivers", {**record, "receivers": positions}
+
+
+def _monitor_record(sim) -> dict:
+    """The arrays of ``monitors.npz``, per monitor ``i``: ``m{i}_type`` (``DFTPlane``, ``FluxPlane``,
+    ``FluxBox``), ``m{i}_frequencies``, its DFT fields ``m{i}_{component}`` (complex, ``(nf, n1, n2)``;
+    a box's ``m{i}_{face}_{component}``, faces ``mx px my py mz pz`` for ``-x +x ..``) and a flux monitor's
+    ``m{i}_flux`` (a box's net outward flux; ``m{i}_{face}_flux`` per face); ``dt`` and ``steps`` (the
+    steps summed)."""
+    record = {"dt": np.float64(sim.params.dt), "steps": np.int64(sim.time_step - sim._first_step)}
+    for i, mon in enumerate(sim.monitors):
+        kind = type(mon).__name__
+        record[f"m{i}_type"], record[f"m{i}_frequencies"] = np.array(kind), np.array(mon.frequencies)
+        fields = sim.dft(i)
+        if kind == "FluxBox":
+            for face, comps in fields.items():
+                tag = ("m" if face[0] == "-" else "p") + face[1]
+                record.update({f"m{i}_{tag}_{c}": v for c, v in comps.items()})
+                record[f"m{i}_{tag}_flux"] = sim.flux(i, face)
+        else:
+            record.update({f"m{i}_{c}": v for c, v in fields.items()})
+        if kind != "DFTPlane":
+            record[f"m{i}_flux"] = sim.flux(i)
+    return record
 
 
 def _json_verifier(path: Path) -> None:
@@ -950,7 +989,8 @@ def _run(args, comm=None) -> int:
 
     root = comm is None or comm.rank == 0
     problem, record = _problem(args)
-    writes_out = args.snapshot_every is not None or bool(problem["receivers"])
+    writes_out = (args.snapshot_every is not None or bool(problem["receivers"])
+                  or bool(problem.get("monitors")))
     formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
     Snapshots(args.snapshot_every or 1, args.out, formats)  # checks the cadence and the formats first
     if comm is not None and "plan" in problem:

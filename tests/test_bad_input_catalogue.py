@@ -752,3 +752,90 @@ def test_issue28_api_refuses_a_bad_initial_state_before_allocation(
         MaxwellSimulation((16, 16, 16), 2, backend="cpu", pml=2, initial=initial)
     assert text in str(err.value), err.value
 # ---------------------------------------------------------------- end of issue 28 (Maxwell records)
+
+
+# ---------------------------------------------------------------- issue 28 (dft): Maxwell monitors
+def _monitor_row(**kw):
+    from diamondlab.maxwell import DFTPlane, FluxBox, FluxPlane
+
+    kinds = {"dft": DFTPlane, "flux": FluxPlane, "box": FluxBox}
+    kind = kw.pop("kind")
+    return lambda: kinds[kind](**kw)
+
+
+MONITOR_API_ROWS = [
+    ("monitor axis", dict(kind="dft", axis="w", index=3, frequencies=[0.1]),
+     "DFTPlane axis must be one of 'x', 'y', 'z' (or 0, 1, 2); got 'w'"),
+    ("monitor index float", dict(kind="flux", axis="x", index=3.5, frequencies=[0.1]),
+     "FluxPlane index must be a whole number (a cell index); got 3.5"),
+    ("monitor frequency zero", dict(kind="dft", axis="x", index=3, frequencies=[0.1, 0.0]),
+     "DFTPlane frequencies must be one or more finite numbers > 0"),
+    ("monitor no frequency", dict(kind="box", box=((2, 2, 2), (6, 6, 6)), frequencies=[]),
+     "FluxBox frequencies must be one or more finite numbers > 0"),
+    ("monitor component", dict(kind="dft", axis="x", index=3, frequencies=[0.1], components=("Bz",)),
+     "DFTPlane components must be distinct names of ('Ex', 'Ey', 'Ez', 'Hx', 'Hy', 'Hz')"),
+    ("monitor region inverted", dict(kind="dft", axis="z", index=3, frequencies=[0.1],
+                                     region=((4, 2), (0, 3))),
+     "DFTPlane region must have lo < hi on both axes"),
+    ("monitor direction", dict(kind="flux", axis="z", index=3, frequencies=[0.1], direction=2),
+     "FluxPlane direction must be +1 or -1"),
+    ("monitor box inverted", dict(kind="box", box=((6, 2, 2), (4, 6, 6)), frequencies=[0.1]),
+     "FluxBox box must have x0 < x1, y0 < y1, z0 < z1"),
+    # against the grid (16 cells a side), from the plan, before any allocation
+    ("monitor index outside", dict(kind="dft", axis="y", index=16, frequencies=[0.1]),
+     "monitors[0] index must be in [0, 15] on the y axis of the grid (16, 16, 16); got 16"),
+    ("flux plane on the first plane", dict(kind="flux", axis="x", index=0, frequencies=[0.1]),
+     "monitors[0] index must be in [1, 15] on the x axis"),
+    ("monitor region outside", dict(kind="dft", axis="z", index=3, frequencies=[0.1],
+                                    region=((0, 17), (0, 3))),
+     "monitors[0] region must lie in [0, 16) along x (the grid (16, 16, 16)); got [0, 17)"),
+    ("flux region to the last cell", dict(kind="flux", axis="z", index=3, frequencies=[0.1],
+                                          region=((0, 16), (0, 3))),
+     "monitors[0] region must lie in [0, 15) along x (the grid (16, 16, 16), faces need the next cell)"),
+    ("flux box outside", dict(kind="box", box=((2, 2, 2), (6, 16, 6)), frequencies=[0.1]),
+     "monitors[0] box must have its corners within [1, n - 1] on every axis of the grid (16, 16, 16)"),
+    ("monitor above Nyquist", dict(kind="dft", axis="z", index=3, frequencies=[0.1, 0.6]),
+     "monitors[0] frequencies must be in (0, 0.5] (the grid's Nyquist limit, 2 cells a wavelength); got 0.6"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kw", "text"), _rows(MONITOR_API_ROWS))
+def test_issue28_monitors_refused_naming_the_option_and_range(kw, text, no_yee_work):
+    from diamondlab.maxwell import Dipole, Ricker
+
+    with pytest.raises(ValueError, match=r"^(DFTPlane|FluxPlane|FluxBox|monitors\[0\]) ") as err:
+        Simulation((16, 16, 16), 2, equation="maxwell", backend="cpu",
+                   sources=[Dipole((8, 8, 8), "Ez", Ricker(0.1))], monitors=[_monitor_row(**kw)()])
+    assert text in str(err.value), str(err.value)
+
+
+def test_issue28_monitors_other_refusals(no_yee_work):
+    from diamondlab.maxwell import DFTPlane
+
+    plane = DFTPlane("z", 3, [0.1])
+    with pytest.raises(ValueError, match="monitors and dft_planes are two names of one list"):
+        Simulation((16, 16, 16), 2, equation="maxwell", backend="cpu", monitors=[plane], dft_planes=[plane])
+    with pytest.raises(TypeError, match=r"monitors\[1\] must be a DFTPlane or FluxPlane or FluxBox"):
+        Simulation((16, 16, 16), 2, equation="maxwell", backend="cpu", monitors=[plane, (3, 3, 3)])
+
+
+MONITOR_SCENE_ROWS = [
+    ("scene monitor type", '{"monitors": [{"type": "probe"}]}',
+     'monitors[0].type must be one of dft, flux, fluxbox; got "probe"'),
+    ("scene monitor key", '{"monitors": [{"type": "fluxbox", "box": [[2, 2, 2], [6, 6, 6]], "frequencies": '
+     '[0.1], "axis": "x"}]}', "monitors[0].axis is not a key here (known: type, box, frequencies)"),
+    ("scene monitor frequencies", '{"dft_planes": [{"type": "dft", "axis": "z", "index": 3, "frequencies": '
+     '"0.1"}]}', "dft_planes[0].frequencies must be a list of numbers or a table (center, width, count)"),
+    ("scene monitor outside", '{"monitors": [{"type": "flux", "axis": "z", "index": 16, "frequencies": '
+     '[0.1]}]}', "--scene scene.json: monitors[0] index must be in [1, 15] on the z axis"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("scene", "text"), _rows(MONITOR_SCENE_ROWS))
+def test_issue28_cli_refuses_a_bad_monitor_in_the_scene(
+    scene, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+):
+    test_issue28_cli_refuses_a_bad_scene_naming_the_key_path(
+        scene, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+    )
+# ---------------------------------------------------------------- end of issue 28 (dft)

@@ -196,3 +196,35 @@ def test_the_example_scene_is_a_valid_scene():
 
     scene = parse_scene(read_scene(EXAMPLE))
     assert scene["shape"] == (24, 24, 24) and len(scene["probes"]) == 2 and scene["pml"].width == 4
+
+
+def test_a_scene_with_monitors_writes_their_dft_and_flux(tmp_path, capsys):
+    """``monitors.npz``: the DFT fields and fluxes of the Python run, bit for bit (key ``dft_planes``)."""
+    from diamondlab.maxwell import DFTPlane, FluxBox, FluxPlane
+
+    out = tmp_path / "out"
+    monitors = [{"type": "dft", "axis": "y", "index": 10, "frequencies": [0.1, 0.15], "components": ["Ez"]},
+                {"type": "flux", "axis": "x", "index": 14, "frequencies": [0.15], "direction": -1},
+                {"type": "fluxbox", "box": [[4, 6, 6], [9, 14, 14]], "frequencies": [0.12, 0.15]}]
+    scene = {k: v for k, v in SCENE.items() if k != "probes"}
+    path = _scene(tmp_path, {**scene, "dft_planes": monitors})
+    assert main([*RUN, "--scene", path, "--out", str(out)]) == 0
+    assert "DFT fields and fluxes of 3 monitors" in capsys.readouterr().out
+    sim = MaxwellSimulation(
+        (20, 20, 20), 2, backend="cpu", pml=CPML(4),
+        materials=[Sphere((10, 10, 10), 3, Drude(eps_inf=1.0, wp=0.6, gamma=0.02))],
+        sources=[Dipole((6, 10, 10), "Ez", GaussianPulse(0.15, 0.1))],
+        monitors=[DFTPlane("y", 10, [0.1, 0.15], components=("Ez",)),
+                  FluxPlane("x", 14, [0.15], direction=-1), FluxBox(((4, 6, 6), (9, 14, 14)), [0.12, 0.15])],
+    )  # fmt: skip
+    sim.run(30)
+    with np.load(out / "monitors.npz") as data:
+        assert str(data["m0_type"]) == "DFTPlane" and data["m0_frequencies"].tolist() == [0.1, 0.15]
+        assert np.array_equal(data["m0_Ez"], sim.dft(0)["Ez"]) and np.abs(data["m0_Ez"]).max() > 0
+        assert np.array_equal(data["m1_flux"], sim.flux(1))
+        assert np.array_equal(data["m1_Hz"], sim.dft(1)["Hz"])
+        assert np.array_equal(data["m2_flux"], sim.flux(2))
+        assert np.array_equal(data["m2_px_flux"], sim.flux(2, "+x"))
+        assert np.array_equal(data["m2_mz_Ey"], sim.dft(2)["-z"]["Ey"]) and int(data["steps"]) == 30
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["files"] == ["monitors.npz"]

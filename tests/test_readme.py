@@ -133,6 +133,9 @@ def test_cli_maxwell_scene_example_writes_what_it_says(monkeypatch, tmp_path, ca
         "snapshot_0000000.npz", "snapshot_0000030.npz", "snapshot_0000060.npz"
     ]  # fmt: skip
     assert json.loads(Path("out-maxwell/manifest.json").read_text())["view"] == "Ez"
+    with np.load("out-maxwell/monitors.npz") as data:
+        assert data["m0_Ez"].shape == (2, 24, 24) and data["m1_flux"].shape == (5,)
+        assert np.isfinite(data["m1_flux"]).all() and np.abs(data["m0_Ez"]).max() > 0
 
 
 def test_version_example(capsys):
@@ -208,7 +211,7 @@ def test_gpu_window_example_gives_the_in_memory_traces(monkeypatch, tmp_path, ca
 
 
 def test_maxwell_quickstart():
-    (block,) = [b for b in _blocks("python") if 'equation="maxwell"' in b]
+    (block,) = [b for b in _blocks("python") if 'equation="maxwell"' in b and "near =" in b]
     scope = {}
     exec(block, scope)  # noqa: S102 - the README's own example
     sim, near = scope["sim"], scope["near"]
@@ -216,3 +219,11 @@ def test_maxwell_quickstart():
     # the pulse reached both probes and the field stays bounded (the CPML absorbs, the metal is stable)
     assert (abs(sim.traces).max(axis=0) > 1e-4).all() and abs(near).max() > 0
     assert sim.algorithm == "diamondtorre" and sim.time_step == 300
+
+
+def test_maxwell_monitors_example():
+    (block,) = [b for b in _blocks("python") if "FluxBox" in b]
+    scope = {}
+    exec(block, scope)  # noqa: S102 - the README's own example
+    power, ez = scope["power"], scope["ez"]
+    assert power.shape == (3,) and (power > 0).all() and ez.shape == (3, 32, 32) and abs(ez).max() > 0

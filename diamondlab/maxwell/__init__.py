@@ -1,4 +1,4 @@
-"""Maxwell's equations on the Yee grid: the scheme, media and objects, sources and probes, the CPML.
+"""Maxwell's equations on the Yee grid: the scheme, media and objects, sources and probes, monitors, the CPML.
 
 The equation's own facts (NumPy only); ``Simulation(..., equation="maxwell")``
 runs them (:class:`~diamondlab.engine.equations.maxwell_simulation.MaxwellSimulation`).
@@ -19,6 +19,7 @@ from diamondlab.maxwell.materials import (
     Sphere,
     material_table,
 )
+from diamondlab.maxwell.monitors import DFTPlane, FluxBox, FluxPlane
 from diamondlab.maxwell.scheme import YeeParameters, yee_courant_limit, yee_frequency, yee_weights
 from diamondlab.maxwell.sources import (
     COMPONENTS,
@@ -38,9 +39,12 @@ __all__ = [
     "Box",
     "ContinuousWave",
     "Cylinder",
+    "DFTPlane",
     "Dielectric",
     "Dipole",
     "Drude",
+    "FluxBox",
+    "FluxPlane",
     "GaussianPulse",
     "IndexArray",
     "PlaneWave",

@@ -20,7 +20,12 @@ keys, all optional::
         "medium": {"kind": "dielectric", "eps": 4, "mu": 1, "sigma": 0.01}}],
      "sources": [{"type": "dipole", "position": [6, 12, 12], "component": "Ez", "amplitude": 1.0,
                   "waveform": {"kind": "ricker", "frequency": 0.08}}],
-     "probes": [{"position": [16, 12, 12], "component": "Ez"}]}
+     "probes": [{"position": [16, 12, 12], "component": "Ez"}],
+     "monitors": [{"type": "dft", "axis": "z", "index": 12, "frequencies": [0.08, 0.1],
+                   "components": ["Ex", "Ez"], "region": [[4, 20], [4, 20]]},
+                  {"type": "flux", "axis": "x", "index": 18, "frequencies": {"center": 0.1, "width": 0.04,
+                   "count": 5}, "direction": 1},
+                  {"type": "fluxbox", "box": [[6, 6, 6], [18, 18, 18]], "frequencies": [0.1]}]}
 
 Media: ``dielectric`` (``eps``, ``mu``, ``sigma``), ``drude`` (``eps_inf``,
 ``wp``, ``gamma``, ``sigma``) and ``pec`` (also the string ``"pec"``).
@@ -31,8 +36,11 @@ the axes whose faces carry it, e.g. ``"x"``; default every axis that is not
 periodic).  ``periodic``: the periodic axes, ``["y", "z"]`` or ``"yz"``
 (:mod:`diamondlab.engine.equations.maxwell_plan`).  The top-level
 ``waveform`` is the one of every dipole without its own (and of the command
-line's ``--dipole``).  A source of ``"type": "planewave"`` is handed to
-``diamondlab.maxwell.sources.PlaneWave`` where this version has one.
+line's ``--dipole``).  Monitors (``"monitors"``, or ``"dft_planes"``: the same list under the
+issue's name) are :mod:`diamondlab.maxwell.monitors`' ``DFTPlane`` (``dft``), ``FluxPlane`` (``flux``)
+and ``FluxBox`` (``fluxbox``); their ``frequencies`` a list, or ``{"center", "width", "count"}``: ``count``
+frequencies evenly over ``center -+ width / 2`` (Meep's ``fcen, df, nfreq``).  A source of
+``"type": "planewave"`` is handed to ``diamondlab.maxwell.sources.PlaneWave`` where this version has one.
 Unknown keys are errors (a misspelt key would be silently ignored).
 NumPy only.
 """
@@ -46,6 +54,7 @@ from pathlib import Path
 from diamondlab.maxwell import sources as _sources
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import PEC, Box, Cylinder, Dielectric, Drude, Slab, Sphere
+from diamondlab.maxwell.monitors import DFTPlane, FluxBox, FluxPlane
 from diamondlab.maxwell.sources import COMPONENTS, ContinuousWave, Dipole, GaussianPulse, Probe, Ricker
 
 __all__ = ["SCENE_KEYS", "parse_scene", "read_scene"]
@@ -53,7 +62,7 @@ __all__ = ["SCENE_KEYS", "parse_scene", "read_scene"]
 #: The top-level keys of a scene.
 SCENE_KEYS = (
     "shape", "order", "steps", "courant", "pml", "periodic", "view", "waveform", "materials", "sources",
-    "probes",
+    "probes", "monitors", "dft_planes",
 )  # fmt: skip
 
 _AXES = ("x", "y", "z")
@@ -252,6 +261,49 @@ def _probe(value, path: str):
     return _made(path, lambda: Probe(position, component))
 
 
+_MONITOR_KEYS = {"dft": ("axis", "index", "frequencies", "components", "region"),
+                 "flux": ("axis", "index", "frequencies", "region", "direction"),
+                 "fluxbox": ("box", "frequencies")}
+
+
+def _frequencies(keys: _Keys):
+    """A monitor's frequencies: a list of numbers, or ``{"center", "width", "count"}``."""
+    value = keys.raw("frequencies", required=True)
+    if isinstance(value, dict):
+        spread = _Keys(value, keys.at("frequencies"), ("center", "width", "count"))
+        center = spread.number("center", required=True)
+        width = spread.number("width", default=0.0, low=0)
+        count = spread.integer("count", default=1, low=1)
+        if count == 1:
+            return [center]
+        return [center - width / 2 + width * i / (count - 1) for i in range(count)]
+    if not isinstance(value, list) or not value or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+        raise ValueError(f"{keys.at('frequencies')} must be a list of numbers or a table (center, width, "
+                         f"count); got {_what(value)}")
+    return value
+
+
+def _monitor(value, path: str):
+    kind = _Keys(value, path, ("type", *{k for ks in _MONITOR_KEYS.values() for k in ks})).choice(
+        "type", tuple(_MONITOR_KEYS), required=True)
+    keys = _Keys(value, path, ("type", *_MONITOR_KEYS[kind]))
+    freqs = _frequencies(keys)
+    if kind == "fluxbox":
+        box = keys.raw("box", required=True)
+        return _made(path, lambda: FluxBox(box, freqs))
+    args = {"axis": keys.choice("axis", _AXES, required=True), "index": keys.integer("index", required=True),
+            "frequencies": freqs}
+    if keys.has("region"):
+        args["region"] = keys.raw("region")
+    if kind == "flux":
+        args["direction"] = keys.choice("direction", (1, -1), default=1)
+        return _made(path, lambda: FluxPlane(**args))
+    if keys.has("components"):
+        args["components"] = keys.raw("components")
+    return _made(path, lambda: DFTPlane(**args))
+
+
 def _pml(value, path: str):
     if isinstance(value, dict):
         keys = _Keys(value, path, ("width", "grading", "alpha_max", "sigma_ratio", "axes"))
@@ -277,8 +329,9 @@ def _axes(value, path: str) -> str:
 
 
 def parse_scene(scene: dict, default_waveform=None) -> dict:
-    """The scene's objects: a dict of the keys given (:data:`SCENE_KEYS`), ``materials``, ``sources``
-    and ``probes`` as lists of diamondlab objects, ``pml`` a :class:`CPML`, ``waveform`` the default one.
+    """The scene's objects: a dict of the keys given (:data:`SCENE_KEYS`), ``materials``, ``sources``,
+    ``probes`` and ``monitors`` (or ``dft_planes``) as lists of diamondlab objects, ``pml`` a
+    :class:`CPML`, ``waveform`` the default one.
 
     ``default_waveform``: the waveform of dipoles without one (the command line's ``--frequency``),
     before the scene's own top-level ``waveform``.
@@ -317,6 +370,11 @@ def parse_scene(scene: dict, default_waveform=None) -> dict:
                           for i, v in enumerate(keys.items("sources"))]
     if keys.has("probes"):
         out["probes"] = [_probe(v, f"probes[{i}]") for i, v in enumerate(keys.items("probes"))]
+    if keys.has("monitors") and keys.has("dft_planes"):
+        raise ValueError("monitors and dft_planes are two names of one list: give one of them")
+    for name in ("monitors", "dft_planes"):
+        if keys.has(name):
+            out["monitors"] = [_monitor(v, f"{name}[{i}]") for i, v in enumerate(keys.items(name))]
     return out
 
 

@@ -182,14 +182,14 @@ def test_bad_components():
 @pytest.mark.slow
 def test_cuda_kernels_under_the_simulator():
     """DiamondTorre equals stepwise bit for bit on the (simulated) GPU with every feature (plane waves and
-    periodic faces too), and the GPU agrees with the CPU to float32 rounding
+    periodic faces and monitors too), and the GPU agrees with the CPU to float32 rounding
     (tests/engine/yee_cuda_sim_cases.py)."""
     script = Path(__file__).with_name("yee_cuda_sim_cases.py")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    # four cases (two with plane waves), the periodic one, the bare kernels, a GPU run resumed from its record
-    assert out.stdout.count(": ok") == 7, out.stdout
+    # four cases (two with plane waves), the periodic one, the bare kernels, the monitors, a resumed GPU run
+    assert out.stdout.count(": ok") == 8, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 

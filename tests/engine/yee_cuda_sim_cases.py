@@ -7,9 +7,11 @@ with a Drude sphere, a PEC box, a CPML, a dipole and probes (or, in the
 plane-wave cases, two TFSF plane waves: corrections on E and H components;
 in the periodic case, y and z periodic, CPML on x, the sphere and the
 dipole across the y face), and both agree with the CPU engine to float32
-rounding; then a GPU run saved and resumed equals the straight run bit for
-bit.  Prints one line per case and exits
-non-zero on the first mismatch.
+rounding; then the monitors' case (:func:`run_dft_case`): a DFT plane, a
+flux plane and a flux box summed on the device equal bit for bit between
+the GPU's two algorithms and the CPU's to float32 rounding; then a GPU run
+saved and resumed equals the straight run bit for bit.  Prints one line per
+case and exits non-zero on the first mismatch.
 """
 
 from __future__ import annotations
@@ -125,12 +127,48 @@ def resume_case() -> str:
     return "GPU record resumed: ok"
 
 
+def run_dft_case(order=2, shape=(8, 7, 6), steps=5) -> str:
+    """The monitors on the GPU: the device's DFT sums (and the probes' slots gathered beside them)."""
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.maxwell import DFTPlane, Dipole, FluxBox, FluxPlane, Probe, Ricker
+
+    freqs = [0.1, 0.23]
+    scene = dict(sources=[Dipole((3, 3, 3), "Ez", Ricker(0.2), amplitude=100.0)], pml=0,
+                 probes=[Probe((4, 3, 2), "Hy")],
+                 monitors=[DFTPlane("z", 2, freqs, components=("Ex", "Hz"), region=((1, 6), (2, 5))),
+                           FluxPlane("x", 5, freqs[:1], region=((1, 5), (1, 4))),
+                           FluxBox(((2, 2, 2), (5, 5, 4)), freqs)])
+    rng = np.random.default_rng(order)
+    start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
+    runs = {}
+    for backend in ("cuda", "cpu"):
+        for algorithm in ("stepwise", "diamondtorre"):
+            sim = Simulation(shape, order, equation="maxwell", size=1, nt=2, backend=backend,
+                             algorithm=algorithm, **scene)
+            sim.reset(start)
+            sim.run(steps)
+            runs[backend, algorithm] = [sim.traces.copy(), *sim.backend.dft_sums(), sim.flux(2)]
+    gpu_s, gpu_d, cpu = runs["cuda", "stepwise"], runs["cuda", "diamondtorre"], runs["cpu", "stepwise"]
+    if not all(np.array_equal(a, b) for a, b in zip(gpu_s, gpu_d, strict=True)):
+        raise SystemExit(f"order {order}: GPU DiamondTorre's DFT sums differ from GPU stepwise")
+    if not all(np.abs(a).max() > 0 for a in gpu_s):
+        raise SystemExit(f"order {order}: a monitor summed nothing")
+    for a, b in zip(gpu_s, cpu, strict=True):
+        if not np.allclose(a, b, rtol=1e-4, atol=1e-5 * float(np.abs(b).max())):
+            raise SystemExit(f"order {order}: GPU and CPU DFT sums differ beyond float32 rounding")
+    return f"order {order} {shape} monitors (DFT plane, flux plane, flux box): ok"
+
+
 if __name__ == "__main__":
     import warnings
 
     warnings.simplefilter("ignore")  # the dipole's pulse peaks after these few steps: said, and meant
-    for case in CASES:
+    only_dft = sys.argv[1:] == ["dft"]
+    for case in [] if only_dft else CASES:
         print(run_case(*case), flush=True)
+    print(run_dft_case(), flush=True)
     import numpy as np
 
     from diamondlab import Simulation

@@ -49,22 +49,35 @@ def wrap_halo(padded: np.ndarray, halo: int, periodic: str) -> None:
             padded[...] = np.take(padded, halo + np.arange(-halo, n + halo) % n, axis=axis)
 
 
-def _column_tables(padded_xy, halo: int, points) -> tuple:
+def _column_tables(padded_xy, halo: int, points, extra=None) -> tuple:
     """Kernel tables of ``points`` (``(cell, component index, kind, slot)``; kind 0 a source (a dipole, a TFSF
-    correction: on E or H), 1 probe), grouped by column, sorted by ``z`` within a column (a GPU thread finds
-    its cell's points by bisection), sources before probes at one ``z``:
-    ``(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot)``."""
+    correction: on E or H), 1 probe) and of ``extra`` (arrays ``(cells (N, 3), components, slots)`` of more
+    probe points: the monitors'), grouped by column, in z order within a column and sources first within a
+    cell (a GPU thread finds its cell's points by bisection): ``(colstart, colcount, pt_z, pt_comp, pt_kind,
+    pt_slot)``."""
+    cells = [np.asarray([p[0] for p in points], dtype=np.int64).reshape(-1, 3)]
+    comp = [np.asarray([p[1] for p in points], dtype=np.int64)]
+    kind = [np.asarray([p[2] for p in points], dtype=np.int64)]
+    slot = [np.asarray([p[3] for p in points], dtype=np.int64)]
+    if extra is not None:
+        cells.append(np.asarray(extra[0], np.int64).reshape(-1, 3))
+        comp.append(np.asarray(extra[1], np.int64))
+        kind.append(np.ones(len(extra[1]), np.int64))
+        slot.append(np.asarray(extra[2], np.int64))
+    cells, comp, kind, slot = (np.concatenate(a) for a in (cells, comp, kind, slot))
+    n = len(comp)
+    X, Y = cells[:, 0] + halo, cells[:, 1] + halo  # noqa: N806 - padded indices, as in the kernels
+    order = np.lexsort((np.arange(n), kind, cells[:, 2], Y, X))  # by column, z, sources first, as given
     colstart = np.full(padded_xy, -1, dtype=np.int64)
     colcount = np.zeros(padded_xy, dtype=np.int64)
-    order = sorted(range(len(points)), key=lambda i: (*points[i][0], points[i][2], i))
-    pt_z, pt_comp, pt_kind, pt_slot = (np.zeros(max(len(points), 1), dtype=np.int64) for _ in range(4))
-    for n, i in enumerate(order):
-        (x, y, z), comp, kind, slot = points[i]
-        X, Y = x + halo, y + halo  # noqa: N806 - padded indices, as in the kernels
-        if colstart[X, Y] < 0:
-            colstart[X, Y] = n
-        colcount[X, Y] += 1
-        pt_z[n], pt_comp[n], pt_kind[n], pt_slot[n] = z + halo, comp, kind, slot
+    np.add.at(colcount, (X, Y), 1)
+    xs, ys = X[order], Y[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])
+    colstart[xs[first], ys[first]] = np.flatnonzero(first)
+    pt_z, pt_comp, pt_kind, pt_slot = (np.zeros(max(n, 1), dtype=np.int64) for _ in range(4))
+    pt_z[:n], pt_comp[:n] = cells[order, 2] + halo, comp[order]
+    pt_kind[:n], pt_slot[:n] = kind[order], slot[order]
     return colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot
 
 
@@ -105,10 +118,12 @@ class YeeCPUBackend(Backend):
         self.set_physics()
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None,
-                    periodic: str = "") -> None:
+                    periodic: str = "", monitors=None) -> None:
         """The scene (objects of :mod:`diamondlab.maxwell.materials`), the dipoles and probes
-        (:mod:`diamondlab.maxwell.sources`), the CPML and the periodic axes (``"y"``, ``"z"``, ``"yz"``:
-        checked by the plan); fields, currents and ``psi`` start at zero."""
+        (:mod:`diamondlab.maxwell.sources`), the CPML, the periodic axes (``"y"``, ``"z"``, ``"yz"``:
+        checked by the plan) and the monitors' points (a
+        :class:`~diamondlab.maxwell.monitors.MonitorLayout`: recorded after the probes, transformed each
+        sweep); fields, currents, ``psi`` and the DFT sums start at zero."""
         dt = self.params.dt
         if "x" in periodic:
             raise ValueError("periodic: x cannot be periodic (DiamondTorre sweeps x in one pass)")
@@ -134,15 +149,53 @@ class YeeCPUBackend(Backend):
         points = [(d.position, COMPONENTS.index(d.component), 0, r)
                   for d, r in zip(dipoles, rows, strict=True)]
         points += [(p.position, COMPONENTS.index(p.component), 1, i) for i, p in enumerate(probes)]
-        self._points = _column_tables(self._padded[1:3], self.halo, points)
         self.ndipoles, self.nprobes = (max(rows) + 1 if rows else 0), len(probes)
+        self.monitors = monitors if monitors is not None and monitors.npoints else None
+        extra = None
+        if self.monitors is not None:
+            extra = (monitors.cells, monitors.components, self.nprobes + np.arange(monitors.npoints))
+        self._points = _column_tables(self._padded[1:3], self.halo, points, extra)
+        self.nrecorded = self.nprobes + (monitors.npoints if self.monitors is not None else 0)
         self._taken: list[np.ndarray] = []
+        self._new_sums()
+        self._clock = 0
+
+    # ------------------------------------------------------------------ the monitors' running DFT
+    def _new_sums(self) -> None:
+        """The DFT sums of every monitor, zero (complex128 ``(nf, npoints)`` each)."""
+        lay = self.monitors
+        if lay is None:
+            self._dft = []
+            return
+        bounds = zip(lay.frequencies, lay.starts[:-1], lay.starts[1:], strict=True)
+        self._dft = [np.zeros((len(f), b - a), np.complex128) for f, a, b in bounds]
+
+    def start_monitors(self, step: int) -> None:
+        """The DFT sums to zero, the next sweep's first step ``step`` (the simulation's clock)."""
+        self._new_sums()
+        self._clock = int(step)
+
+    def dft_sums(self) -> list[np.ndarray]:
+        """Host copies of the DFT sums, one ``(nf, npoints)`` complex128 array a monitor."""
+        return [a.copy() for a in self._dft]
+
+    def _transform(self, rec, height: int) -> None:
+        """Add the sweep's recorded monitor values (``rec``'s slots after the probes) to the DFT sums."""
+        from diamondlab.kernels.dft import dft_accumulate
+        from diamondlab.maxwell.monitors import dft_phases
+
+        lay = self.monitors
+        for m, acc in enumerate(self._dft):
+            a, b = int(lay.starts[m]), int(lay.starts[m + 1])
+            w = dft_phases(lay.frequencies[m], self._clock, height, self.params.dt)
+            dft_accumulate(rec, self.nprobes + a, lay.half[a:b], w, acc)
 
     def reset(self) -> None:
-        """Every field, current and ``psi`` to zero."""
+        """Every field, current, ``psi`` and DFT sum to zero."""
         for a in (self._e, self._h, self._j, *self._psi):
             a.fill(0.0)
         self._taken = []
+        self._new_sums()
 
     @property
     def _interior(self):
@@ -217,15 +270,25 @@ class YeeCPUBackend(Backend):
                                                        np.float32)
         probe.sweep(1)
         probe.step(1)
+        if self.monitors is not None:
+            from diamondlab.kernels.dft import dft_accumulate
+
+            dft_accumulate(np.zeros((1, 1), np.float32), 0, np.zeros(1, np.int64),
+                           np.zeros((2, 1, 1), np.complex128), np.zeros((1, 1), np.complex128))
 
     def _args(self, height: int, src_samples) -> tuple:
         src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
-        rec = np.zeros((height, max(self.nprobes, 1)), np.float32)
+        rec = np.zeros((height, max(self.nrecorded, 1)), np.float32)
         return (self._pml_h, self._pml_e, self._psi, self._points, src, rec, self._wrap)
 
     def _keep(self, args) -> None:
+        rec = args[-2]  # before the periodic flags
+        if self.monitors is not None:
+            self._transform(rec, len(rec))
+        self._clock += len(rec)
         if self.nprobes:
-            self._taken.append(args[5][:, : self.nprobes])
+            probes = rec[:, : self.nprobes]
+            self._taken.append(probes if self.monitors is None else probes.copy())  # not the monitors' too
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._args(nsteps, src_samples)

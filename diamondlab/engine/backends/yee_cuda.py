@@ -104,12 +104,13 @@ class YeeCUDABackend(YeeCPUBackend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "") -> None:
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "",
+                    monitors=None) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
-        super().set_physics(materials, dipoles, probes, pml, periodic)
+        super().set_physics(materials, dipoles, probes, pml, periodic, monitors)
         self._stage_lists = {}  # the schedule follows periodic y
         self.kernels = yee_cuda_kernels(self.params.order, pml=any(self.pml.axis_widths(self.periodic)),
-                                        points=bool(self.ndipoles or self.nprobes), drude=self._drude)
+                                        points=bool(self.ndipoles or self.nrecorded), drude=self._drude)
         to = self._cuda.to_device
         prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
         self._d_table = to(self.table.coefficients.ravel())
@@ -122,7 +123,33 @@ class YeeCUDABackend(YeeCPUBackend):
         self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
         cells = _point_cells(self._points, self.shape, self.halo)
         self._d_points = (*(to(a) for a in self._points), to(cells))
+        lay = self.monitors
+        self._d_half = [] if lay is None else [to(lay.half[a:b]) for a, b in
+                                               zip(lay.starts[:-1], lay.starts[1:], strict=True)]
         self.reset()
+
+    def _new_sums(self) -> None:
+        """The DFT sums on the device, zero: a float64 ``(nf, npoints)`` pair (real, imaginary) a monitor."""
+        super()._new_sums()
+        self._d_dft = [(self._cuda.to_device(np.zeros(a.shape)), self._cuda.to_device(np.zeros(a.shape)))
+                       for a in self._dft]
+
+    def dft_sums(self) -> list[np.ndarray]:
+        return [re.copy_to_host() + 1j * im.copy_to_host() for re, im in self._d_dft]
+
+    def _transform(self, rec, height: int) -> None:
+        """The sweep's monitor values, still on the device, into the device's DFT sums (a thread a point):
+        only the phase factors ``(2, nf, height)`` cross the bus."""
+        from diamondlab.kernels.dft import dft_cuda_kernels
+        from diamondlab.maxwell.monitors import dft_phases
+
+        lay, kernels, to = self.monitors, dft_cuda_kernels(), self._cuda.to_device
+        for m, (re, im) in enumerate(self._d_dft):
+            a, b = int(lay.starts[m]), int(lay.starts[m + 1])
+            w = dft_phases(lay.frequencies[m], self._clock, height, self.params.dt)
+            blocks = -(-(b - a) // 128)
+            w_re, w_im = (to(np.ascontiguousarray(part)) for part in (w.real, w.imag))
+            kernels.accumulate[blocks, 128](rec, self.nprobes + a, self._d_half[m], w_re, w_im, re, im)
 
     def reset(self) -> None:
         from diamondlab.kernels.cuda import simulator_enabled
@@ -135,6 +162,7 @@ class YeeCUDABackend(YeeCPUBackend):
 
                 device_memset(a, 0, a.nbytes)
         self._taken = []
+        self._new_sums()
 
     def set_fields(self, e, h) -> None:
         for dev, host in ((self._e, e), (self._h, h)):
@@ -209,11 +237,19 @@ class YeeCUDABackend(YeeCPUBackend):
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
         probe.sweep(1)
         probe.step(1)
+        if self.monitors is not None:
+            from diamondlab.kernels.dft import dft_cuda_kernels
+
+            k, to = dft_cuda_kernels(), self._cuda.to_device
+            rec, z = to(np.zeros((1, 1), np.float32)), np.zeros((2, 1, 1))
+            k.accumulate[1, 1](rec, 0, to(np.zeros(1, np.int64)), to(z), to(z), to(np.zeros((1, 1))),
+                               to(np.zeros((1, 1))))
+            k.take_columns[(1, 1), (1, 1)](rec, self._cuda.device_array((1, 1), np.float32))
         probe.synchronize()
 
     def _device_args(self, height: int, src_samples) -> tuple:
         src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
-        rec = self._cuda.device_array((height, max(self.nprobes, 1)), np.float32)
+        rec = self._cuda.device_array((height, max(self.nrecorded, 1)), np.float32)
         return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
 
     def step(self, nsteps: int, src_samples=None) -> None:
@@ -253,8 +289,19 @@ class YeeCUDABackend(YeeCPUBackend):
         self._keep(args)
 
     def _keep(self, args) -> None:
+        rec = args[-3]  # before the two periodic flags
+        if self.monitors is not None:
+            self._transform(rec, rec.shape[0])
+            if self.nprobes:  # the probes' slots alone, gathered on the device
+                from diamondlab.kernels.dft import dft_cuda_kernels
+
+                out = self._cuda.device_array((rec.shape[0], self.nprobes), np.float32)
+                grid = (-(-rec.shape[0] // 16), -(-self.nprobes // 16))
+                dft_cuda_kernels().take_columns[grid, (16, 16)](rec, out)
+                rec = out
+        self._clock += rec.shape[0]
         if self.nprobes:
-            self._taken.append(args[-3])  # rec, before the two periodic flags
+            self._taken.append(rec)
 
     def take_traces(self) -> np.ndarray:
         rows, self._taken = self._taken, []

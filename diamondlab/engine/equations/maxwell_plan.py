@@ -1,4 +1,4 @@
-"""The run plan of a Maxwell run: the scene, sources, probes and CPML, checked once before allocation.
+"""The run plan of a Maxwell run: the scene, sources, probes, monitors and CPML, checked before allocation.
 
 Contract
 --------
@@ -9,10 +9,13 @@ field, the algorithm, the shape, DTS and Nt (Nt counts steps; a sweep is
 order 2 or 4, the Courant limit of the order), the periodic axes, the CPML
 width (both layers of an axis fit in it, with a cell between them), the materials' types, the
 dipoles and probes (inside the grid; dipoles outside the CPML), the
-frequencies the sources carry (at least 2 cells a wavelength), and the
-backend and host memory.  The :class:`MaxwellPhysics` it holds gives the
-run loop of :class:`~diamondlab.engine.run.simulation.Simulation` what it
-needs (source samples, traces, quiet sources).  Every failure is a
+frequencies the sources carry (at least 2 cells a wavelength), the monitors
+(:func:`~diamondlab.maxwell.monitors.monitor_layout`: on the grid, their
+frequencies up to the same Nyquist limit), and the backend and host memory
+(the monitors' DFT sums and a sweep of their points' values included).
+The :class:`MaxwellPhysics` it holds gives the run loop of
+:class:`~diamondlab.engine.run.simulation.Simulation` what it needs (source
+samples, traces, quiet sources).  Every failure is a
 ``ValueError``/``TypeError`` naming the parameter.
 
 Boundaries: every face is a perfect conductor unless ``pml`` puts a CPML
@@ -47,6 +50,7 @@ from diamondlab.engine.measure.memory import check_host_memory
 from diamondlab.engine.run.plan import ALGORITHM_CHOICES, PlanCore
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, periodic_images, source_coefficient
+from diamondlab.maxwell.monitors import MONITORS, monitor_layout
 from diamondlab.maxwell.scheme import YeeParameters
 from diamondlab.maxwell.sources import COMPONENTS, Dipole, PlaneWave, Probe
 from diamondlab.maxwell.tfsf import TFSF
@@ -96,7 +100,7 @@ class MaxwellPhysics:
     """The scene, dipoles, probes and CPML of a Maxwell run (checked; see the module contract)."""
 
     def __init__(self, shape, params: YeeParameters, materials=(), sources=(), probes=(), pml=0,
-                 periodic=""):
+                 periodic="", monitors=()):
         self.shape = shape
         self.periodic = periodic = periodic_axes(periodic)
         self.materials = tuple(materials or ())
@@ -131,6 +135,9 @@ class MaxwellPhysics:
             if top * params.spacing > 0.5:
                 raise ValueError(f"sources[{i}]: its waveform reaches frequency {top:g}, above the grid's "
                                  f"Nyquist limit {0.5 / params.spacing:g} (2 cells a wavelength); lower it")
+        self.monitors = _listed(monitors, "monitors", MONITORS)
+        # the monitors' planes on the grid, their frequencies up to the Nyquist limit (the sources' rule)
+        self.monitor_layout = monitor_layout(self.monitors, shape, params.spacing)
         self.params = params
         self.drude = has_drude(self.materials)
         # what a dipole's unit current adds to its E component in a step: -cb of its cell
@@ -194,7 +201,7 @@ class MaxwellPhysics:
         dipoles = [d for d in self.sources if isinstance(d, Dipole)]
         waves = [d for d in self.sources if isinstance(d, PlaneWave)]
         parts += [f"{len(p)} {n}" for n, p in (("dipoles", dipoles), ("plane waves", waves),
-                                                ("probes", self.receivers)) if p]
+                                                ("probes", self.receivers), ("monitors", self.monitors)) if p]
         return ", ".join(parts)
 
 
@@ -246,16 +253,20 @@ def _backend_class(name: str):
     return getattr(importlib.import_module(module), cls)
 
 
-def _state_bytes(shape, physics: MaxwellPhysics) -> int:
+def _state_bytes(shape, physics: MaxwellPhysics, nt: int = 64) -> int:
     """Bytes a run holds on the host: E, H (padded), the Drude current where a Drude medium may be, the
-    material index (3 bytes a cell) and the CPML's psi."""
+    material index (3 bytes a cell), the CPML's psi, and the monitors' DFT sums (16 bytes a point and
+    frequency) with their points' values of a sweep of ``nt`` steps (4 bytes a point and step; 64: above
+    every backend's default height)."""
+    lay = physics.monitor_layout
+    monitors = lay.accumulator_bytes() + 4 * nt * lay.npoints
     reach = physics.params.reach
     cells = int(np.prod([n + 2 * reach for n in shape], dtype=np.int64))
     drude = physics.drude
     wx, wy, wz = physics.pml_widths
     nx, ny, nz = shape
     psi = 16 * 2 * (wx * ny * nz + wy * nx * nz + wz * nx * ny)
-    return cells * 12 * (2 + drude) + 3 * nx * ny * nz + psi
+    return cells * 12 * (2 + drude) + 3 * nx * ny * nz + psi + monitors
 
 
 @dataclass(frozen=True)
@@ -274,24 +285,27 @@ class MaxwellPlan(PlanCore):
 
     @property
     def host_bytes(self) -> int:
-        """Bytes the run's state holds on the host (E, H, Drude currents, material index, CPML psi)."""
-        return _state_bytes(self.shape, self.physics)
+        """Bytes the run's state holds on the host (E, H, Drude currents, material index, CPML psi, the
+        monitors' DFT sums and a sweep of their points' values)."""
+        return _state_bytes(self.shape, self.physics, self.nt)
 
     @property
     def backend_class(self):
         return _backend_class(self.backend)
 
     def make_backend(self):
-        """Allocate the fields and hand the backend the scene, the dipoles, the probes and the CPML."""
+        """Allocate the fields and hand the backend the scene, the dipoles, the probes, the CPML and the
+        monitors."""
         backend = self.backend_class.from_plan(self)
         ph = self.physics
-        backend.set_physics(ph.materials, ph.source_points.points, ph.receivers, ph.pml, ph.periodic)
+        backend.set_physics(ph.materials, ph.source_points.points, ph.receivers, ph.pml, ph.periodic,
+                            ph.monitor_layout)
         return backend
 
     @classmethod
     def build(cls, shape=(64, 64, 64), order: int = 2, *, size=None, nt=None, courant=None, dt=None,
               spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto", materials=(),
-              sources=(), probes=(), pml=0, periodic="", backend_options=None) -> MaxwellPlan:
+              sources=(), probes=(), pml=0, periodic="", monitors=(), backend_options=None) -> MaxwellPlan:
         """Normalise and check a Maxwell run (see the module contract)."""
         if algorithm not in ALGORITHM_CHOICES:
             raise ValueError(f"algorithm must be one of {ALGORITHM_CHOICES}; got {algorithm!r}")
@@ -301,7 +315,7 @@ class MaxwellPlan(PlanCore):
                                       or value < 1):
                 raise ValueError(f"{name} must be an int >= 1 (default: the backend's); got {value!r}")
         params = YeeParameters(order=order, courant=courant, dt=dt, spacing=spacing)
-        physics = MaxwellPhysics(shape, params, materials, sources, probes, pml, periodic)
+        physics = MaxwellPhysics(shape, params, materials, sources, probes, pml, periodic, monitors)
         if backend != "auto" and backend not in MAXWELL_BACKENDS:
             raise ValueError(f"backend must be one of {('auto', *MAXWELL_BACKENDS)} for the Maxwell "
                              f"equation; got {backend!r}")
@@ -314,7 +328,9 @@ class MaxwellPlan(PlanCore):
         if backend_options:
             raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
                              f"backend {name!r} (it takes: none)")
-        check_host_memory(shape, _state_bytes(shape, physics))
+        check_host_memory(shape, _state_bytes(shape, physics, 64 if nt is None else nt))
+        chosen = "diamondtorre" if algorithm == "auto" else algorithm
+        reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
         try:
             size_, nt_ = cls._tiling(name, params, shape, size, nt)
         except ValueError as err:

@@ -16,6 +16,9 @@ or :meth:`MaxwellSimulation.state`; checked against the run by
 :attr:`~MaxwellSimulation.traces` holds the probes' values, one row a step
 (``E`` probes at ``t = (n + 1) dt``, ``H`` probes at ``(n + 1/2) dt``);
 :attr:`~MaxwellSimulation.field` is the component :attr:`view` (``"Ez"``).
+The monitors (:mod:`diamondlab.maxwell.monitors`: DFT planes, flux planes and
+boxes) are transformed during the run, inside its sweeps; :meth:`~MaxwellSimulation.dft`
+and :meth:`~MaxwellSimulation.flux` read their results.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ class MaxwellSimulation(Simulation):
     periodic : str or sequence of str
         The periodic axes: ``"y"``, ``"z"`` or ``("y", "z")`` (x cannot be: see
         :mod:`~diamondlab.engine.equations.maxwell_plan`); under DiamondTorre ``ny`` a multiple of ``2R``.
+    monitors : sequence of :class:`~diamondlab.maxwell.monitors.DFTPlane`, ``FluxPlane``, ``FluxBox``
+        The running DFTs and fluxes (:meth:`dft`, :meth:`flux`); ``dft_planes`` is another name for it
+        (give one of the two).
     backend, algorithm : str
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
     initial : "zero", a pair ``(E, H)``, a state or a record, optional
@@ -82,12 +88,22 @@ class MaxwellSimulation(Simulation):
     ...                    probes=sim.probes, initial=sim.state())
     >>> again.time_step, np.array_equal(again.E, sim.E)
     (40, True)
+
+    The flux of the dipole out of a box around it, from the DFT of the fields on its faces:
+
+    >>> from diamondlab.maxwell import FluxBox
+    >>> sim = Simulation((24, 24, 24), 2, equation="maxwell", pml=4,
+    ...                  sources=[Dipole((12, 12, 12), "Ez", GaussianPulse(0.15, 0.1))],
+    ...                  monitors=[FluxBox(((8, 8, 8), (16, 16, 16)), [0.1, 0.15])])
+    >>> _ = sim.run(40)
+    >>> sim.flux(0).shape, bool((sim.flux(0) > 0).all()), sim.dft(0)["+x"]["Ez"].shape
+    ((2,), True, (2, 8, 8))
     """
 
     def __init__(self, shape=(64, 64, 64), order: int = 2, *, equation: str = "maxwell", size=None, nt=None,
                  courant=None, dt=None, spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto",
-                 materials=(), sources=(), probes=(), pml=0, periodic="", initial="zero",
-                 step: int | None = None):
+                 materials=(), sources=(), probes=(), pml=0, periodic="", monitors=(), dft_planes=(),
+                 initial="zero", step: int | None = None):
         if equation != "maxwell":
             raise ValueError(f"MaxwellSimulation runs equation='maxwell'; got {equation!r}")
         if step is None:
@@ -96,13 +112,50 @@ class MaxwellSimulation(Simulation):
         if isinstance(initial, str) and initial != "zero":
             raise ValueError(f"initial must be 'zero', a pair (E, H), a state or a Maxwell run record; got "
                              f"{initial!r}")
+        if monitors and dft_planes:
+            raise ValueError("monitors and dft_planes are two names of one list: give one of them")
         plan = MaxwellPlan.build(shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing,
                                  backend=backend, algorithm=algorithm, materials=materials, sources=sources,
-                                 probes=probes, pml=pml, periodic=periodic)
+                                 probes=probes, pml=pml, periodic=periodic, monitors=monitors or dft_planes)
         self._start(plan, initial, None, step)
 
     equation = "maxwell"
     probes = property(lambda self: self.plan.physics.receivers, doc="The probes (Probe objects).")
+    monitors = property(lambda self: self.plan.physics.monitors,
+                        doc="The monitors (DFTPlane, FluxPlane, FluxBox objects).")
+
+    def _monitor(self, i) -> int:
+        n = len(self.monitors)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not -n <= i < n:
+            raise ValueError(f"monitor index must be an int in [0, {n - 1}] ({n} monitors); got {i!r}"
+                             if n else f"monitor index {i!r}: this simulation has no monitors")
+        return int(i) % n
+
+    def _sums(self, i: int) -> np.ndarray:
+        with self._exclusive("read its monitors", read=True):
+            self.backend.synchronize()
+            return self.backend.dft_sums()[i]
+
+    def dft(self, i: int = 0) -> dict:
+        """The DFT fields of monitor ``i`` since the start (or the reset), complex128 ``(nf, n1, n2)`` each.
+
+        A :class:`~diamondlab.maxwell.monitors.DFTPlane`: ``{component: array}`` over its cells (each
+        component at its Yee position); a ``FluxPlane``: the four tangential components at the face centres;
+        a ``FluxBox``: ``{face: {component: array}}`` for the faces ``"-x"``, ``"+x"``, .. ``"+z"``.
+        ``n1, n2`` run along the plane's other two axes in x, y, z order.
+        """
+        i = self._monitor(i)
+        return self.physics.monitor_layout.dft(i, self._sums(i))
+
+    def flux(self, i: int = 0, face: str | None = None) -> np.ndarray:
+        """``P(f)`` (float64, one a frequency) of flux monitor ``i``: ``1/2 Re sum (E x conj H) . n dA``
+        (a ``FluxBox``: the net outward flux, or that of one ``face``: ``"-x"`` .. ``"+z"``)."""
+        i = self._monitor(i)
+        return self.physics.monitor_layout.flux(i, self._sums(i), face)
+
+    def _restart_clock(self) -> None:
+        super()._restart_clock()
+        self.backend.start_monitors(self.time_step)  # the DFT sums from zero, their sample times from here
 
     @property
     def view(self) -> str:
