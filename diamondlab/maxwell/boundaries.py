@@ -16,9 +16,10 @@ the usual optimum, ``eta = h = 1`` in these units) and ``alpha = alpha_max
 (1 - d / width)``, ``d`` the depth into the layer of the point where the
 derivative is taken: the ``E`` updates' derivatives along an axis sit on the
 cells (depths 1/2 to ``width - 1/2``, the layer's inner edge ``width - 1/2``
-cells from the face), the ``H`` updates' half a cell further out (depths 0 to
-``width``); the order-4 stencil, two cells each way, is centred on the same
-points, so one profile serves both orders.
+cells from the face), the ``H`` updates' half a cell off (depths 0 to
+``width - 1`` on the low face, 1 to ``width`` on the high one); the order-4
+stencil, two cells each way, is centred on the same points, so one profile
+serves both orders.
 
 The defaults (grading 3, ``sigma_ratio`` 0.75, ``alpha_max`` 0.05) send a
 broadband Gaussian pulse (``GaussianPulse(0.1, 0.05)`` on an ``Ez`` dipole 10
@@ -31,21 +32,22 @@ back this far down at normal incidence (peak reflected over peak incident,
     order 4  -56.0  -81.3  -94.7  -102.3 dB
 
 (``sigma_ratio`` 0.5 before: -44/-40, -65/-58, -97/-94, -104/-105 dB; 0.75
-gains 7 to 23 dB at 6 and 8 cells for 3 dB at 12 and 16; grading 4 and
-``alpha_max`` 0.15 lose 1 to 8 dB, 2.5 wins at 6 cells and loses 10 at 12.)
+gains 7 to 23 dB at 6 and 8 cells for up to 4 dB at 12 and 16; grading 4
+loses 5 to 9 dB at 6 and 8 cells, 2.5 wins 5 at 6 and loses 10 at 12,
+``alpha_max`` 0 or 0.15 moves less than 2 dB.)
 At 12 cells the reflection is under -80 dB up to 0.2 cycles a cell (5 cells a
 wavelength) at both orders, then rises where the grid no longer resolves the
 wave: -60 (order 2) and -79 dB (order 4) at 0.25, -32 and -53 dB at 0.3; a
 pulse with much of its spectrum there (``GaussianPulse(0.15, 0.1)``, to 0.45)
-comes back at about -40 dB, whatever the profile.  By angle (12 cells,
-probes along the face): under -60 dB to 60 degrees at both orders and both
-polarisations (BENCHMARKS.md has the table).  ``kappa`` stays 1: a
-``kappa > 1`` divides the plain derivative by ``kappa``, a third coefficient
+comes back at -41 (order 2) and -48 dB (order 4), within 3 dB of the best
+profile tried for it (-43, -51).  By angle (12 cells, probes along the face where the dipole's
+specular ray lands, 0 to 70 degrees, both polarisations): -83 dB or lower at
+order 2, -93 dB or lower at order 4 (BENCHMARKS.md has the table).
+``kappa`` stays 1: a ``kappa > 1`` divides the plain derivative by ``kappa``, a third coefficient
 per point that the kernels' ``psi <- b psi + a d; d + psi`` has no room for
 (``psi``'s recursion holds only the convolution), and it serves the
 evanescent fields of sources a few cells from the layer, which the
-measurements above did not need.
-``psi`` is held only in the layers: four
+measurements above did not need.  ``psi`` is held only in the layers: four
 float32 arrays a face pair (``(4, 2 width, ny, nz)`` along x, 16 bytes a
 layer cell and axis).  :meth:`CPML.profiles` gives, per axis, the layer
 index of every cell (-1 outside) and ``(b, a)`` at the ``E`` and ``H``
