@@ -51,12 +51,12 @@ def test_the_default_profile():
 @pytest.mark.parametrize("order", [2, 4])
 def test_twelve_cells_send_a_broadband_pulse_back_60_db_down(order):
     """The issue's mark: 12 cells, normal incidence, at least 60 dB (measured -93 and -95 dB at orders 2
-    and 4); a 4-cell layer shows that the measurement sees a reflection."""
+    and 4); a 4-cell layer (-39 dB) shows that the measurement sees a reflection."""
     (db,) = _reflection_db(order, 12)
     assert db < -60, db
     if order == 2:
         (db4,) = _reflection_db(order, 4)
-        assert db4 > -40, db4
+        assert db4 > -50, db4
 
 
 def test_oblique_incidence_stays_60_db_down_to_60_degrees():
