@@ -11,10 +11,43 @@ zeros beyond the wall instead of the mirror images).
 in the layer becomes ``dF/da + psi`` with ``psi <- b psi + a dF/da``,
 ``b = exp(-(sigma + alpha) dt)``, ``a = sigma / (sigma + alpha) (b - 1)``,
 the grading ``sigma = sigma_max (d / width)^grading`` with ``sigma_max =
-r * 0.8 (grading + 1)`` (``r``: ``sigma_ratio``, 0.5 by default: a pulse from a
-dipole 10 cells from a 10-cell layer comes back 42 dB down, 37 dB with 1) and ``alpha =
-alpha_max (1 - d / width)``, ``d`` the depth into the layer of the point
-where the derivative is taken.  ``psi`` is held only in the layers: four
+r * 0.8 (grading + 1)`` (``r``: ``sigma_ratio``; ``0.8 (m + 1) / (eta h)`` is
+the usual optimum, ``eta = h = 1`` in these units) and ``alpha = alpha_max
+(1 - d / width)``, ``d`` the depth into the layer of the point where the
+derivative is taken: the ``E`` updates' derivatives along an axis sit on the
+cells (depths 1/2 to ``width - 1/2``, the layer's inner edge ``width - 1/2``
+cells from the face), the ``H`` updates' half a cell off (depths 0 to
+``width - 1`` on the low face, 1 to ``width`` on the high one); the order-4
+stencil, two cells each way, is centred on the same points, so one profile
+serves both orders.
+
+The defaults (grading 3, ``sigma_ratio`` 0.75, ``alpha_max`` 0.05) send a
+broadband Gaussian pulse (``GaussianPulse(0.1, 0.05)`` on an ``Ez`` dipole 10
+cells from the layer: 0.01 to 0.27 cycles a cell within 20 dB at the layer)
+back this far down at normal incidence (peak reflected over peak incident,
+``.ci/maxwell-cpml.py``; BENCHMARKS.md, "Maxwell CPML reflection")::
+
+    width      6      8      12      16
+    order 2  -55.7  -72.2  -92.9  -100.5 dB
+    order 4  -56.0  -81.3  -94.7  -102.3 dB
+
+(``sigma_ratio`` 0.5 before: -44/-40, -65/-58, -97/-94, -104/-105 dB; 0.75
+gains 7 to 23 dB at 6 and 8 cells for up to 4 dB at 12 and 16; grading 4
+loses 5 to 9 dB at 6 and 8 cells, 2.5 wins 5 at 6 and loses 10 at 12,
+``alpha_max`` 0 or 0.15 moves less than 2 dB.)
+At 12 cells the reflection is under -80 dB up to 0.2 cycles a cell (5 cells a
+wavelength) at both orders, then rises where the grid no longer resolves the
+wave: -60 (order 2) and -79 dB (order 4) at 0.25, -32 and -53 dB at 0.3; a
+pulse with much of its spectrum there (``GaussianPulse(0.15, 0.1)``, to 0.45)
+comes back at -41 (order 2) and -48 dB (order 4), within 3 dB of the best
+profile tried for it (-43, -51).  By angle (12 cells, probes along the face where the dipole's
+specular ray lands, 0 to 70 degrees, both polarisations): -83 dB or lower at
+order 2, -93 dB or lower at order 4 (BENCHMARKS.md has the table).
+``kappa`` stays 1: a ``kappa > 1`` divides the plain derivative by ``kappa``, a third coefficient
+per point that the kernels' ``psi <- b psi + a d; d + psi`` has no room for
+(``psi``'s recursion holds only the convolution), and it serves the
+evanescent fields of sources a few cells from the layer, which the
+measurements above did not need.  ``psi`` is held only in the layers: four
 float32 arrays a face pair (``(4, 2 width, ny, nz)`` along x, 16 bytes a
 layer cell and axis).  :meth:`CPML.profiles` gives, per axis, the layer
 index of every cell (-1 outside) and ``(b, a)`` at the ``E`` and ``H``
@@ -66,7 +99,7 @@ class CPML:
     width: int = 0
     grading: float = 3.0
     alpha_max: float = 0.05
-    sigma_ratio: float = 0.5
+    sigma_ratio: float = 0.75
     #: the axes whose two faces carry the layer ("x", "yz", ...); None: every axis that is not periodic
     axes: str | None = None
 
