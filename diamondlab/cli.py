@@ -588,7 +588,7 @@ def _maxwell_problem(args):
             args.shape or scene.get("shape") or DEFAULT_SHAPE, args.order, size=args.dts, nt=args.nt,
             courant=args.courant, spacing=1.0 if args.spacing is None else args.spacing, backend=args.backend,
             algorithm=args.algorithm, materials=scene.get("materials", ()), sources=sources, probes=probes,
-            pml=pml,
+            pml=pml, eps_averaging=scene.get("eps_averaging", True),
         )  # fmt: skip
     except ValueError as err:  # a point or the CPML the plan refuses: from the flags or the scene?
         from_scene = f"--scene {args.scene}"

@@ -28,7 +28,9 @@ Waveforms: ``gaussian`` (``frequency``, ``fwidth``, ``cutoff``), ``ricker``
 (``frequency``), ``cw`` (``frequency``, ``ramp``).  ``pml`` is a width in
 cells or ``{"width", "grading", "alpha_max", "sigma_ratio"}``.  The top-level
 ``waveform`` is the one of every dipole without its own (and of the command
-line's ``--dipole``).  A source of ``"type": "planewave"`` is handed to
+line's ``--dipole``).  ``eps_averaging`` (true by default) turns the
+subpixel averaging of dielectric interfaces on or off
+(:mod:`diamondlab.maxwell.materials`).  A source of ``"type": "planewave"`` is handed to
 ``diamondlab.maxwell.sources.PlaneWave`` where this version has one.
 Unknown keys are errors (a misspelt key would be silently ignored).
 NumPy only.
@@ -50,6 +52,7 @@ __all__ = ["SCENE_KEYS", "parse_scene", "read_scene"]
 #: The top-level keys of a scene.
 SCENE_KEYS = (
     "shape", "order", "steps", "courant", "pml", "view", "waveform", "materials", "sources", "probes",
+    "eps_averaging",
 )  # fmt: skip
 
 _AXES = ("x", "y", "z")
@@ -290,6 +293,11 @@ def parse_scene(scene: dict, default_waveform=None) -> dict:
         out["view"] = keys.choice("view", COMPONENTS)
     if keys.has("pml"):
         out["pml"] = _pml(keys.raw("pml"), "pml")
+    if keys.has("eps_averaging"):
+        flag = keys.raw("eps_averaging")
+        if not isinstance(flag, bool):
+            raise ValueError(f"eps_averaging must be true or false; got {_what(flag)}")
+        out["eps_averaging"] = flag
     wave = waveform(keys.raw("waveform"), "waveform") if keys.has("waveform") else None
     out["waveform"] = default_waveform or wave
     if keys.has("materials"):

@@ -81,11 +81,13 @@ class YeeCPUBackend(Backend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None) -> None:
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None,
+                    eps_averaging: bool = True) -> None:
         """The scene (objects of :mod:`diamondlab.maxwell.materials`), the dipoles and probes
-        (:mod:`diamondlab.maxwell.sources`) and the CPML; fields, currents and ``psi`` start at zero."""
+        (:mod:`diamondlab.maxwell.sources`) and the CPML (``eps_averaging``: the subpixel averaging of
+        dielectric interfaces); fields, currents and ``psi`` start at zero."""
         dt = self.params.dt
-        self.table = material_table(materials, self.shape, dt, pec_faces=True)
+        self.table = material_table(materials, self.shape, dt, pec_faces=True, eps_averaging=eps_averaging)
         self._drude = self.table.drude
         self._j = np.zeros(self._padded if self._drude else (3, 1, 1, 1), dtype=np.float32)
         pml = pml or CPML(0)

@@ -91,9 +91,9 @@ class YeeCUDABackend(YeeCPUBackend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None) -> None:
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, eps_averaging=True) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
-        super().set_physics(materials, dipoles, probes, pml)
+        super().set_physics(materials, dipoles, probes, pml, eps_averaging)
         self.kernels = yee_cuda_kernels(self.params.order, pml=self.pml.width > 0,
                                         points=bool(self.ndipoles or self.nprobes), drude=self._drude)
         to = self._cuda.to_device

@@ -44,6 +44,9 @@ class MaxwellSimulation(Simulation):
     probes : sequence of :class:`~diamondlab.maxwell.sources.Probe`
     pml : int or :class:`~diamondlab.maxwell.boundaries.CPML`
         CPML width in cells on every face (0: the perfect conductor beyond the grid).
+    eps_averaging : bool
+        Subpixel averaging of dielectric interfaces (Meep's ``eps_averaging``, on by default; see
+        :mod:`diamondlab.maxwell.materials`); False: the staircase.
     backend, algorithm : str
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
 
@@ -61,13 +64,13 @@ class MaxwellSimulation(Simulation):
 
     def __init__(self, shape=(64, 64, 64), order: int = 2, *, equation: str = "maxwell", size=None, nt=None,
                  courant=None, dt=None, spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto",
-                 materials=(), sources=(), probes=(), pml=0, step: int = 0):
+                 materials=(), sources=(), probes=(), pml=0, eps_averaging: bool = True, step: int = 0):
         if equation != "maxwell":
             raise ValueError(f"MaxwellSimulation runs equation='maxwell'; got {equation!r}")
         self._check_start(None, None, step)
         plan = MaxwellPlan.build(shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing,
                                  backend=backend, algorithm=algorithm, materials=materials, sources=sources,
-                                 probes=probes, pml=pml)
+                                 probes=probes, pml=pml, eps_averaging=eps_averaging)
         self._start(plan, "zero", None, step)
 
     equation = "maxwell"
