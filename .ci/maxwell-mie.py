@@ -10,7 +10,7 @@ cells: at least 13 cells a wavelength in the glass), against ``miepython``, with
 without subpixel averaging.
 
 Plasmon: a Drude sphere (eps_inf 1, ``wp`` putting the quasi-static Froehlich resonance eps = -2 at a
-wavelength of 60 cells, gamma 0.01) of radius 6, 8 and 10 cells (900 time units, no subpixel averaging: see
+wavelength of 60 cells, gamma 0.01) of radius 6 to 10 cells (900 time units, no subpixel averaging: see
 diamondlab.maxwell.materials): the wavelength of the peak of
 ``Q_sca`` (parabola through the top three of 241 frequencies) against Mie's peak on the same grid
 of frequencies, refined the same way.
@@ -71,7 +71,7 @@ def main(argv=None) -> None:
             for averaging in {"both": (True, False), "on": (True,), "off": (False,)}[args.averaging]:
                 print(json.dumps(mie_case(radius, averaging, args.order)), flush=True)
     if args.only in (None, "plasmon"):
-        for radius in args.radii or (6, 8, 10):
+        for radius in args.radii or (6, 7, 8, 9, 10):
             print(json.dumps(plasmon_case(radius, args.order)), flush=True)
 
 
