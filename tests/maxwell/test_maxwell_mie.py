@@ -14,7 +14,7 @@ from diamondlab.maxwell import Dielectric, Drude, GaussianPulse, PlaneWave, Sphe
 
 pytest.importorskip("miepython")
 
-pytestmark = pytest.mark.filterwarnings("ignore::diamondlab.engine.simulation.SourceTimingWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::diamondlab.engine.run.simulation.SourceTimingWarning")
 
 
 def test_glass_sphere_scattering_efficiency_against_mie_and_averaging_beats_the_staircase():
