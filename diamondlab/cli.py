@@ -607,6 +607,7 @@ def _maxwell_problem(args):
             algorithm=args.algorithm, materials=scene.get("materials", ()), sources=sources, probes=probes,
             pml=pml, periodic=args.periodic if args.periodic is not None else scene.get("periodic", ""),
             monitors=scene.get("monitors", ()),
+            eps_averaging=scene.get("eps_averaging", True),
         )  # fmt: skip
     except ValueError as err:  # a point or the CPML the plan refuses: from the flags or the scene?
         from_scene = f"--scene {args.scene}"

@@ -839,3 +839,29 @@ def test_issue28_cli_refuses_a_bad_monitor_in_the_scene(
         scene, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
     )
 # ---------------------------------------------------------------- end of issue 28 (dft)
+
+
+# ---------------------------------------------------------------- issue 28 (mie): eps_averaging
+EPS_AVERAGING_SCENE_ROWS = [
+    ("scene eps_averaging text", '{"eps_averaging": "yes"}',
+     'eps_averaging must be true or false; got "yes"'),
+    ("scene eps_averaging number", '{"eps_averaging": 1}', "eps_averaging must be true or false; got 1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_issue28_eps_averaging_must_be_a_bool_before_any_allocation(value, no_yee_work):
+    from diamondlab import Simulation
+
+    with pytest.raises(ValueError, match="eps_averaging must be True or False"):
+        Simulation((16, 16, 16), 2, equation="maxwell", backend="cpu", eps_averaging=value)
+
+
+@pytest.mark.parametrize(("scene", "text"), _rows(EPS_AVERAGING_SCENE_ROWS))
+def test_issue28_cli_refuses_a_bad_eps_averaging_in_the_scene(
+    scene, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+):
+    test_issue28_cli_refuses_a_bad_scene_naming_the_key_path(
+        scene, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+    )
+# ---------------------------------------------------------------- end of issue 28 (mie)

@@ -41,6 +41,8 @@ issue's name) are :mod:`diamondlab.maxwell.monitors`' ``DFTPlane`` (``dft``), ``
 and ``FluxBox`` (``fluxbox``); their ``frequencies`` a list, or ``{"center", "width", "count"}``: ``count``
 frequencies evenly over ``center -+ width / 2`` (Meep's ``fcen, df, nfreq``).  A source of
 ``"type": "planewave"`` is handed to ``diamondlab.maxwell.sources.PlaneWave`` where this version has one.
+``eps_averaging`` (true by default) turns the subpixel averaging of dielectric interfaces on or off
+(:mod:`diamondlab.maxwell.materials`).
 Unknown keys are errors (a misspelt key would be silently ignored).
 NumPy only.
 """
@@ -62,7 +64,7 @@ __all__ = ["SCENE_KEYS", "parse_scene", "read_scene"]
 #: The top-level keys of a scene.
 SCENE_KEYS = (
     "shape", "order", "steps", "courant", "pml", "periodic", "view", "waveform", "materials", "sources",
-    "probes", "monitors", "dft_planes",
+    "probes", "monitors", "dft_planes", "eps_averaging",
 )  # fmt: skip
 
 _AXES = ("x", "y", "z")
@@ -361,6 +363,11 @@ def parse_scene(scene: dict, default_waveform=None) -> dict:
         out["pml"] = _pml(keys.raw("pml"), "pml")
     if keys.has("periodic"):
         out["periodic"] = _axes(keys.raw("periodic"), "periodic")
+    if keys.has("eps_averaging"):
+        flag = keys.raw("eps_averaging")
+        if not isinstance(flag, bool):
+            raise ValueError(f"eps_averaging must be true or false; got {_what(flag)}")
+        out["eps_averaging"] = flag
     wave = waveform(keys.raw("waveform"), "waveform") if keys.has("waveform") else None
     out["waveform"] = default_waveform or wave
     if keys.has("materials"):

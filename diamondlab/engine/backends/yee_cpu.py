@@ -118,12 +118,13 @@ class YeeCPUBackend(Backend):
         self.set_physics()
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None,
-                    periodic: str = "", monitors=None) -> None:
+                    periodic: str = "", monitors=None, eps_averaging: bool = True) -> None:
         """The scene (objects of :mod:`diamondlab.maxwell.materials`), the dipoles and probes
         (:mod:`diamondlab.maxwell.sources`), the CPML, the periodic axes (``"y"``, ``"z"``, ``"yz"``:
         checked by the plan) and the monitors' points (a
         :class:`~diamondlab.maxwell.monitors.MonitorLayout`: recorded after the probes, transformed each
-        sweep); fields, currents, ``psi`` and the DFT sums start at zero."""
+        sweep; ``eps_averaging``: the subpixel averaging of dielectric interfaces); fields, currents, ``psi``
+        and the DFT sums start at zero."""
         dt = self.params.dt
         if "x" in periodic:
             raise ValueError("periodic: x cannot be periodic (DiamondTorre sweeps x in one pass)")
@@ -132,7 +133,7 @@ class YeeCPUBackend(Backend):
         self._schedules = {}
         walls = "".join(a for a in "xyz" if a not in self.periodic)
         self.table = material_table(periodic_images(materials, self.shape, self.periodic), self.shape, dt,
-                                    pec_faces=walls)
+                                    pec_faces=walls, eps_averaging=eps_averaging)
         self._drude = self.table.drude
         self._j = np.zeros(self._padded if self._drude else (3, 1, 1, 1), dtype=np.float32)
         pml = pml or CPML(0)

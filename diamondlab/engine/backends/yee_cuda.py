@@ -105,9 +105,9 @@ class YeeCUDABackend(YeeCPUBackend):
         self.set_physics()
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "",
-                    monitors=None) -> None:
+                    monitors=None, eps_averaging=True) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
-        super().set_physics(materials, dipoles, probes, pml, periodic, monitors)
+        super().set_physics(materials, dipoles, probes, pml, periodic, monitors, eps_averaging)
         self._stage_lists = {}  # the schedule follows periodic y
         self.kernels = yee_cuda_kernels(self.params.order, pml=any(self.pml.axis_widths(self.periodic)),
                                         points=bool(self.ndipoles or self.nrecorded), drude=self._drude)

@@ -100,7 +100,11 @@ class MaxwellPhysics:
     """The scene, dipoles, probes and CPML of a Maxwell run (checked; see the module contract)."""
 
     def __init__(self, shape, params: YeeParameters, materials=(), sources=(), probes=(), pml=0,
-                 periodic="", monitors=()):
+                 periodic="", monitors=(), eps_averaging: bool = True):
+        if not isinstance(eps_averaging, (bool, np.bool_)):
+            raise ValueError(f"eps_averaging must be True or False (the subpixel averaging of dielectric "
+                             f"interfaces); got {eps_averaging!r}")
+        self.eps_averaging = bool(eps_averaging)
         self.shape = shape
         self.periodic = periodic = periodic_axes(periodic)
         self.materials = tuple(materials or ())
@@ -142,7 +146,8 @@ class MaxwellPhysics:
         self.drude = has_drude(self.materials)
         # what a dipole's unit current adds to its E component in a step: -cb of its cell
         self.dipole_factors = {i: -source_coefficient(self.scene, COMPONENTS.index(d.component),
-                                                      d.position, params.dt) for i, d in dipoles}
+                                                      d.position, params.dt, self.eps_averaging)
+                               for i, d in dipoles}
         # the plane waves' corrections (checked: the box on the grid, off the CPML, in one medium)
         self.tfsf = {i: TFSF(d, shape, params, self.scene, widths, name=f"sources[{i}]", periodic=periodic)
                      for i, d in enumerate(self.sources) if isinstance(d, PlaneWave)}
@@ -299,13 +304,14 @@ class MaxwellPlan(PlanCore):
         backend = self.backend_class.from_plan(self)
         ph = self.physics
         backend.set_physics(ph.materials, ph.source_points.points, ph.receivers, ph.pml, ph.periodic,
-                            ph.monitor_layout)
+                            ph.monitor_layout, ph.eps_averaging)
         return backend
 
     @classmethod
     def build(cls, shape=(64, 64, 64), order: int = 2, *, size=None, nt=None, courant=None, dt=None,
               spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto", materials=(),
-              sources=(), probes=(), pml=0, periodic="", monitors=(), backend_options=None) -> MaxwellPlan:
+              sources=(), probes=(), pml=0, periodic="", monitors=(), eps_averaging: bool = True,
+              backend_options=None) -> MaxwellPlan:
         """Normalise and check a Maxwell run (see the module contract)."""
         if algorithm not in ALGORITHM_CHOICES:
             raise ValueError(f"algorithm must be one of {ALGORITHM_CHOICES}; got {algorithm!r}")
@@ -315,7 +321,8 @@ class MaxwellPlan(PlanCore):
                                       or value < 1):
                 raise ValueError(f"{name} must be an int >= 1 (default: the backend's); got {value!r}")
         params = YeeParameters(order=order, courant=courant, dt=dt, spacing=spacing)
-        physics = MaxwellPhysics(shape, params, materials, sources, probes, pml, periodic, monitors)
+        physics = MaxwellPhysics(shape, params, materials, sources, probes, pml, periodic, monitors,
+                                 eps_averaging)
         if backend != "auto" and backend not in MAXWELL_BACKENDS:
             raise ValueError(f"backend must be one of {('auto', *MAXWELL_BACKENDS)} for the Maxwell "
                              f"equation; got {backend!r}")

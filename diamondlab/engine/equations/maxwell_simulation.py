@@ -60,6 +60,9 @@ class MaxwellSimulation(Simulation):
     monitors : sequence of :class:`~diamondlab.maxwell.monitors.DFTPlane`, ``FluxPlane``, ``FluxBox``
         The running DFTs and fluxes (:meth:`dft`, :meth:`flux`); ``dft_planes`` is another name for it
         (give one of the two).
+    eps_averaging : bool
+        Subpixel averaging of dielectric interfaces (Meep's ``eps_averaging``, on by default; see
+        :mod:`diamondlab.maxwell.materials`); False: the staircase.
     backend, algorithm : str
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
     initial : "zero", a pair ``(E, H)``, a state or a record, optional
@@ -103,7 +106,7 @@ class MaxwellSimulation(Simulation):
     def __init__(self, shape=(64, 64, 64), order: int = 2, *, equation: str = "maxwell", size=None, nt=None,
                  courant=None, dt=None, spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto",
                  materials=(), sources=(), probes=(), pml=0, periodic="", monitors=(), dft_planes=(),
-                 initial="zero", step: int | None = None):
+                 eps_averaging: bool = True, initial="zero", step: int | None = None):
         if equation != "maxwell":
             raise ValueError(f"MaxwellSimulation runs equation='maxwell'; got {equation!r}")
         if step is None:
@@ -116,7 +119,8 @@ class MaxwellSimulation(Simulation):
             raise ValueError("monitors and dft_planes are two names of one list: give one of them")
         plan = MaxwellPlan.build(shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing,
                                  backend=backend, algorithm=algorithm, materials=materials, sources=sources,
-                                 probes=probes, pml=pml, periodic=periodic, monitors=monitors or dft_planes)
+                                 probes=probes, pml=pml, periodic=periodic, monitors=monitors or dft_planes,
+                                 eps_averaging=eps_averaging)
         self._start(plan, initial, None, step)
 
     equation = "maxwell"
