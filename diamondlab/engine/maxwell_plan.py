@@ -18,6 +18,7 @@ needs (source samples, traces, quiet sources).  Every failure is a
 
 from __future__ import annotations
 
+import functools
 import importlib
 import warnings
 from dataclasses import dataclass
@@ -27,9 +28,11 @@ from typing import NamedTuple
 import numpy as np
 
 from diamondlab.engine.memory import check_host_memory
-from diamondlab.engine.plan import ALGORITHM_CHOICES, PlanCore
+from diamondlab.engine.plan import (
+    ALGORITHM_CHOICES, PlanCore, device_shape_of, check_scale, check_window, claim_ranks,
+)
 from diamondlab.maxwell.boundaries import CPML
-from diamondlab.maxwell.materials import has_drude, source_coefficient
+from diamondlab.maxwell.materials import has_drude, material_table, source_coefficient
 from diamondlab.maxwell.scheme import YeeParameters
 from diamondlab.maxwell.sources import COMPONENTS, Dipole, PlaneWave, Probe
 from diamondlab.maxwell.tfsf import TFSF
@@ -199,9 +202,6 @@ class MaxwellPlan(PlanCore):
     """
 
     equation = "maxwell"
-    comm = None
-    ranks = 1
-    window = None
 
     @property
     def host_bytes(self) -> int:
@@ -212,18 +212,28 @@ class MaxwellPlan(PlanCore):
     def backend_class(self):
         return _backend_class(self.backend)
 
+    @functools.cached_property
+    def table(self):
+        """The scene rasterised on the whole grid (:func:`~diamondlab.maxwell.materials.material_table`,
+        the grid's faces PEC): what the backend, each window and each MPI rank run (cut to their rows)."""
+        return material_table(self.physics.materials, self.shape, self.params.dt, pec_faces=True)
+
     def make_backend(self):
-        """Allocate the fields and hand the backend the scene, the dipoles, the probes and the CPML."""
-        backend = self.backend_class.from_plan(self)
+        """Allocate the fields (through a calculation window, or this MPI rank's slab, as
+        :meth:`~diamondlab.engine.plan.PlanCore.assemble_backend` builds it) and hand the backend the
+        scene, the dipoles, the probes and the CPML."""
+        backend = self.assemble_backend()
         ph = self.physics
-        backend.set_physics(ph.materials, ph.source_points.points, ph.receivers, ph.pml)
+        backend.set_physics(self.table, ph.source_points.points, ph.receivers, ph.pml)
         return backend
 
     @classmethod
     def build(cls, shape=(64, 64, 64), order: int = 2, *, size=None, nt=None, courant=None, dt=None,
               spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto", materials=(),
-              sources=(), probes=(), pml=0, backend_options=None) -> MaxwellPlan:
-        """Normalise and check a Maxwell run (see the module contract)."""
+              sources=(), probes=(), pml=0, backend_options=None, comm=None, window=None, window_dir=None,
+              halo: str = "auto") -> MaxwellPlan:
+        """Normalise and check a Maxwell run (see the module contract); ``comm``, ``window``, ``window_dir``
+        and ``halo`` as for the acoustic :class:`~diamondlab.engine.plan.RunPlan` (MPI ranks split x)."""
         if algorithm not in ALGORITHM_CHOICES:
             raise ValueError(f"algorithm must be one of {ALGORITHM_CHOICES}; got {algorithm!r}")
         shape = validate_shape(shape)
@@ -245,26 +255,40 @@ class MaxwellPlan(PlanCore):
         if backend_options:
             raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
                              f"backend {name!r} (it takes: none)")
-        check_host_memory(shape, _state_bytes(shape, physics))
+        ranks, window, window_dir = check_scale(shape, comm, window, window_dir, halo,
+                                                _state_bytes(shape, physics))
+        claim_ranks(_backend_class(name), comm, halo)
+        if window_dir is None:
+            check_host_memory(shape, _state_bytes(shape, physics))
         chosen = "diamondtorre" if algorithm == "auto" else algorithm
         reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
+        scale = {"comm": comm, "window": window, "window_dir": window_dir, "halo": halo}
         try:
-            size_, nt_ = cls._tiling(name, params, shape, size, nt)
+            return cls._tiled(name, shape, params, chosen, physics, reason, size, nt, scale)
         except ValueError as err:
-            if backend != "auto" or name == "cpu":
+            if backend != "auto" or name == "cpu" or ranks > 1:
                 raise
             # "auto" picked the GPU, which cannot run this problem (a column over a block, no memory left)
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=4)
-            name = "cpu"
-            size_, nt_ = cls._tiling(name, params, shape, size, nt)
-        return cls(shape, params, chosen, name, size_, nt_, MappingProxyType({}), physics, reason)
+            return cls._tiled("cpu", shape, params, chosen, physics, reason, size, nt, scale)
 
-    @staticmethod
-    def _tiling(name: str, params: YeeParameters, shape, size, nt) -> tuple[int, int]:
-        """DTS and Nt on backend ``name`` (its defaults where not given), checked by the backend."""
+    @classmethod
+    def _tiled(cls, name: str, shape, params: YeeParameters, algorithm, physics, reason, size, nt,
+               scale: dict) -> MaxwellPlan:
+        """The plan on backend ``name``: DTS and Nt (its defaults where not given: DTS fitted to what one
+        device holds), checked by the backend on the device's shape, the window's ghost rows, every rank's
+        slab."""
         bclass = _backend_class(name)
+        ranks = 1 if scale["comm"] is None else scale["comm"].size
+        held = device_shape_of(shape, params.order, 0, ranks, 0, scale["window"], False, bclass.PARTS)
         default_size, default_nt = bclass.default_tiling(params.order)
-        size = max(1, min(default_size, min(shape[:2]) // params.order)) if size is None else int(size)
+        size = max(1, min(default_size, min(held[:2]) // params.order)) if size is None else int(size)
         nt = default_nt if nt is None else int(nt)
-        bclass.check(params, shape, size, nt, {})
-        return size, nt
+        plan = cls(shape, params, algorithm, name, size, nt, MappingProxyType({}), physics, reason, **scale)
+        if scale["window"] is not None:
+            check_window(bclass, params, shape, nt, scale["window"])
+        if ranks > 1:
+            plan.check_slabs()
+        else:
+            bclass.check(params, plan.device_shape, size, nt, {})
+        return plan

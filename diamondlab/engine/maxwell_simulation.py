@@ -46,6 +46,10 @@ class MaxwellSimulation(Simulation):
         CPML width in cells on every face (0: the perfect conductor beyond the grid).
     backend, algorithm : str
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
+    comm, window, window_dir, halo
+        MPI ranks (the grid split along x) and the calculation window, as for the acoustic equation
+        (:class:`~diamondlab.engine.simulation.Simulation`; the equation's state streams and travels:
+        :mod:`~diamondlab.engine.yee_parts`); bit for bit the run of one process in memory.
 
     Examples
     --------
@@ -61,13 +65,15 @@ class MaxwellSimulation(Simulation):
 
     def __init__(self, shape=(64, 64, 64), order: int = 2, *, equation: str = "maxwell", size=None, nt=None,
                  courant=None, dt=None, spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto",
-                 materials=(), sources=(), probes=(), pml=0, step: int = 0):
+                 materials=(), sources=(), probes=(), pml=0, step: int = 0, comm=None, window=None,
+                 window_dir=None, halo: str = "auto"):
         if equation != "maxwell":
             raise ValueError(f"MaxwellSimulation runs equation='maxwell'; got {equation!r}")
         self._check_start(None, None, step)
         plan = MaxwellPlan.build(shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing,
                                  backend=backend, algorithm=algorithm, materials=materials, sources=sources,
-                                 probes=probes, pml=pml)
+                                 probes=probes, pml=pml, comm=comm, window=window, window_dir=window_dir,
+                                 halo=halo)
         self._start(plan, "zero", None, step)
 
     equation = "maxwell"
@@ -129,7 +135,7 @@ class MaxwellSimulation(Simulation):
         ``H`` is half a step behind ``E``, so this moves by ``O(dt)`` about the conserved value
         ``(1/2) sum(eps |E^n|^2 + mu H^{n-1/2} . H^{n+1/2})`` of the leapfrog.
         """
-        table = self.backend.table
+        table = self.plan.table
         e, h = self.fields
         eps = table.coefficients[table.index, 5]
         mu = table.coefficients[table.index, 6]

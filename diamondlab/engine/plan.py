@@ -45,8 +45,7 @@ from diamondlab.numerics import WaveParameters, validate_shape
 
 __all__ = [
     "ALGORITHMS", "ALGORITHM_CHOICES", "PlanCore", "RunPlan", "check_scale", "check_window", "claim_ranks",
-    "default_tiling",
-    "fitted_size",
+    "default_tiling", "device_shape_of", "fitted_size",
 ]
 
 #: What a plan runs.
@@ -97,8 +96,8 @@ def _backend_class(name: str) -> type[Backend]:
     return get_backend(resolve_backend(name) if name == "auto" else name)
 
 
-def _device_shape(shape, order: int, nt: int, ranks: int, rank: int, window, swap_xz: bool, parts=None):
-    """What one device runs (:attr:`PlanCore.device_shape`); ``nt=0`` leaves out an MPI slab's ghost rows
+def device_shape_of(shape, order: int, nt: int, ranks: int, rank: int, window, swap_xz: bool, parts=None):
+    """What one device runs (:attr:`PlanCore.device_shape`) of a run of ``ranks`` MPI ranks or a ``window``; ``nt=0`` leaves out an MPI slab's ghost rows
     (rank 0's own rows are the widest); ``parts``: the equation's
     (:class:`~diamondlab.engine.subdomain.EquationParts`, default the acoustic one)."""
     if ranks > 1:
@@ -217,7 +216,7 @@ class PlanCore:
         """The shape the backend allocates: the window's with a calculation window, this rank's slab with
         MPI ranks, the grid's with x and z swapped for a tall column, else the grid's."""
         rank = 0 if self.comm is None else self.comm.rank
-        return _device_shape(self.shape, self.params.order, self.nt, self.ranks, rank, self.window,
+        return device_shape_of(self.shape, self.params.order, self.nt, self.ranks, rank, self.window,
                              self.swap_xz, self.backend_class.PARTS)
 
     def check_slabs(self) -> None:
@@ -364,7 +363,7 @@ class RunPlan(PlanCore):
                              "which MPI ranks and a calculation window do not do yet: put the longest axis "
                              "along x")
         # what one device holds before Nt is known (MPI: the widest rank's own rows, on every rank alike)
-        held = _device_shape(shape, params.order, 0, ranks, 0, window, swap_xz, backend_class.PARTS)
+        held = device_shape_of(shape, params.order, 0, ranks, 0, window, swap_xz, backend_class.PARTS)
         if size == "auto" or nt == "auto":
             from diamondlab.engine.autotune import autotune
 
@@ -384,7 +383,7 @@ class RunPlan(PlanCore):
             # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
             nt = min(default_nt, max(1, (shape[1] // ranks) // (2 * params.order)))
         nt = default_nt if nt is None else int(nt)
-        device_shape = _device_shape(shape, params.order, nt, ranks, rank, window, swap_xz, backend_class.PARTS)
+        device_shape = device_shape_of(shape, params.order, nt, ranks, rank, window, swap_xz, backend_class.PARTS)
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, device_shape, medium)

@@ -351,13 +351,13 @@ class WindowBackend(Wrapper):
         stash: list[tuple] = []  # old rows written already: (x0, x1, a copy of each array's rows)
         steps_traces = np.zeros((height, self._nreceivers), dtype=np.float32)
         for k, (e0, e1, o0, o1) in enumerate(self.chunks):
+            part = None if self._physics is None else self._physics[k]
+            if part is not None and len(self.chunks) > 1:
+                part.apply(self.inner)  # first: a backend may set its state arrays anew with its physics
             self._load(e0, e1, stash)
-            if self._physics is None:
+            if part is None:
                 advance(height, src_samples)
             else:
-                part = self._physics[k]
-                if len(self.chunks) > 1:
-                    part.apply(self.inner)
                 advance(height, part.samples(src_samples))
                 if part.nreceivers:
                     part.place(self.inner.take_traces(), steps_traces)

@@ -20,7 +20,8 @@ from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.yee_cpu import column_materials, yee_cpu_kernels
 from diamondlab.maxwell.boundaries import CPML
-from diamondlab.maxwell.materials import material_table
+from diamondlab.engine.yee_parts import MAXWELL, axis_profiles
+from diamondlab.maxwell.materials import MaterialTable, material_table
 from diamondlab.maxwell.sources import COMPONENTS
 
 __all__ = ["YeeCPUBackend"]
@@ -48,6 +49,7 @@ class YeeCPUBackend(Backend):
     """Yee fields in host memory, kernels compiled with Numba (parallel over torres of a stage)."""
 
     name = "cpu"
+    PARTS = MAXWELL
     #: (DTS, Nt) per order: tiles of radius 8 to 12 cells, Nt in steps (2 Nt tiers)
     TILING = {2: (8, 16), 4: (4, 16)}
 
@@ -78,15 +80,17 @@ class YeeCPUBackend(Backend):
         self.set_physics()
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None) -> None:
-        """The scene (objects of :mod:`diamondlab.maxwell.materials`), the dipoles and probes
-        (:mod:`diamondlab.maxwell.sources`) and the CPML; fields, currents and ``psi`` start at zero."""
+        """The scene (objects of :mod:`diamondlab.maxwell.materials`, or their rasterised table), the dipoles
+        and probes (:mod:`diamondlab.maxwell.sources`) and the CPML (or a part's,
+        :class:`~diamondlab.engine.yee_parts.CutCPML`); fields, currents and ``psi`` start at zero."""
         dt = self.params.dt
-        self.table = material_table(materials, self.shape, dt, pec_faces=True)
+        self.table = (materials if isinstance(materials, MaterialTable) else
+                      material_table(materials, self.shape, dt, pec_faces=True))
         self._drude = self.table.drude
         self._j = np.zeros(self._padded if self._drude else (3, 1, 1, 1), dtype=np.float32)
         pml = pml or CPML(0)
         self.pml = pml
-        prof = [pml.profiles(n, dt) for n in self.shape]
+        prof = axis_profiles(pml, self.shape, dt)
         self._pml_h = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_h, p.a_h)))
         self._pml_e = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_e, p.a_e)))
         self._mat = (self.table.index, column_materials(self.table.index, prof[2].layer))
@@ -120,6 +124,18 @@ class YeeCPUBackend(Backend):
 
     def field_views(self):
         return self._e[self._interior], self._h[self._interior]
+
+    def state_views(self):
+        """``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi`` (:mod:`~diamondlab.engine.yee_parts`)."""
+        currents = (self._j[self._interior],) if self._drude else ()
+        return (*self.field_views(), *currents, *self._psi)
+
+    def state(self) -> tuple:
+        return tuple(np.array(a) for a in self.state_views())
+
+    def set_state(self, arrays) -> None:
+        for mine, values in zip(self.state_views(), arrays, strict=True):
+            mine[...] = values
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return self._e[self._interior].copy(), self._h[self._interior].copy()

@@ -18,6 +18,7 @@ import numpy as np
 
 from diamondlab.engine.cuda_backend import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
 from diamondlab.engine.yee_cpu_backend import YeeCPUBackend
+from diamondlab.engine.yee_parts import axis_profiles
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
@@ -83,7 +84,7 @@ class YeeCUDABackend(YeeCPUBackend):
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
         super().set_physics(materials, dipoles, probes, pml)
         to = self._cuda.to_device
-        prof = [self.pml.profiles(n, self.params.dt) for n in self.shape]
+        prof = axis_profiles(self.pml, self.shape, self.params.dt)
         self._d_table = to(self.table.coefficients.ravel())
         self._d_index = to(self.table.index.ravel())
         self._d_j = to(self._j.ravel())
@@ -115,6 +116,30 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def field_views(self):
         return None, None
+
+    def _device_state(self) -> tuple:
+        """The state arrays on the device (flat), as :meth:`state_views` orders them on the CPU."""
+        return (self._e, self._h, *((self._d_j,) if self._drude else ()), *self._d_psi)
+
+    def state_views(self):
+        return None
+
+    def state(self) -> tuple:
+        """Host copies of ``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi``."""
+        out = list(self.fields())
+        if self._drude:
+            out.append(np.ascontiguousarray(self._d_j.copy_to_host().reshape(self._padded)[self._interior]))
+        return (*out, *(p.copy_to_host() for p in self._d_psi))
+
+    def set_state(self, arrays) -> None:
+        arrays = list(arrays)
+        self.set_fields(arrays[0], arrays[1])
+        for dev, host in zip(self._device_state()[2:], arrays[2:], strict=True):
+            if dev is self._d_j:
+                padded = np.zeros(self._padded, np.float32)
+                padded[self._interior] = host
+                host = padded.ravel()
+            dev.copy_to_device(np.ascontiguousarray(host, dtype=np.float32))
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return tuple(np.ascontiguousarray(f.copy_to_host().reshape(self._padded)[self._interior])
