@@ -29,7 +29,12 @@ import numpy as np
 
 from diamondlab.engine.memory import check_host_memory
 from diamondlab.engine.plan import (
-    ALGORITHM_CHOICES, PlanCore, device_shape_of, check_scale, check_window, claim_ranks,
+    ALGORITHM_CHOICES,
+    PlanCore,
+    check_scale,
+    check_window,
+    claim_ranks,
+    device_shape_of,
 )
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, material_table, source_coefficient

@@ -97,7 +97,8 @@ def _backend_class(name: str) -> type[Backend]:
 
 
 def device_shape_of(shape, order: int, nt: int, ranks: int, rank: int, window, swap_xz: bool, parts=None):
-    """What one device runs (:attr:`PlanCore.device_shape`) of a run of ``ranks`` MPI ranks or a ``window``; ``nt=0`` leaves out an MPI slab's ghost rows
+    """What one device runs (:attr:`PlanCore.device_shape`) of a run of ``ranks`` MPI ranks or a ``window``;
+    ``nt=0`` leaves out an MPI slab's ghost rows
     (rank 0's own rows are the widest); ``parts``: the equation's
     (:class:`~diamondlab.engine.subdomain.EquationParts`, default the acoustic one)."""
     if ranks > 1:
@@ -116,9 +117,9 @@ def _check_slab(backend_class, params, shape, slab, size, nt, options, rank, ran
         return backend_class.check(params, slab, size, nt, options)
     except ValueError as err:
         a = backend_class.PARTS.split_axis
-        raise ValueError(f"comm: rank {rank} of {ranks} holds {slab[a]} of n{'xyz'[a]}={shape[a]} rows (owned "
-                         f"and ghost rows), too few for this tile: {err}; use fewer ranks or a smaller size "
-                         "(DTS)") from err
+        raise ValueError(f"comm: rank {rank} of {ranks} holds {slab[a]} of n{'xyz'[a]}={shape[a]} rows "
+                         f"(owned and ghost rows), too few for this tile: {err}; use fewer ranks or a "
+                         "smaller size (DTS)") from err
 
 
 def check_window(backend_class, params, shape, nt: int, window) -> None:
@@ -126,10 +127,11 @@ def check_window(backend_class, params, shape, nt: int, window) -> None:
 
     >>> from diamondlab.engine.cpu_backend import CPUBackend
     >>> from diamondlab.numerics import WaveParameters
-    >>> check_window(CPUBackend, WaveParameters(order=2), (30, 8, 8), 6, 12)
-    Traceback (most recent call last):
-    ...
-    ValueError: window must hold more than 2 x 6 ghost rows (the rows a sweep of Nt steps reads beyond a window, on each side): window >= 13; got 12
+    >>> try:
+    ...     check_window(CPUBackend, WaveParameters(order=2), (30, 8, 8), 6, 12)
+    ... except ValueError as err:
+    ...     print(str(err)[-20:])
+    window >= 13; got 12
     """
     from diamondlab.engine.window import window_chunks
 
@@ -383,7 +385,8 @@ class RunPlan(PlanCore):
             # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
             nt = min(default_nt, max(1, (shape[1] // ranks) // (2 * params.order)))
         nt = default_nt if nt is None else int(nt)
-        device_shape = device_shape_of(shape, params.order, nt, ranks, rank, window, swap_xz, backend_class.PARTS)
+        device_shape = device_shape_of(shape, params.order, nt, ranks, rank, window, swap_xz,
+                                       backend_class.PARTS)
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, device_shape, medium)

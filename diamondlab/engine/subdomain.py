@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
-    "ACOUSTIC", "EquationParts", "PartPhysics", "StateArray", "cut_shape", "ghost_rows", "inside", "rows_index",
-    "renumbered", "rows_size", "shifted",
+    "ACOUSTIC", "EquationParts", "PartPhysics", "StateArray", "cut_shape", "ghost_rows", "inside",
+    "renumbered", "rows_index", "rows_size", "shifted",
 ]
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper, planes_of
-from diamondlab.engine.subdomain import PartPhysics, cut_shape, rows_index
+from diamondlab.engine.subdomain import PartPhysics, rows_index
 
 __all__ = [
     "StreamGroup", "WindowBackend", "bytes_per_cell", "check_window_dir", "describe_traffic", "host_arrays",
@@ -333,8 +333,9 @@ class WindowBackend(Wrapper):
         """Rows ``[e0, e1)`` of the state into the inner backend: from the host, at their old level where an
         earlier window wrote them already (``stash``: ``(x0, x1, copies of those rows)``)."""
         views = self.inner.state_views()
-        local = views if views is not None else [np.empty(cut_shape(a, 0, e0, e1), np.float32)
-                                                 for a in self.layout]
+        # on a device: the window's state as the inner backend holds it, on the host, then copied in
+        local = views if views is not None else [np.zeros(a.shape, np.float32) for a in
+                                                 self.inner.state_layout()]
         for a, host, mine in zip(self.layout, self._state, local, strict=True):
             if (src := rows_index(a, 0, e0, e1)) is not None:
                 mine[rows_index(a, 0, e0, e1, e0)] = host[src]

@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.engine.yee_parts import MAXWELL, axis_profiles
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.yee_cpu import column_materials, yee_cpu_kernels
 from diamondlab.maxwell.boundaries import CPML
-from diamondlab.engine.yee_parts import MAXWELL, axis_profiles
 from diamondlab.maxwell.materials import MaterialTable, material_table
 from diamondlab.maxwell.sources import COMPONENTS
 
@@ -126,7 +126,8 @@ class YeeCPUBackend(Backend):
         return self._e[self._interior], self._h[self._interior]
 
     def state_views(self):
-        """``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi`` (:mod:`~diamondlab.engine.yee_parts`)."""
+        """``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi``
+        (:mod:`~diamondlab.engine.yee_parts`)."""
         currents = (self._j[self._interior],) if self._drude else ()
         return (*self.field_views(), *currents, *self._psi)
 

@@ -131,6 +131,40 @@ class YeeCUDABackend(YeeCPUBackend):
             out.append(np.ascontiguousarray(self._d_j.copy_to_host().reshape(self._padded)[self._interior]))
         return (*out, *(p.copy_to_host() for p in self._d_psi))
 
+    # ghost rows of MPI ranks (split along x): whole runs of each device array, copied as they lie
+    def _row_blocks(self, lo: int, hi: int) -> list:
+        """Device views of x rows ``[lo, hi)`` of every state array: a contiguous block per component of
+        ``E``, ``H``, ``J`` (with their y and z padding, zero) and per plane of each ``psi``."""
+        from diamondlab.engine.subdomain import rows_index
+
+        _, px, py, pz = self._padded
+        plane, m = py * pz, self.halo
+        blocks = [dev[c * px * plane + (lo + m) * plane: c * px * plane + (hi + m) * plane]
+                  for dev in self._device_state()[:3 if self._drude else 2] for c in range(3)]
+        for a, dev in zip(self.state_layout()[-3:], self._d_psi, strict=True):
+            index = rows_index(a, 0, lo, hi)
+            if index is not None:
+                blocks += [dev[k, index[1]] for k in range(dev.shape[0])]
+        return blocks
+
+    def rows_size(self, lo: int, hi: int) -> int:
+        return sum(int(b.size) for b in self._row_blocks(lo, hi))
+
+    def get_rows(self, lo: int, hi: int) -> np.ndarray:
+        """x rows ``[lo, hi)`` of the state on the host: only those rows cross the bus."""
+        blocks = self._row_blocks(lo, hi)
+        out, at = np.empty(sum(int(b.size) for b in blocks), np.float32), 0
+        for b in blocks:
+            b.copy_to_host(out[at:at + b.size].reshape(b.shape))
+            at += b.size
+        return out
+
+    def set_rows(self, lo: int, hi: int, rows) -> None:
+        rows, at = np.ascontiguousarray(rows, dtype=np.float32).reshape(-1), 0
+        for b in self._row_blocks(lo, hi):
+            b.copy_to_device(rows[at:at + b.size].reshape(b.shape))
+            at += b.size
+
     def set_state(self, arrays) -> None:
         arrays = list(arrays)
         self.set_fields(arrays[0], arrays[1])

@@ -67,8 +67,8 @@ class CutCPML:
         profiles = axis_profiles(self.pml, self.whole, dt)
         lo, hi = self.held
         p = profiles[self.axis]
-        profiles[self.axis] = AxisProfile(renumbered(p.layer, lo, hi), *(np.ascontiguousarray(a[lo:hi]) for a in
-                                                                          (p.b_e, p.a_e, p.b_h, p.a_h)))
+        cut = (np.ascontiguousarray(a[lo:hi]) for a in (p.b_e, p.a_e, p.b_h, p.a_h))
+        profiles[self.axis] = AxisProfile(renumbered(p.layer, lo, hi), *cut)
         return profiles
 
 
@@ -109,7 +109,7 @@ class MaxwellParts(EquationParts):
             pml = pml.pml  # the whole grid's
         w2 = max(2 * pml.width, 1)
         cells = (3, nx, ny, nz)
-        arrays = [StateArray("E", cells, (1, 2, 3), field=True), StateArray("H", cells, (1, 2, 3), field=True)]
+        arrays = [StateArray(name, cells, (1, 2, 3), field=True) for name in ("E", "H")]
         if backend.table.drude:
             arrays.append(StateArray("J", cells, (1, 2, 3)))
         lx, ly, lz = _layers(pml, (nx, ny, nz))

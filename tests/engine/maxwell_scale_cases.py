@@ -20,15 +20,24 @@ CASES = ((2, 3, (9, 7), 18), (4, 2, (7, 6), 25))
 def scene(shape=SHAPE) -> dict:
     """A Drude sphere, a CPML, a dipole and two TFSF plane waves (along x and against y), probes."""
     from diamondlab.maxwell import (
-        Box, ContinuousWave, Dielectric, Dipole, Drude, GaussianPulse, PlaneWave, Probe, Sphere,
+        Box,
+        ContinuousWave,
+        Dielectric,
+        Dipole,
+        Drude,
+        GaussianPulse,
+        PlaneWave,
+        Probe,
+        Sphere,
     )
 
     nx, ny, nz = shape
+    hi_y, hi_z = ny - 6, nz - 6
     return {
         "materials": [Box((12, 8, 8), (16, 11, 11), Dielectric(2.0)),
                       Sphere((nx // 2, 10.5, 9.5), 2, Drude(1.0, 1.0, 0.1))],
-        "sources": [PlaneWave("+x", "z", ContinuousWave(0.1, ramp=1), box=((6, 5, 5), (nx - 6, ny - 6, nz - 6))),
-                    PlaneWave("-y", "x", ContinuousWave(0.08, ramp=1), box=((7, 5, 5), (nx - 7, ny - 6, nz - 6))),
+        "sources": [PlaneWave("+x", "z", ContinuousWave(0.1, ramp=1), box=((6, 5, 5), (nx - 6, hi_y, hi_z))),
+                    PlaneWave("-y", "x", ContinuousWave(0.08, ramp=1), box=((7, 5, 5), (nx - 7, hi_y, hi_z))),
                     Dipole((nx // 3, ny // 2, nz // 2), "Ey", GaussianPulse(0.12, 0.1, cutoff=1.0))],
         "probes": [Probe((nx // 2 + 4, ny // 2, nz // 2), "Ez"), Probe((3, 5, 6), "Hy"),
                    Probe((nx - 2, ny // 2, 4), "Ex")],

@@ -1,5 +1,6 @@
 """Maxwell's equations through the calculation window and MPI ranks: the in-memory run bit for bit."""
 
+import os
 import subprocess
 import sys
 import warnings
@@ -41,13 +42,14 @@ def test_a_maxwell_window_run_equals_the_in_memory_run_bit_for_bit(order, nt, ru
 
 
 def test_a_maxwell_window_too_small_for_the_ghost_rows_is_a_clear_error():
-    """Ghost rows from the Yee reach: Nt steps of two half steps, order / 2 rows each (16 at order 4, Nt 4)."""
+    """Ghost rows from the Yee reach: Nt steps of two half steps, order / 2 rows each (order 4, Nt 4: 16)."""
     with pytest.raises(ValueError, match=r"window must hold more than 2 x 16 ghost rows .*: window >= 33; "
                                          r"got 32"):
         MaxwellPlan.build((60, 18, 14), 4, backend="cpu", size=1, nt=4, window=32)
     assert MaxwellPlan.build((60, 18, 14), 4, backend="cpu", size=1, nt=4, window=33).window == 33
+    comm = type("FakeComm", (), {"size": 2, "rank": 0})()
     with pytest.raises(ValueError, match="window and comm together are not built yet"):
-        MaxwellPlan.build((60, 18, 14), 2, backend="cpu", window=33, comm=type("C", (), {"size": 2, "rank": 0})())
+        MaxwellPlan.build((60, 18, 14), 2, backend="cpu", window=33, comm=comm)
 
 
 @pytest.mark.parametrize(("ranks", "order"), [(2, 4), (3, 2)])
@@ -59,3 +61,15 @@ def test_maxwell_ranks_give_the_single_process_result_bit_for_bit(ranks, order):
                           str(order)], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(f"ok maxwell order={order} ranks={ranks}") == 1, out.stdout
+
+
+@pytest.mark.slow
+def test_maxwell_window_and_rows_on_the_cuda_backend_under_the_simulator():
+    """The window over the (simulated) GPU equals its in-memory run bit for bit; device x rows travel as
+    they lie (tests/engine/yee_cuda_scale_sim_cases.py)."""
+    pytest.importorskip("numba.cuda")
+    script = Path(__file__).with_name("yee_cuda_scale_sim_cases.py")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count(": ok") == 2, out.stdout
