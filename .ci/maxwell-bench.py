@@ -4,7 +4,7 @@
     python .ci/maxwell-bench.py --backend cuda --shape 512 512 352 --dts 1 2 --nt 8 16
 
 Yee cell updates per second (a cell's six components advanced one step), one JSON line a row. With
-``--physics``: a Drude sphere, a 12-cell CPML, a dipole and a probe.
+``--physics``: a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole and a probe.
 """
 
 import argparse
@@ -13,14 +13,17 @@ import statistics
 import time
 
 from diamondlab import Simulation
-from diamondlab.engine.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
-from diamondlab.maxwell import Dipole, Drude, GaussianPulse, Probe, Sphere
+from diamondlab.engine.measure.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
+from diamondlab.maxwell import Dipole, Drude, GaussianPulse, PlaneWave, Probe, Sphere
 
 
 def _scene(shape) -> dict:
+    """The issue's physics: a Drude sphere, a 12-cell CPML, a TFSF plane wave around it, a dipole, a probe."""
     c = tuple(n // 2 for n in shape)
+    box = ((16, 16, 16), tuple(n - 17 for n in shape))
     return dict(materials=[Sphere(c, min(shape) // 6, Drude(1.0, 1.0, 0.05))], pml=12,
-                sources=[Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05))],
+                sources=[Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05)),
+                         PlaneWave("+x", "z", GaussianPulse(0.08, 0.04), box)],
                 probes=[Probe(c, "Ez")])
 
 
@@ -46,18 +49,27 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--physics", action="store_true")
+    ap.add_argument("--chunk", type=int, nargs="+", default=[None], help="CUDA sweep: tiers between waits")
+    ap.add_argument("--band", type=int, nargs="+", default=[None], help="CUDA sweep: diagonal bands")
     args = ap.parse_args()
     shape = tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)
     kw = _scene(shape) if args.physics else {}
     device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
     for order in args.orders:
-        runs = [("stepwise", None, None)] + [("diamondtorre", d, n) for d in args.dts for n in args.nt]
-        for algorithm, size, nt in runs:
+        runs = [("stepwise", None, None, None, None)] + [
+            ("diamondtorre", d, n, c, b)
+            for d in args.dts for n in args.nt for c in args.chunk for b in args.band]
+        for algorithm, size, nt, chunk, band in runs:
             sim = Simulation(shape, order, equation="maxwell", algorithm=algorithm, backend=args.backend,
                              size=size, nt=nt, **kw)
+            for name, value in (("chunk", chunk), ("band", band)):
+                if value is not None:
+                    setattr(sim.backend, name, value)
             model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude=args.physics)
             row = dict(backend=args.backend, order=order, algorithm=algorithm, shape=shape, size=sim.size,
-                       nt=sim.nt, physics=args.physics, **_rate(sim, args.steps, args.repeats),
+                       nt=sim.nt,
+                       chunk=getattr(sim.backend, "chunk", None), band=getattr(sim.backend, "band", None),
+                       physics=args.physics, **_rate(sim, args.steps, args.repeats),
                        model_bytes=round(model.bytes_per_update, 1), model=model.rate / 1e9)
             print(json.dumps(row), flush=True)
             del sim

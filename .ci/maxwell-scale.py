@@ -56,7 +56,7 @@ def grid() -> tuple[int, int, int]:
     if args.shape:
         parts = [int(p) for p in args.shape.split("x")]
         return tuple(parts * 3) if len(parts) == 1 else tuple(parts)
-    from diamondlab.engine.cuda_backend import device_memory
+    from diamondlab.engine.backends.cuda import device_memory
 
     free = device_memory()[0]
     nx = int(args.fill * free / (BYTES_PER_CELL * args.cross**2))

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from diamondlab import Simulation
-from diamondlab.engine.simulation import SourceTimingWarning
+from diamondlab.engine.run.simulation import SourceTimingWarning
 from diamondlab.media import anomaly_model, layered_model
 from diamondlab.sources import Receiver, Source
 

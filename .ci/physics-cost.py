@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from diamondlab import Simulation
-from diamondlab.engine.simulation import SourceTimingWarning
+from diamondlab.engine.run.simulation import SourceTimingWarning
 from diamondlab.sources import Receiver, Source
 
 parser = argparse.ArgumentParser()

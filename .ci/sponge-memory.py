@@ -3,7 +3,7 @@ import resource
 import sys
 import time
 
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.sources import Source
 
 t0 = time.perf_counter()

@@ -46,7 +46,7 @@ def rate(shape, order, size, nt, window, sweeps, repeats, options, initial="gaus
     import pstats
 
     from diamondlab import Simulation
-    from diamondlab.engine.measure import measure_simulation
+    from diamondlab.engine.measure.bench import measure_simulation
 
     t = time.perf_counter()
     with cProfile.Profile() as prof:

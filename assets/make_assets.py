@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diamondlab.engine.io import write_atomically
+from diamondlab.engine.outputs.io import write_atomically
 from diamondlab.geometry import stage_schedule
 
 HERE = Path(__file__).resolve().parent

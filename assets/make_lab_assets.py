@@ -55,7 +55,7 @@ def paper_figures() -> None:
     """Paper 000's figures as the notebooks draw them (06, 07, 08 and 01), for the README's table."""
     import json
 
-    from diamondlab.engine.perfmodel import H100, gpu_hierarchy, measure_cpu_hierarchy
+    from diamondlab.engine.measure.perfmodel import H100, gpu_hierarchy, measure_cpu_hierarchy
     from diamondlab.geometry import compare_tilings, locality
     from diamondlab.viz.graph import (
         dependency_graph_figure,
@@ -84,8 +84,8 @@ def paper_figures() -> None:
 
 def paper_measured_figures() -> None:
     """Figs. 10 and 11 measured on this machine's CPU, at notebook 07's full sizes."""
-    from diamondlab.engine.measure import thread_sweep, tuning_sweep
-    from diamondlab.engine.perfmodel import predicted_rate
+    from diamondlab.engine.measure.bench import thread_sweep, tuning_sweep
+    from diamondlab.engine.measure.perfmodel import predicted_rate
     from diamondlab.viz.perf import order_size_figure, parallel_levels_figure
 
     rows = []
@@ -136,8 +136,8 @@ def wavefield_figures() -> None:
 
 
 def tuning_figure() -> None:
-    from diamondlab.engine.measure import tuning_sweep
-    from diamondlab.engine.perfmodel import predicted_rate
+    from diamondlab.engine.measure.bench import tuning_sweep
+    from diamondlab.engine.measure.perfmodel import predicted_rate
     from diamondlab.viz.perf import tuning_figure as figure
 
     rows = tuning_sweep((128, 128, 128), orders=(2,), sizes=(1, 2, 4, 6), nts=(8, 16, 24, 32), repeats=3,

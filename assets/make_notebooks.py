@@ -247,7 +247,7 @@ torres per stage (less asynchrony) and more boundary torres.  The tuning
 panel measures every (NO, DTS, Nt) on the current backend and grid,
 plots it with the roofline prediction, marks the best and puts it into the
 controllers with **Use best**.  The model is the roofline of
-`diamondlab.engine.perfmodel`, the same as `diamondlab bench` uses, with
+`diamondlab.engine.measure.perfmodel`, the same as `diamondlab bench` uses, with
 this machine's bandwidth measured at the first use; on a CPU it has no
 compute bound, and the gap to it is what the kernels leave on the table.
 """),
@@ -282,7 +282,7 @@ from 359 to 626 on a 1 GiB grid (BENCHMARKS.md). The choice is also a
 controller of the Run tab ("GPU sweep") and can be set by hand with
 `backend_options`.
 """),
-        "from diamondlab import Simulation\nfrom diamondlab.engine.autotune import autotune\n"
+        "from diamondlab import Simulation\nfrom diamondlab.engine.run.autotune import autotune\n"
         "from diamondlab.numerics import WaveParameters\n\n"
         "shape = (N, N, N // 2)\n"
         "best = autotune(WaveParameters(order=2), shape, 'cpu', repeats=1 if SMALL else 3, log=print)\n"
@@ -339,7 +339,7 @@ lanes read operands, shared memory at 128 bytes a clock per multiprocessor,
 device memory at the measured 3 TB/s).  LRnLA shapes are sized so their data
 stay on a high level.
 """),
-        SMALL + "from diamondlab.engine.perfmodel import gpu_hierarchy, measure_cpu_hierarchy\n"
+        SMALL + "from diamondlab.engine.measure.perfmodel import gpu_hierarchy, measure_cpu_hierarchy\n"
         "from diamondlab.viz.perf import memory_hierarchy_figure\n\n"
         "cpu = measure_cpu_hierarchy([2**k for k in range(14, 24 if SMALL else 29, 2)])\n"
         "for size, rate in cpu:\n"
@@ -411,7 +411,7 @@ of the paper's shapes; the stars are measurements.  First an H100, with its
 copy bandwidth and the rates measured on it (`records/launch_schemes_h100.json`,
 BENCHMARKS.md):
 """),
-        SMALL + "import json\n\nfrom diamondlab.engine.perfmodel import H100\n"
+        SMALL + "import json\n\nfrom diamondlab.engine.measure.perfmodel import H100\n"
         "from diamondlab.geometry import locality\n"
         "from diamondlab.viz.perf import roofline_ceilings, roofline_figure\n\n"
         "with open('records/launch_schemes_h100.json') as fh:\n"
@@ -430,8 +430,8 @@ point is close to its ceiling: the run is still bound by memory, now at a
 higher locality.  The same chart with this machine's cores (their bandwidth
 measured now, a small run of each algorithm):
 """),
-        "from diamondlab import Simulation\nfrom diamondlab.engine.measure import measure_simulation\n"
-        "from diamondlab.engine.perfmodel import cpu_device_numbers\n\n"
+        "from diamondlab import Simulation\nfrom diamondlab.engine.measure.bench import measure_simulation\n"
+        "from diamondlab.engine.measure.perfmodel import cpu_device_numbers\n\n"
         "cpu = cpu_device_numbers()\n"
         "shape = (32, 32, 32) if SMALL else (96, 96, 96)\n"
         "mine = []\n"
@@ -458,8 +458,8 @@ NO as the locality grows, until the GPU runs short of parallel work.  Here
 your backend measures the same sweep (best Nt of each pair), next to the
 model:
 """),
-        "from diamondlab.engine.measure import tuning_sweep\n"
-        "from diamondlab.engine.perfmodel import predicted_rate\n"
+        "from diamondlab.engine.measure.bench import tuning_sweep\n"
+        "from diamondlab.engine.measure.perfmodel import predicted_rate\n"
         "from diamondlab.viz.perf import order_size_figure\n\n"
         "grid = (24, 24, 16) if SMALL else (64, 64, 64)\n"
         "rows = []\n"
@@ -477,7 +477,7 @@ memory bandwidth caps it.  On a CPU the parallel level is the number of
 threads: here both algorithms run with 1, 2, 4, ... threads up to this
 machine's count (a few cores show only the start of the curve).
 """),
-        "from diamondlab.engine.measure import thread_sweep\n"
+        "from diamondlab.engine.measure.bench import thread_sweep\n"
         "from diamondlab.viz.perf import parallel_levels_figure\n\n"
         "levels = thread_sweep((32, 32, 16) if SMALL else (96, 96, 64), size=2, nt=8,\n"
         "                      repeats=1 if SMALL else 3)\n"
@@ -493,7 +493,7 @@ block of a few warps cannot hide the memory latency that a larger one can.
 Where no GPU is present this cell says so (the figure needs the GPU itself).
 """),
         "from diamondlab.devices import current_gpu\n"
-        "from diamondlab.engine.measure import block_sweep\n"
+        "from diamondlab.engine.measure.bench import block_sweep\n"
         "from diamondlab.viz.perf import block_levels_figure\n\n"
         "gpu = current_gpu()\n"
         "if gpu is None:\n"
@@ -558,10 +558,10 @@ for bit; the per-stage scheme is selectable
 launch=per-stage`).  On a GPU this cell measures both here; without one it
 shows the run record measured on an H100 (`records/launch_schemes_h100.json`).
 """),
-        "import json\n\nfrom diamondlab.engine.cuda_backend import CUDABackend\n"
+        "import json\n\nfrom diamondlab.engine.backends.cuda import CUDABackend\n"
         "from diamondlab.kernels.cuda import simulator_enabled\n\n"
         "if CUDABackend.available() and not simulator_enabled():\n"
-        "    from diamondlab.engine.measure import compare_algorithms\n\n"
+        "    from diamondlab.engine.measure.bench import compare_algorithms\n\n"
         "    shape = (64, 64, 64) if SMALL else (256, 256, 256)\n"
         "    found = {launch: compare_algorithms(shape, [2], 'cuda', repeats=3,\n"
         "                                        backend_options={'launch': launch})[0]\n"

@@ -26,7 +26,7 @@ _LAZY = {
     "StageSchedule": "diamondlab.geometry", "stage_schedule": "diamondlab.geometry",
     "WaveParameters": "diamondlab.numerics", "courant_limit": "diamondlab.numerics",
     "gaussian_pulse": "diamondlab.numerics", "stencil_weights": "diamondlab.numerics",
-    "Simulation": "diamondlab.engine.simulation",
+    "Simulation": "diamondlab.engine.run.simulation",
 }  # fmt: skip
 
 __all__ = [

@@ -6,7 +6,7 @@ several on a loaded machine; a SIGINT or SIGTERM then would end the process
 with nothing written (SIGTERM's default), be lost (a SIGINT that the parent
 ignored) or surface as a ``KeyboardInterrupt`` inside an import (reported as
 a missing package).  So the first thing done, with nothing of NumPy loaded
-(``import diamondlab`` is light), is :func:`~diamondlab.engine.interrupts.record_stop_signals`:
+(``import diamondlab`` is light), is :func:`~diamondlab.engine.run.interrupts.record_stop_signals`:
 from then on a stop signal is recorded and the command acts on it at its
 next safe point (status 130 or 143, :data:`diamondlab.cli.EXIT_STATUSES`).
 """
@@ -26,7 +26,7 @@ def main() -> int:
     then (NumPy's and Numba's teardown takes a while) would kill a process
     whose work is done; one recorded before still sets the status.
     """
-    from diamondlab.engine import interrupts
+    from diamondlab.engine.run import interrupts
 
     interrupts.record_stop_signals()
     status = None

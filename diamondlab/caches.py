@@ -8,7 +8,7 @@ cache folder for diamondlab (``platformdirs.user_cache_dir``:
 macOS).  It holds the generated kernel modules with Numba's compiled code
 beside them (:data:`KERNELS`, one folder per generator and software
 version, :func:`diamondlab.kernels.generated.cache_dir`) and the auto-
-tuner's choices (:data:`TUNINGS`, :mod:`diamondlab.engine.autotune`).
+tuner's choices (:data:`TUNINGS`, :mod:`diamondlab.engine.run.autotune`).
 
 Writes are atomic (:func:`diamondlab.files.write_atomically`: a temporary file in the same
 folder, synced, then renamed over the old one), and a JSON file that
@@ -109,7 +109,7 @@ MODULE_NAME = re.compile(r"diamondlab_\w+_[0-9a-f]{12}")
 #: Name of a folder of one generator and software version under :data:`KERNELS`
 #: (:func:`diamondlab.kernels.generated.cache_dir`), for entries older than the manifest.
 TAG_NAME = re.compile(r"g\d+-[0-9a-f]{10}")
-#: Key of a tuning (:func:`diamondlab.engine.autotune.tuning_key`), for a tunings file older than the
+#: Key of a tuning (:func:`diamondlab.engine.run.autotune.tuning_key`), for a tunings file older than the
 #: manifest.
 TUNING_KEY = re.compile(r"\w+\|NO=\d+\|\d+x\d+x\d+\|[0-9a-f]{16}")
 #: Suffixes of the compiled code beside a module: Numba's index and data, Python's bytecode.

@@ -131,7 +131,7 @@ def _velocity(text: str, shape):
     except ValueError:
         pass
     if text in ("layered", "anomaly"):
-        from diamondlab.engine.memory import CELL_BYTES, check_host_memory
+        from diamondlab.engine.measure.memory import CELL_BYTES, check_host_memory
         from diamondlab.media import example_model
 
         check_host_memory(shape, 2 * CELL_BYTES * int(np.prod(shape, dtype=np.int64)))  # the model, its copy
@@ -456,7 +456,7 @@ def _continue_from(args):
     sponge, another grid) are an error; a different order, Courant number or
     spacing is used, with a note.
     """
-    from diamondlab.engine.io import load_run
+    from diamondlab.engine.outputs.io import load_run
 
     try:
         record = load_run(args.initial)
@@ -548,7 +548,7 @@ def _maxwell_problem(args):
     ``{"plan": MaxwellPlan, "view": component}``; ``args.steps``, ``order`` and ``courant`` filled in."""
     from dataclasses import replace
 
-    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
     from diamondlab.maxwell import CPML, Dipole, Probe
     from diamondlab.maxwell.scene import parse_scene, read_scene
 
@@ -607,7 +607,7 @@ def _maxwell_problem(args):
 def _problem(args):
     """Keyword arguments of the Simulation for ``args`` (and the record it continues, or None);
     for --equation maxwell its checked plan (:func:`_maxwell_problem`)."""
-    from diamondlab.engine.physics import Physics
+    from diamondlab.engine.equations.acoustic import Physics
 
     _check_equation_options(args)
     if args.equation == "maxwell":
@@ -652,7 +652,7 @@ def _snapshot_count(first_step: int, steps: int, every: int) -> int:
 
 def _plan(args, problem, formats) -> tuple[list, dict]:
     """The outputs of a run, ``(label, path, bytes)`` each, and the host memory it holds by part."""
-    from diamondlab.engine.memory import CELL_BYTES, run_host_bytes
+    from diamondlab.engine.measure.memory import CELL_BYTES, run_host_bytes
 
     shape = problem["shape"]
     field = CELL_BYTES * int(np.prod(shape, dtype=np.int64))
@@ -718,8 +718,8 @@ class RunOutputs:
 
     def prepare(self, planned, memory: dict, shape) -> None:
         """Check names, space and memory; lock --out; refuse or stage over an earlier run's outputs."""
-        from diamondlab.engine.io import check_free_space, check_output_dir, check_output_file
-        from diamondlab.engine.memory import check_host_memory
+        from diamondlab.engine.measure.memory import check_host_memory
+        from diamondlab.engine.outputs.io import check_free_space, check_output_dir, check_output_file
         from diamondlab.files import FolderLock
 
         args = self.args
@@ -821,7 +821,7 @@ def _describe(paths) -> list[str]:
 
 def _write_outputs(args, sim, snapshots, first, first_step, interrupted: bool, outputs: RunOutputs) -> None:
     """The traces, the record (--save) and the manifest, each atomically and each attempted; then commit."""
-    from diamondlab.engine.io import save_run, write_atomically
+    from diamondlab.engine.outputs.io import save_run, write_atomically
     from diamondlab.files import npz_verifier
 
     folder = outputs.folder
@@ -892,8 +892,8 @@ def _mpi_world():
 
 def _run(args, comm=None) -> int:
     """``diamondlab run``; ``comm``: the MPI ranks that share the grid (rank 0 prints and writes)."""
-    from diamondlab.engine.interrupts import on_ending_now, raise_if_stopped
-    from diamondlab.engine.snapshots import Snapshots
+    from diamondlab.engine.outputs.snapshots import Snapshots
+    from diamondlab.engine.run.interrupts import on_ending_now, raise_if_stopped
 
     root = comm is None or comm.rank == 0
     problem, record = _problem(args)
@@ -922,15 +922,15 @@ def _run(args, comm=None) -> int:
 
 def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
     """``diamondlab run`` once its outputs are planned (and --out locked)."""
-    from diamondlab.engine.interrupts import deferred_interrupts, take_stop
-    from diamondlab.engine.simulation import Simulation, SourceTimingWarning
+    from diamondlab.engine.run.interrupts import deferred_interrupts, take_stop
+    from diamondlab.engine.run.simulation import Simulation, SourceTimingWarning
 
     root = comm is None or comm.rank == 0
     if "auto" in (args.dts, args.nt):
         print("tuning DTS and Nt on this grid (each candidate is measured once; the choice is cached)...",
               flush=True)
     if "plan" in problem:  # Maxwell's equations: the plan checked before the outputs were planned
-        from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+        from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
 
         sim = MaxwellSimulation.from_plan(problem["plan"], initial="zero")
         sim.view = problem["view"]
@@ -947,7 +947,7 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
         print(f"z column of {sim.shape[2]} cells, taller than a {sim.backend_name} block holds: the device "
               f"runs the grid as {swapped} (x and z swapped; fields, planes and traces in your axes)")
     if sim.plan.window is not None:
-        from diamondlab.engine.window import describe_traffic
+        from diamondlab.engine.scale.window import describe_traffic
 
         print(f"window: {sim.plan.window} of {sim.shape[0]} x rows on the device, "
               f"{describe_traffic(sim.backend.traffic(), sim.nt)}")
@@ -999,7 +999,7 @@ _CELLS = {"acoustic": "cell", "maxwell": "Yee cell"}
 
 
 def _interrupt_status() -> int:
-    from diamondlab.engine import interrupts
+    from diamondlab.engine.run import interrupts
 
     return 128 + int(interrupts.last_signal)
 
@@ -1008,8 +1008,8 @@ def _bench_matrix(args) -> int:
     """``diamondlab bench --matrix``: the CUDA kernels timed per combination (engine.perfmodel.benchmark)."""
     import json
 
-    from diamondlab.engine import perfmodel
-    from diamondlab.engine.io import write_atomically
+    from diamondlab.engine.measure import perfmodel
+    from diamondlab.engine.outputs.io import write_atomically
     from diamondlab.kernels.cuda import SUPPORTED_SIZES
 
     if args.backend == "cpu":
@@ -1061,7 +1061,7 @@ def _bench(args, comm=None) -> int:
     for shape in args.shapes or [args.shape]:
         rows += _bench_shape(args, shape, comm)
     if args.json and (comm is None or comm.rank == 0):
-        from diamondlab.engine.io import write_atomically
+        from diamondlab.engine.outputs.io import write_atomically
 
         write_atomically(args.json, lambda fh: json.dump({"rows": rows}, fh, indent=1), mode="w")
     return 0
@@ -1088,8 +1088,8 @@ def _bench_medium(args, shape) -> tuple[str, dict]:
 
 def _bench_shape(args, shape, comm=None) -> list[dict]:
     """Time and print one grid of ``diamondlab bench``; return its rows."""
-    from diamondlab.engine.measure import compare_algorithms
-    from diamondlab.engine.simulation import SourceTimingWarning
+    from diamondlab.engine.measure.bench import compare_algorithms
+    from diamondlab.engine.run.simulation import SourceTimingWarning
 
     medium, physics = _bench_medium(args, shape)
     physics.update(window=args.window, window_dir=args.window_dir)
@@ -1123,7 +1123,7 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
             f"{r['stepwise']:>9.4g} {r['ratio']:>6.2f} {str(r['bit_equal']):>6}"
         )
         if modelled:
-            from diamondlab.engine.perfmodel import predict
+            from diamondlab.engine.measure.perfmodel import predict
 
             model = r["model"] = predict("diamondtorre", r["order"], r["dts"], r["nt"], device).rate / 1e9
             line += f" {model:>8.4g} {r['diamondtorre'] / model:>8.0%}"
@@ -1166,7 +1166,7 @@ def _bench_split(args, shape, rows, comm) -> str | None:
                 f"DiamondTorre {rows[0]['diamondtorre'] / comm.size:.4g} a rank")
     if args.window is None or args.window >= shape[0]:
         return None
-    from diamondlab.engine.window import describe_traffic
+    from diamondlab.engine.scale.window import describe_traffic
 
     parts = [f"NO={r['order']}: {describe_traffic(r['window_traffic'], r['nt'])}" for r in rows]
     return f"window of {args.window} x rows (" + "; ".join(parts) + ")"
@@ -1175,7 +1175,7 @@ def _bench_split(args, shape, rows, comm) -> str | None:
 def _device_numbers(backend: str, skip: bool):
     if skip:
         return None
-    from diamondlab.engine import perfmodel
+    from diamondlab.engine.measure import perfmodel
 
     return perfmodel.cuda_device_numbers() if backend == "cuda" else perfmodel.cpu_device_numbers()
 
@@ -1227,15 +1227,15 @@ def main(argv=None) -> int:
     (:mod:`diamondlab._entry`; here, for a call from Python) and acted on at
     the command's safe points: never raised inside an import or a write.
     """
-    from diamondlab.engine.interrupts import stop_signals_recorded
+    from diamondlab.engine.run.interrupts import stop_signals_recorded
 
     with stop_signals_recorded():
         return _main(argv)
 
 
 def _main(argv) -> int:
-    from diamondlab.engine.interrupts import raise_if_stopped, take_stop
-    from diamondlab.engine.simulation import NonFiniteFieldError
+    from diamondlab.engine.run.interrupts import raise_if_stopped, take_stop
+    from diamondlab.engine.run.simulation import NonFiniteFieldError
 
     argv = _join_negative_positions(sys.argv[1:] if argv is None else argv)
     comm = None

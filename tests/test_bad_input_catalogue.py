@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from diamondlab.cli import main
-from diamondlab.engine.cpu_backend import CPUBackend
-from diamondlab.engine.simulation import NonFiniteFieldError, Simulation, SourceTimingWarning
+from diamondlab.engine.backends.cpu import CPUBackend
+from diamondlab.engine.run.simulation import NonFiniteFieldError, Simulation, SourceTimingWarning
 from diamondlab.sources import Receiver, Source
 
 ALLOCATES = "allocates"  # refused after the backend exists, before anything runs
@@ -553,7 +553,7 @@ MAXWELL_SCENE_ROWS = [
 @pytest.fixture
 def no_yee_work(monkeypatch):
     """Fail on any allocation of a Maxwell run's fields (the refusals come from its plan, before them)."""
-    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 
     def allocate(self):
         raise AssertionError("the Maxwell fields were allocated before the input was refused")

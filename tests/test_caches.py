@@ -203,7 +203,7 @@ def _foreign(root: Path, tag: Path) -> dict[Path, str]:
 
 def _own(root: Path) -> tuple[Path, Path]:
     """A generated module with Numba files beside it, and a tuning: written through the cache."""
-    from diamondlab.engine import autotune
+    from diamondlab.engine.run import autotune
     from diamondlab.kernels import generated
 
     generated.load_generated("ANSWER = 42\n", "diamondlab_test")

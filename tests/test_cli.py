@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from diamondlab.cli import main
-from diamondlab.engine.io import load_run
+from diamondlab.engine.outputs.io import load_run
 
 
 def test_run_saves_and_continues(tmp_path, capsys):
@@ -32,7 +32,7 @@ def test_bad_input_is_a_clear_error(capsys):
 def test_backend_options_reach_the_simulation_or_are_named(capsys, monkeypatch):
     import pytest
 
-    from diamondlab.engine import simulation
+    from diamondlab.engine.run import simulation
 
     with pytest.raises(SystemExit):
         main(["run", "--shape", "16", "--backend-option", "band", "--no-progress"])
@@ -41,7 +41,7 @@ def test_backend_options_reach_the_simulation_or_are_named(capsys, monkeypatch):
         main(["run", "--shape", "16", "--backend-option", "band=", "--no-progress"])
     assert "band: expected a value; got none" in capsys.readouterr().err
     from diamondlab.cli import _backend_option
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cuda import CUDABackend
     from diamondlab.numerics import WaveParameters
 
     assert _backend_option("launch=per-stage") == ("launch", "per-stage")  # a word: the backend checks it
@@ -122,13 +122,13 @@ def test_unreadable_inputs_are_named(tmp_path, capsys):
 def test_bench_reports_sweep_options_and_launch_efficiency(capsys, monkeypatch):
     """On the GPU the table is followed by the sweep options, resident blocks and roofline x launch."""
     from diamondlab import cli
-    from diamondlab.engine.perfmodel import DeviceNumbers, predict
+    from diamondlab.engine.measure.perfmodel import DeviceNumbers, predict
 
     row = {"order": 2, "dts": 4, "nt": 32, "diamondtorre": 640.0, "stepwise": 220.0, "ratio": 640 / 220,
            "bit_equal": True, "backend": "cuda", "options": {"pipelined": True, "band": 32, "chunk": 2},
            "launch": (264, 0.973)}
     device = DeviceNumbers("test GPU", 2.8e12, 67e12)
-    monkeypatch.setattr("diamondlab.engine.measure.compare_algorithms", lambda *a, **k: [row])
+    monkeypatch.setattr("diamondlab.engine.measure.bench.compare_algorithms", lambda *a, **k: [row])
     monkeypatch.setattr(cli, "_device_numbers", lambda backend, skip: device)
     assert main(["bench", "--shape", "64", "--orders", "2", "--backend", "cuda", "--no-progress"]) == 0
     out = capsys.readouterr().out
@@ -170,7 +170,7 @@ def test_a_run_continued_from_its_record_equals_the_straight_run(tmp_path, capsy
 
 
 def test_a_blow_up_stops_the_run_and_names_the_step(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("diamondlab.engine.simulation.FINITE_CHECK_BUDGET", float("inf"))  # every sweep
+    monkeypatch.setattr("diamondlab.engine.run.simulation.FINITE_CHECK_BUDGET", float("inf"))  # every sweep
     argv = ["run", "--shape", "24", "--backend", "cpu", "--no-progress", "--nt", "4"]
     assert main([*argv, "--steps", "2", "--save", str(tmp_path / "a.npz")]) == 0
     with np.load(tmp_path / "a.npz") as data:
@@ -259,7 +259,8 @@ def test_bench_matrix_is_the_gpu_kernel_benchmark(capsys, monkeypatch):
     assert main([*argv, "--dts", "1", "2"]) == 2
     assert "--dts takes one value without --matrix; got [1, 2]" in capsys.readouterr().err
     calls = []
-    monkeypatch.setattr("diamondlab.engine.perfmodel.benchmark", lambda *a, **k: calls.append((a, k)) or [])
+    monkeypatch.setattr("diamondlab.engine.measure.perfmodel.benchmark",
+                        lambda *a, **k: calls.append((a, k)) or [])
     assert main(["bench", "--shape", "32x24x16", "--backend", "cuda", "--matrix", "--orders", "2", "--dts",
                  "3", "4", "--nt", "16", "32", "--pipelined", "0", "-1", "--bands", "-1", "16"]) == 0
     (args, kwargs), = calls
@@ -296,7 +297,7 @@ def test_cache_info_and_clear(tmp_path, monkeypatch, capsys):
 def test_initial_reads_only_the_layers_it_continues_from(tmp_path, monkeypatch, capsys):
     import zipfile
 
-    from diamondlab.engine import io
+    from diamondlab.engine.outputs import io
 
     monkeypatch.setattr(io, "LAZY_BYTES", 1000)
     first, second = tmp_path / "a.npz", tmp_path / "b.npz"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from diamondlab.cli import main
-from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
 from diamondlab.maxwell import CPML, Dipole, Drude, GaussianPulse, Probe, Sphere
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "maxwell-sphere.json"
@@ -130,7 +130,7 @@ def test_ctrl_c_still_writes_complete_outputs(tmp_path, capsys, monkeypatch):
     ids=["missing key", "wrong type", "negative wp", "unknown medium", "probe outside"],
 )  # fmt: skip
 def test_a_bad_scene_is_refused_naming_the_key_path(scene, text, tmp_path, capsys, monkeypatch):
-    from diamondlab.engine.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 
     monkeypatch.setattr(MaxwellPlan, "make_backend", lambda self: pytest.fail("allocated before the refusal"))
     monkeypatch.chdir(tmp_path)

@@ -11,7 +11,7 @@ just below that (it shows about 7.3 there; coarser grids are pre-asymptotic).
 import numpy as np
 import pytest
 
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.numerics import gaussian_pulse
 
 

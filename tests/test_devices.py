@@ -3,7 +3,7 @@
 import pytest
 
 from diamondlab.devices import GENERATIONS, H100, cuda_tuning, current_gpu, gpu_arch
-from diamondlab.engine.launchmodel import resident_blocks
+from diamondlab.engine.measure.launchmodel import resident_blocks
 
 A100 = gpu_arch("NVIDIA A100-SXM4-80GB", (8, 0), 108, 1.41e9)
 L4 = gpu_arch("NVIDIA L4", (8, 9), 58, 2.04e9)

@@ -24,7 +24,7 @@ def test_notebook_runs(path, monkeypatch):
     if path.name == "06_paper_figures_and_table_1.ipynb":  # Table 1 from the package, signs restored
         assert "NO=4: C = -5/4, 4/3, -1/12" in outputs and "w_0 = 2 C_0 = -2.5" in outputs
     if path.name == "07_roofline_and_parallel_levels.ipynb":  # Fig. 7's ceilings are the model's
-        from diamondlab.engine.perfmodel import H100
+        from diamondlab.engine.measure.perfmodel import H100
         from diamondlab.viz.perf import roofline_ceilings
 
         loc, rate = roofline_ceilings(2, 4, 32, H100)["torre_row"]

@@ -12,8 +12,9 @@ import pytest
 
 from diamondlab import cli
 from diamondlab.cli import EXIT_INTERNAL, EXIT_OUTPUT_FAILED, main
-from diamondlab.engine import io, simulation, snapshots
-from diamondlab.engine.io import load_run
+from diamondlab.engine.outputs import io, snapshots
+from diamondlab.engine.outputs.io import load_run
+from diamondlab.engine.run import simulation
 from diamondlab.files import FolderLock
 
 RUN = ["run", "--shape", "16", "--backend", "cpu", "--no-progress", "--nt", "2", "--steps", "4"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from diamondlab.cli import main
-from diamondlab.engine.io import load_run
+from diamondlab.engine.outputs.io import load_run
 
 README = (Path(__file__).parents[1] / "README.md").read_text()
 
@@ -72,7 +72,7 @@ def test_python_seismogram_example(monkeypatch, tmp_path):
 
 
 def test_run_plan_example_checks_without_allocating(monkeypatch):
-    from diamondlab.engine.cpu_backend import CPUBackend
+    from diamondlab.engine.backends.cpu import CPUBackend
 
     built = []
     monkeypatch.setattr(CPUBackend, "_build", lambda *a: built.append(a))

@@ -158,7 +158,7 @@ class StageSchedule:
         """x rows ``[lo, hi)`` each torre reads or writes over its ``Nt`` tiers (its tiers' cells and the
         stencil reach beyond them), clipped to the domain: an int array ``(ntorres, 2)``.
 
-        A calculation window (:mod:`diamondlab.engine.window`) holds these rows on the device while
+        A calculation window (:mod:`diamondlab.engine.scale.window`) holds these rows on the device while
         the torre runs.
 
         >>> s = stage_schedule(order=2, size=2, nt=4, nx=9, ny=7)

@@ -61,7 +61,7 @@ __all__ = ["GENERATOR_VERSION", "cache_dir", "check_compiled", "load_generated",
 #: (:func:`diamondlab.kernels.cuda.ldcg_intrinsic`).  Bump it when they change what
 #: a kernel computes or how fast it runs in a way the generated text does not
 #: show: it names the kernel folder and is part of every tuning's key
-#: (:mod:`diamondlab.engine.autotune`).
+#: (:mod:`diamondlab.engine.run.autotune`).
 #: 2: the CPU kernels put back each thread's MXCSR after an iteration (issue 27).
 GENERATOR_VERSION = 2
 

@@ -14,10 +14,15 @@ column: ``nz <= 1024``):
 
 - ``stepwise``: one half step (``half`` 0: ``H``, 1: ``E``) of every cell, a
   block per ``(x, y)`` column;
-- ``diamondtorre``: the torres of one stage, a block per torre; the block
-  runs the torre's ``ntiers`` half steps (tile columns in the geometry's
-  order), a ``syncthreads`` between tiers (the z neighbours of the next
-  tier are other threads').  One launch per stage.
+- ``diamondtorre``: a whole sweep in one launch, a block per torre; blocks
+  take tickets in the schedule's launch order, and each runs its torre's
+  ``ntiers`` half steps (tile columns in the geometry's order), a
+  ``syncthreads`` between tiers (the z neighbours of the next tier are
+  other threads'), waiting every ``chunk`` tiers on the two torres it
+  depends on (published progress flags, as the acoustic sweep of
+  :mod:`diamondlab.kernels.cuda_source` does).  Stages overlap: a torre
+  starts as soon as its neighbours are a chunk ahead, so the GPU holds
+  many stages at once instead of one stage of ``ny / 2R`` torres.
 
 Both call the same device functions ``h_cell`` and ``e_cell`` (no
 ``fastmath``), so the two algorithms agree bit for bit on the GPU, as on
@@ -44,12 +49,19 @@ cuda = None
 
 
 @functools.cache
-def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure per order, read as one scheme
-    """The CUDA kernels of the Yee scheme of ``order`` (2 or 4)."""
+def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa: C901 - one closure per scheme
+                     drude: bool = True) -> SimpleNamespace:
+    """The CUDA kernels of the Yee scheme of ``order`` (2 or 4) with the features a run has compiled in.
+
+    ``pml``, ``points``, ``drude``: whether the CPML's layers, source and probe points, and Drude currents
+    are handled at all (a run without one gets kernels without its loads and branches; the arithmetic of
+    every cell is the same either way, so the results are too).
+    """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
     from numba import cuda
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
+    PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
 
@@ -94,7 +106,9 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         dez_dx = fwd(E, ez, sx)
         dey_dx = fwd(E, ey, sx)
         dex_dy = fwd(E, ex, pz)
-        ix, iy, iz = lx[u], ly[v], lz[w]
+        ix = iy = iz = -1
+        if PML:
+            ix, iy, iz = lx[u], ly[v], lz[w]
         if ix >= 0:
             dez_dx = layer(psix, 2, ix, v, w, pb[0, u], pa[0, u], dez_dx)
             dey_dx = layer(psix, 3, ix, v, w, pb[0, u], pa[0, u], dey_dx)
@@ -111,7 +125,7 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
     @cuda.jit(device=True)
     def e_comp(E, J, p, m, table, curl, drude):
         old = E[p]
-        if drude:
+        if DRUDE and drude and table[m * 8 + 3] != 0:  # a Drude medium (elsewhere J stays 0 and adds 0)
             cur = table[m * 8 + 2] * J[p] + table[m * 8 + 3] * old
             J[p] = cur
             curl = curl - cur
@@ -135,7 +149,9 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         dhz_dx = bwd(H, hz, sx)
         dhy_dx = bwd(H, hy, sx)
         dhx_dy = bwd(H, hx, pz)
-        ix, iy, iz = lx[u], ly[v], lz[w]
+        ix = iy = iz = -1
+        if PML:
+            ix, iy, iz = lx[u], ly[v], lz[w]
         if ix >= 0:
             dhz_dx = layer(psix, 0, ix, v, w, pb[0, u], pa[0, u], dhz_dx)
             dhy_dx = layer(psix, 1, ix, v, w, pb[0, u], pa[0, u], dhy_dx)
@@ -159,9 +175,18 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
             return
         n = E.size // 3
         p = X * sx + Y * pz + Z
-        for k in range(start, start + colcount[X, Y]):
+        lo, hi = start, start + colcount[X, Y]  # the column's points, sorted by z: bisect for this cell's
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pt_z[mid] < Z:
+                lo = mid + 1
+            else:
+                hi = mid
+        for k in range(lo, start + colcount[X, Y]):
+            if pt_z[k] != Z:
+                break
             c = pt_comp[k]
-            if pt_z[k] != Z or (c >= 3) != (half == 0):
+            if (c >= 3) != (half == 0):
                 continue
             if c >= 3:
                 if pt_kind[k] == 0:
@@ -180,9 +205,10 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
             h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pbh, pah, psix, psiy, psiz)
         else:
             e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pbe, pae, psix, psiy, psiz)
-        pz = lz.size + 2 * M
-        cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
-                    pz, (ly.size + 2 * M) * pz)
+        if POINTS:
+            pz = lz.size + 2 * M
+            cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src,
+                        rec, pz, (ly.size + 2 * M) * pz)
 
     @cuda.jit
     def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
@@ -194,28 +220,70 @@ def yee_cuda_kernels(order: int) -> SimpleNamespace:  # noqa: C901 - one closure
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
 
-    @cuda.jit
-    def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, first, ntiers, lx, ly, lz, pbh,
-                     pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
-                     src, rec):
-        """The torres ``first + blockIdx.x`` of one stage, ``ntiers`` half steps each."""
-        i = first + cuda.blockIdx.x
-        x0 = torre_x0[i]
-        yc = torre_yc[i]
+    @cuda.jit(device=True)
+    def tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
+             colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+        """Tier ``k`` (half step ``k % 2`` of step ``k // 2``) of the torre at ``(x0, yc)``: one z."""
         nx = lx.size
         ny = ly.size
         Z = cuda.threadIdx.x + M  # noqa: N806
+        ax = x0 + M * k
+        for du in range(1 - radius, radius + 1):
+            x = ax + du
+            if x >= 0 and x < nx:
+                lo, hi = row(du, radius, yc, ny)
+                for y in range(lo, hi + 1):
+                    cell(E, H, J, drude, mat, table, x + M, y + M, Z, k % 2, k // 2, lx, ly, lz, pbh, pah,
+                         pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
+                         src, rec)
+
+    @cuda.jit(device=True)
+    def wait_for(done, d, need):
+        """Spin (one thread) until torre ``d``'s published progress reaches ``need`` (``d < 0``: none)."""
+        if d >= 0:
+            while cuda.atomic.max(done, d, 0) < need:
+                pass
+
+    @cuda.jit
+    def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, order, deps, done, counter,
+                     ticket_base, flag0, ntiers, chunk, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
+                     colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+        """A whole sweep in one launch: a block per torre, tickets in ``order``, tier-level waits.
+
+        Thread 0 takes the next ticket from ``counter`` (minus ``ticket_base``, the tickets of earlier
+        sweeps); before tiers ``0, chunk, 2 chunk, ...`` it publishes the tiers done (``done[i] = flag0 +
+        k``) and waits until both :meth:`~diamondlab.geometry.StageSchedule.dependencies` have done
+        ``min(k + chunk, ntiers)`` tiers (lag 0 of
+        :meth:`~diamondlab.geometry.StageSchedule.pipelined_rounds`: what keeps the in-place update
+        exact).  A block only waits on smaller tickets, held by resident or finished blocks.
+        """
+        slot = cuda.shared.array(1, dtype=np.int64)
+        first = cuda.threadIdx.x == 0
+        if first:
+            slot[0] = cuda.atomic.add(counter, 0, 1) - ticket_base
+        cuda.syncthreads()
+        i = order[slot[0]]
+        x0 = torre_x0[i]
+        yc = torre_yc[i]
+        d0 = deps[i, 0]
+        d1 = deps[i, 1]
         for k in range(ntiers):
-            ax = x0 + M * k
-            for du in range(1 - radius, radius + 1):
-                x = ax + du
-                if x >= 0 and x < nx:
-                    lo, hi = row(du, radius, yc, ny)
-                    for y in range(lo, hi + 1):
-                        cell(E, H, J, drude, mat, table, x + M, y + M, Z, k % 2, k // 2, lx, ly, lz, pbh, pah,
-                             pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
-                             src, rec)
+            if k % chunk == 0:
+                if first:
+                    if k > 0:
+                        cuda.threadfence()
+                        cuda.atomic.max(done, i, flag0 + k)
+                    need = flag0 + min(k + chunk, ntiers)
+                    wait_for(done, d0, need)
+                    wait_for(done, d1, need)
+                    cuda.threadfence()
+                cuda.syncthreads()
+            tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
             cuda.syncthreads()
+        if first:
+            cuda.threadfence()
+            cuda.atomic.max(done, i, flag0 + ntiers)
 
     @cuda.jit
     def gather_planes(F, base, py, pz, ix, iy, iz, sx, sy, sz, XY, XZ, YZ):

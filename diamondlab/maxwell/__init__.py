@@ -1,7 +1,7 @@
 """Maxwell's equations on the Yee grid: the scheme, media and objects, sources and probes, the CPML.
 
 The equation's own facts (NumPy only); ``Simulation(..., equation="maxwell")``
-runs them (:class:`~diamondlab.engine.maxwell_simulation.MaxwellSimulation`).
+runs them (:class:`~diamondlab.engine.equations.maxwell_simulation.MaxwellSimulation`).
 Units are Meep's: ``c = eps0 = mu0 = 1``, lengths in cells, frequencies in
 ``c / h`` (SI constants in :mod:`diamondlab.maxwell.scheme` convert).
 """

@@ -6,7 +6,7 @@ Every function here *returns* a figure (a ``plotly.graph_objects.Figure`` or
 a pyvista plotter) built from the package's own objects: the geometry layer
 (:mod:`diamondlab.geometry`) for the LRnLA shapes, a
 :class:`~diamondlab.Simulation` or a NumPy field for the wavefield, and the
-roofline model (:mod:`diamondlab.engine.perfmodel`) for performance.  Nothing
+roofline model (:mod:`diamondlab.engine.measure.perfmodel`) for performance.  Nothing
 here re-derives the geometry: cells, tiers, stages and time levels come from
 ``Conoid``, ``DiamondTorre`` and ``StageSchedule``.
 

@@ -21,8 +21,9 @@ boxes.  The vertex sets come from :class:`~diamondlab.geometry.Conoid`,
   of the current (NO, DTS, Nt) next to stepwise shapes (section 5).
 
 Which torres a torre reads from is counted exactly by
-:func:`torre_dependencies` (in :mod:`diamondlab.viz.stages`) on the schedule's
-vertex ownership.
+:func:`~diamondlab.geometry.reads.torre_dependencies` on the schedule's
+vertex ownership; the runs of vertices drawn as boxes are
+:mod:`diamondlab.geometry.reads`'s.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ import plotly.graph_objects as go
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule, asynchrony, locality
 from diamondlab.geometry.locality import count_transfers
+from diamondlab.geometry.reads import (
+    reads_around,
+    runs_from_vertices,
+    vertices_of_runs,
+)
 from diamondlab.geometry.tilings import TilingMeasure
 
 __all__ = [
@@ -40,10 +46,8 @@ __all__ = [
     "box_mesh",
     "conoid_figure",
     "hull_mesh",
-    "vertices_of_runs",
     "locality_figure",
     "lrnla_summary",
-    "runs_from_vertices",
     "tier_outlines",
     "tilings_figure",
     "time_levels_figure",
@@ -55,29 +59,6 @@ _SCENE = dict(
     xaxis_title="x", yaxis_title="y", zaxis_title="t (step)", aspectmode="manual",
     camera=dict(eye=dict(x=1.6, y=-1.6, z=0.9)),
 )
-
-
-def runs_from_vertices(vertices) -> np.ndarray:
-    """Merge ``(x, y, t)`` vertices into runs along x: an int array ``(n, 4)`` of ``(x_lo, x_hi, y, t)``.
-
-    >>> runs_from_vertices([[0, 0, 0], [1, 0, 0], [3, 0, 0], [0, 1, 0]]).tolist()
-    [[0, 1, 0, 0], [3, 3, 0, 0], [0, 0, 1, 0]]
-    """
-    v = np.unique(np.asarray(vertices, dtype=np.int64).reshape(-1, 3), axis=0)
-    if len(v) == 0:
-        return np.zeros((0, 4), dtype=np.int64)
-    v = v[np.lexsort((v[:, 0], v[:, 1], v[:, 2]))]
-    new = np.ones(len(v), dtype=bool)
-    new[1:] = (np.diff(v[:, 0]) != 1) | (np.diff(v[:, 1]) != 0) | (np.diff(v[:, 2]) != 0)
-    starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], len(v)) - 1
-    return np.stack([v[starts, 0], v[ends, 0], v[starts, 1], v[starts, 2]], axis=1)
-
-
-def rows_to_runs(rows, t: int) -> np.ndarray:
-    """Clipped tier rows ``(y, x_first, x_last)`` of :meth:`StageSchedule.tier_rows` at step ``t`` as runs."""
-    rows = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
-    return np.stack([rows[:, 1], rows[:, 2], rows[:, 0], np.full(len(rows), t)], axis=1)
 
 
 _CUBE = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]])
@@ -103,21 +84,6 @@ def mesh_trace(runs, color: str, name: str, opacity: float = 1.0, tscale: float 
         **box_mesh(runs, tscale), color=color, opacity=opacity, name=name, flatshading=True,
         showlegend=True, hoverinfo="name", lighting=dict(ambient=0.55, diffuse=0.7), **kw,
     )
-
-
-def vertices_of_runs(runs) -> np.ndarray:
-    """The ``(x, y, t)`` vertices of runs ``(x_lo, x_hi, y, t)`` (the inverse of :func:`runs_from_vertices`).
-
-    >>> vertices_of_runs([[0, 1, 0, 0], [3, 3, 0, 0]]).tolist()
-    [[0, 0, 0], [1, 0, 0], [3, 0, 0]]
-    """
-    runs = np.asarray(runs, dtype=np.int64).reshape(-1, 4)
-    if len(runs) == 0:
-        return np.zeros((0, 3), dtype=np.int64)
-    lengths = runs[:, 1] - runs[:, 0] + 1
-    starts = np.repeat(runs[:, 0] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    x = starts + np.arange(int(lengths.sum()))
-    return np.stack([x, np.repeat(runs[:, 2], lengths), np.repeat(runs[:, 3], lengths)], axis=1)
 
 
 def hull_mesh(vertices, tscale: float = 1.0) -> dict[str, np.ndarray]:
@@ -195,7 +161,7 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
     :class:`~diamondlab.geometry.DiamondTorre` (the figure's title says so,
     with the vertex counts).  The conoids are translucent hulls
     (:func:`hull_mesh`), the torre solid and outlined tier by tier; the
-    torres of the sweep it reads from (:func:`~diamondlab.viz.stages.reads_around`,
+    torres of the sweep it reads from (:func:`~diamondlab.geometry.reads.reads_around`,
     counted on a stage schedule) are drawn in green, hidden in the legend
     unless ``show_reads``.
 
@@ -209,8 +175,6 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
     show_reads : bool
         Show the torres it reads from (else one click on the legend shows them).
     """
-    from diamondlab.viz.stages import reads_around
-
     torre = DiamondTorre(DiamondTile(order, size), nt)
     influence, dependence = torre.bottom_conoid(), torre.top_conoid()
     vin = influence.vertices()
@@ -240,12 +204,6 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
         legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=520, width=820,
     )
     return fig
-
-
-def torre_runs(schedule: StageSchedule, torre: int) -> np.ndarray:
-    """Boxes of all clipped tiers of one torre of ``schedule`` (runs ``(x_lo, x_hi, y, t)``)."""
-    parts = [rows_to_runs(schedule.tier_rows(torre, k), k) for k in range(schedule.nt)]
-    return np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
 
 
 def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None,

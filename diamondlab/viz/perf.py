@@ -3,9 +3,9 @@ of its Fig. 11 (the measurements and the model are the engine's).
 
 Contract
 --------
-:func:`tuning_figure` draws the :class:`~diamondlab.engine.measure.TuningRow`
-rows of :func:`diamondlab.engine.measure.tuning_sweep`: measured against the
-model (:func:`diamondlab.engine.perfmodel.predicted_rate`), per (NO, DTS),
+:func:`tuning_figure` draws the :class:`~diamondlab.engine.measure.bench.TuningRow`
+rows of :func:`diamondlab.engine.measure.bench.tuning_sweep`: measured against the
+model (:func:`diamondlab.engine.measure.perfmodel.predicted_rate`), per (NO, DTS),
 with the stepwise rates as lines and the best measured choice marked.
 :func:`roofline_figure` draws the roofline with the locality parameter on
 the x axis (paper 000, Fig. 7): the memory roof ``bandwidth x locality / 4 B``,
@@ -13,15 +13,20 @@ the compute roof ``fp32 rate / flops per update``, the ceilings of the
 paper's shapes and measured points.  :func:`order_size_figure` draws
 measured against model rates per ``NO/DTS`` (Fig. 11).  They measure
 nothing.  ``device_numbers`` and ``predicted_rate`` are the
-engine's (:mod:`diamondlab.engine.perfmodel`), named here for the views.
+engine's (:mod:`diamondlab.engine.measure.perfmodel`), named here for the views.
 """
 
 from __future__ import annotations
 
 import math
 
-from diamondlab.engine.measure import TuningRow, best
-from diamondlab.engine.perfmodel import DeviceNumbers, device_numbers, flops_per_update, predicted_rate
+from diamondlab.engine.measure.bench import TuningRow, best
+from diamondlab.engine.measure.perfmodel import (
+    DeviceNumbers,
+    device_numbers,
+    flops_per_update,
+    predicted_rate,
+)
 from diamondlab.geometry.locality import locality
 
 __all__ = ["ROOFLINE_SHAPES", "block_levels_figure", "device_numbers", "memory_hierarchy_figure",
@@ -72,7 +77,7 @@ def roofline_ceilings(order: int, size: int, nt: int,
                       device: DeviceNumbers) -> dict[str, tuple[float, float]]:
     """``{shape: (locality, attainable G cell updates/s)}`` of :data:`ROOFLINE_SHAPES` on ``device``:
     ``min(bandwidth x locality / 4 B, fp32 rate / flops per update)``, the model of
-    :func:`diamondlab.engine.perfmodel.predict` (a value moved is 4 bytes)."""
+    :func:`diamondlab.engine.measure.perfmodel.predict` (a value moved is 4 bytes)."""
     compute = device.fp32_rate / flops_per_update(order)
     out = {}
     for shape in ROOFLINE_SHAPES:
@@ -109,7 +114,7 @@ def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measu
 
 
 def order_size_figure(rows: list[TuningRow], title: str = "Rate per NO/DTS (paper 000, Fig. 11)"):
-    """Paper 000's Fig. 11 from :func:`~diamondlab.engine.measure.tuning_sweep` rows: the best measured
+    """Paper 000's Fig. 11 from :func:`~diamondlab.engine.measure.bench.tuning_sweep` rows: the best measured
     DiamondTorre rate per ``NO/DTS`` (over Nt) next to its model, stepwise per NO as a line."""
     import plotly.graph_objects as go
 
@@ -138,7 +143,7 @@ def order_size_figure(rows: list[TuningRow], title: str = "Rate per NO/DTS (pape
 
 
 def parallel_levels_figure(rows, title: str = "Rate against parallel level (paper 000, Fig. 10): threads"):
-    """Paper 000's Fig. 10 on the CPU from :func:`~diamondlab.engine.measure.thread_sweep` rows
+    """Paper 000's Fig. 10 on the CPU from :func:`~diamondlab.engine.measure.bench.thread_sweep` rows
     ``(threads, DiamondTorre G/s, stepwise G/s)``, with perfect scaling from one thread dotted."""
     import plotly.graph_objects as go
 
@@ -155,7 +160,7 @@ def parallel_levels_figure(rows, title: str = "Rate against parallel level (pape
 
 def block_levels_figure(rows, multiprocessors: int | None = None,
                         title: str = "Rate against parallel level (paper 000, Fig. 10): blocks and threads"):
-    """Paper 000's Fig. 10 on the GPU from :func:`~diamondlab.engine.measure.block_sweep` rows: the rate
+    """Paper 000's Fig. 10 on the GPU from :func:`~diamondlab.engine.measure.bench.block_sweep` rows: the rate
     against the blocks in flight (torres a stage, one launch per stage), one line per block size
     (threads = the z column), stepwise on the same grids dotted, the multiprocessor count marked."""
     import plotly.graph_objects as go
@@ -179,8 +184,8 @@ def block_levels_figure(rows, multiprocessors: int | None = None,
 def memory_hierarchy_figure(cpu_points, gpu_levels, cpu_name: str = "this CPU, one core",
                             gpu_name: str = "NVIDIA H100"):
     """Paper 000's Fig. 1, log-log: bandwidth against capacity, this CPU's hierarchy measured
-    (:func:`~diamondlab.engine.perfmodel.measure_cpu_hierarchy`) against a GPU's levels
-    (:func:`~diamondlab.engine.perfmodel.gpu_hierarchy`)."""
+    (:func:`~diamondlab.engine.measure.perfmodel.measure_cpu_hierarchy`) against a GPU's levels
+    (:func:`~diamondlab.engine.measure.perfmodel.gpu_hierarchy`)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()

@@ -31,133 +31,17 @@ the conoid figure.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.geometry import StageSchedule, stage_schedule
-from diamondlab.viz.lrnla import (
-    _SCENE,
-    STAGE_COLORSCALE,
-    box_mesh,
-    tier_outlines,
-    torre_runs,
-    vertices_of_runs,
-)
+from diamondlab.geometry import StageSchedule
+from diamondlab.geometry.reads import torre_dependencies, torre_runs
+from diamondlab.viz.lrnla import _SCENE, STAGE_COLORSCALE, box_mesh, tier_outlines
 
-__all__ = ["Neighbourhood", "SweepPicture", "reads_around", "stage_row_figure", "torre_dependencies",
-           "torre_reads", "vertex_owner"]
+__all__ = ["SweepPicture", "stage_row_figure"]
 
 #: paper 000, figure 6: dependencies green, the torre purple, dependents yellow, independent red
 COLOURS = {"reads": "#27ae60", "focus": "#8e44ad", "feeds": "#f1c40f", "stage": "#e74c3c"}
-
-
-def vertex_owner(schedule: StageSchedule) -> np.ndarray:
-    """Torre index computing every ``(x, y, step)`` vertex (:meth:`StageSchedule.torre_of_vertex`)."""
-    return schedule.torre_of_vertex()
-
-
-def torre_dependencies(schedule: StageSchedule) -> list[np.ndarray]:
-    """For every torre, the sorted torres (of the same sweep) whose computed values it reads.
-
-    >>> from diamondlab.geometry import stage_schedule
-    >>> s = stage_schedule(order=2, size=1, nt=2, nx=6, ny=4)
-    >>> deps = torre_dependencies(s)
-    >>> all(s.torre_stage[d].max(initial=-1) < s.torre_stage[i] for i, d in enumerate(deps))
-    True
-    """
-    owner = vertex_owner(schedule)
-    nx, ny, nt = owner.shape
-    pairs = []
-    for dx, dy, dt in _read_offsets(schedule.tile.shs):
-        if dt >= nt:
-            continue
-        # reader at (x, y, t) reads source at (x + dx, y + dy, t - dt)
-        xr = slice(max(0, -dx), nx - max(0, dx))
-        yr = slice(max(0, -dy), ny - max(0, dy))
-        xs = slice(max(0, dx), nx - max(0, -dx))
-        ys = slice(max(0, dy), ny - max(0, -dy))
-        reader = owner[xr, yr, dt:]
-        source = owner[xs, ys, : nt - dt]
-        pairs.append(np.stack([reader.ravel(), source.ravel()], axis=1))
-    pairs = np.unique(np.concatenate(pairs), axis=0)
-    pairs = pairs[(pairs[:, 0] != pairs[:, 1]) & (pairs[:, 1] >= 0)]
-    out = [np.zeros(0, dtype=np.int64) for _ in range(schedule.ntorres)]
-    for reader in np.unique(pairs[:, 0]):
-        out[reader] = pairs[pairs[:, 0] == reader, 1]
-    return out
-
-
-def _read_offsets(shs: int) -> list[tuple[int, int, int]]:
-    """``(dx, dy, dt)`` of the values a vertex reads: its cross at ``t - 1``, itself at ``t - 2``."""
-    offsets = [(0, 0, 1), (0, 0, 2)]
-    for d in range(1, shs + 1):
-        offsets += [(d, 0, 1), (-d, 0, 1), (0, d, 1), (0, -d, 1)]
-    return offsets
-
-
-def torre_reads(schedule: StageSchedule, torre: int) -> np.ndarray:
-    """The sorted torres (of the same sweep) whose computed values torre ``torre`` reads.
-
-    The same count as :func:`torre_dependencies` for one torre, asking the
-    schedule who owns each vertex read instead of building the ownership of
-    the whole sweep.
-
-    >>> from diamondlab.geometry import stage_schedule
-    >>> s = stage_schedule(order=2, size=1, nt=2, nx=6, ny=4)
-    >>> all(np.array_equal(torre_reads(s, i), d) for i, d in enumerate(torre_dependencies(s)))
-    True
-    """
-    x, y, k = vertices_of_runs(torre_runs(schedule, int(torre))).T
-    owners = []
-    for dx, dy, dt in _read_offsets(schedule.tile.shs):
-        xs, ys, ks = x + dx, y + dy, k - dt
-        inside = (xs >= 0) & (xs < schedule.nx) & (ys >= 0) & (ys < schedule.ny) & (ks >= 0)
-        if inside.any():
-            owners.append(schedule.owner(xs[inside], ys[inside], ks[inside])[0])
-    found = np.unique(np.concatenate(owners)) if owners else np.zeros(0, dtype=np.int64)
-    return found[found != torre].astype(np.int64)
-
-
-class Neighbourhood(NamedTuple):
-    """A torre of a sweep and the torres it reads from, in the frame of ``DiamondTorre(...).vertices()``."""
-
-    schedule: StageSchedule
-    torre: int
-    reads: np.ndarray  # the torres it reads from (indices in ``schedule``)
-    runs: np.ndarray  # their boxes ``(x_lo, x_hi, y, t)``, shifted so that the torre is anchored at (0, 0)
-    shift: tuple[int, int]  # the torre's anchor in ``schedule``
-
-    @property
-    def count(self) -> int:
-        """How many torres it reads from."""
-        return len(self.reads)
-
-
-def reads_around(order: int, size: int, nt: int) -> Neighbourhood:
-    """A torre with every torre it reads from inside the domain, none cut by the boundary.
-
-    The torre is the one of the schedule anchored at ``(2R, 2R)``; the domain
-    grows until no torre it reads from loses cells to the boundary.
-    """
-    from diamondlab.geometry import DiamondTile, DiamondTorre
-
-    tile = DiamondTile(order, size)
-    r, shs = tile.radius, tile.shs
-    full = DiamondTorre(tile, nt).nvertices
-    nx, ny = 6 * r + shs * nt + 2, 5 * r + 2
-    for _ in range(6):
-        s = stage_schedule(order, size, nt, nx, ny)
-        torre = int(np.flatnonzero((s.torre_x0 == 2 * r) & (s.torre_yc == 2 * r))[0])
-        reads = torre_reads(s, torre)
-        parts = [torre_runs(s, int(j)) for j in reads]
-        if all(int((p[:, 1] - p[:, 0] + 1).sum()) == full for p in parts):
-            break
-        nx, ny = 2 * nx, 2 * ny
-    runs = np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
-    runs = runs - np.array([2 * r, 2 * r, 2 * r, 0])
-    return Neighbourhood(s, torre, reads, runs, (2 * r, 2 * r))
 
 
 class SweepPicture:

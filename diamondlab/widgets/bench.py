@@ -39,8 +39,8 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
     ``record_seconds`` is the view's (:class:`~diamondlab.widgets.live.LiveView`; ``None``: its
     default; ``0``: a record after every sweep, which waits for the device after each one).
     """
-    from diamondlab.engine.measure import measure_simulation
-    from diamondlab.engine.simulation import Simulation
+    from diamondlab.engine.measure.bench import measure_simulation
+    from diamondlab.engine.run.simulation import Simulation
     from diamondlab.widgets.live import LiveView
     from diamondlab.widgets.runner import BackgroundRun
 

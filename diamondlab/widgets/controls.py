@@ -4,7 +4,7 @@ Contract
 --------
 :class:`Controls` holds ipywidgets 8 controls and turns them into a
 :class:`RunConfig` (:meth:`Controls.config`).  :func:`check_config` asks the
-engine's run plan (:class:`~diamondlab.engine.plan.RunPlan`, the checks a
+engine's run plan (:class:`~diamondlab.engine.run.plan.RunPlan`, the checks a
 simulation makes) whether a configuration can run, without allocating a
 grid, and returns the message to show (an empty string when it can).  :meth:`Controls.validate`
 shows that message in the widget's message area; nothing here raises into
@@ -94,7 +94,7 @@ def _resolves_to_cuda(backend: str) -> bool:
 
 def sweep_choices() -> list[tuple[str, tuple]]:
     """(label, options) of the GPU sweep controller: the backend's default, then the tuner's candidates."""
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cuda import CUDABackend
 
     choices = [("backend default", ())]
     for options in CUDABackend.tuning_options(2, 1):
@@ -110,7 +110,7 @@ def sweep_choices() -> list[tuple[str, tuple]]:
 
 def default_tiling(backend: str, order: int, shape, medium: str = "constant") -> tuple[int, int]:
     """The backend's default (DTS, Nt) for ``order`` on ``shape`` (see ``engine.plan.default_tiling``)."""
-    from diamondlab.engine.plan import default_tiling as plan_default
+    from diamondlab.engine.run.plan import default_tiling as plan_default
 
     try:
         return plan_default(backend, order, shape, medium)
@@ -119,13 +119,13 @@ def default_tiling(backend: str, order: int, shape, medium: str = "constant") ->
 
 
 def plan_config(cfg: RunConfig, notes: list | None = None):
-    """The engine's :class:`~diamondlab.engine.plan.RunPlan` of ``cfg``, or the message saying why it
+    """The engine's :class:`~diamondlab.engine.run.plan.RunPlan` of ``cfg``, or the message saying why it
     cannot run (a ``str``); checked without allocating a grid.
 
     Warnings of the checks (a wavelet with few points per wavelength) are
     appended to ``notes`` when given.
     """
-    from diamondlab.engine.plan import RunPlan
+    from diamondlab.engine.run.plan import RunPlan
 
     kwargs = cfg.sim_kwargs()
     kwargs.pop("initial")
@@ -149,7 +149,7 @@ def check_config(cfg: RunConfig, notes: list | None = None) -> str:
 def build_simulation(cfg: RunConfig, plan=None):
     """The :class:`~diamondlab.Simulation` of ``cfg``; ``plan``: its plan from :func:`plan_config`
     (then not built and checked again)."""
-    from diamondlab.engine.simulation import Simulation
+    from diamondlab.engine.run.simulation import Simulation
 
     if plan is None:
         return Simulation(**cfg.sim_kwargs())
@@ -295,7 +295,7 @@ class Controls:
         """Lower DTS when the backend no longer runs it well on the grid (on the GPU: a block holds nz)."""
         if self._held:
             return
-        from diamondlab.engine.plan import fitted_size
+        from diamondlab.engine.run.plan import fitted_size
 
         cfg = self.config()
         try:

@@ -14,7 +14,7 @@ so the field is at one time level):
 - the throughput readout (:class:`ipywidgets.HTML` with class
   ``diamondlab-throughput``): current and average G cell updates/s, the
   model's prediction for this configuration and backend
-  (:func:`diamondlab.engine.perfmodel.predict`), and stepwise for comparison
+  (:func:`diamondlab.engine.measure.perfmodel.predict`), and stepwise for comparison
   (the model, and the measured rate once a stepwise run of the same grid
   has been seen);
 - a small history plot of the current and average rate.
@@ -223,7 +223,7 @@ class LiveView:
         Shortest time between two refreshes (seconds).
     model : callable, optional
         ``model(sim) -> (rate, stepwise_rate, bound)`` in G cell updates/s; the
-        default asks :func:`diamondlab.engine.perfmodel.predict`.
+        default asks :func:`diamondlab.engine.measure.perfmodel.predict`.
     measured : dict, optional
         Shared record of measured average rates keyed by configuration
         (the lab passes one so that stepwise runs are remembered).
@@ -495,7 +495,7 @@ class LiveView:
 
 
 def _default_model(sim) -> tuple[float, float, str]:
-    from diamondlab.engine.perfmodel import device_numbers, predict
+    from diamondlab.engine.measure.perfmodel import device_numbers, predict
 
     device = device_numbers(sim.backend_name, sim.order)
     model = sim.physics.medium_variant == "model"  # a layered model's K per depth moves no bytes per update

@@ -23,7 +23,7 @@ largest multiple of the tile that is (``SweepPicture.MAX_VERTICES``).  Its
 the launch order of the CUDA engine's sweep: diagonal bands of ``B`` torres,
 stage by stage inside a band (:meth:`~diamondlab.geometry.StageSchedule.launch_groups`),
 with the engine's own ``B`` for the (NO, DTS) among the choices
-(:meth:`~diamondlab.engine.cuda_backend.CUDABackend.launch_band`).
+(:meth:`~diamondlab.engine.backends.cuda.CUDABackend.launch_band`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from diamondlab.engine.cuda_backend import CUDABackend
+from diamondlab.engine.backends.cuda import CUDABackend
 from diamondlab.geometry import stage_schedule
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture

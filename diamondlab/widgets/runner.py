@@ -54,7 +54,7 @@ class SweepRecord:
     since the last reset, leaving out the simulation's first sweep (which
     may load or compile kernels) once there are others, both in G cell
     updates per second of kernel time
-    (:class:`~diamondlab.engine.simulation.RunStats`); ``wall`` is the same
+    (:class:`~diamondlab.engine.run.simulation.RunStats`); ``wall`` is the same
     average over wall-clock time, listeners and thread hand-offs included.
     """
 
@@ -271,7 +271,7 @@ class BackgroundRun:
                     self._set_state("running", "")
                 self._call(self._sweep_listeners, s, rec)
 
-            from diamondlab.engine.simulation import SourceTimingWarning
+            from diamondlab.engine.run.simulation import SourceTimingWarning
 
             with warnings.catch_warnings():  # the lab runs on until paused: the traces show the sources
                 warnings.simplefilter("ignore", SourceTimingWarning)

@@ -2,7 +2,7 @@
 
 Contract
 --------
-:class:`TuningPanel` runs :func:`diamondlab.engine.measure.tuning_sweep` in a
+:class:`TuningPanel` runs :func:`diamondlab.engine.measure.bench.tuning_sweep` in a
 background thread (the notebook stays responsive; a Stop button ends it
 after the configuration in progress), logs each measurement, and draws
 :func:`diamondlab.viz.perf.tuning_figure` (measured solid, model dashed,
@@ -20,8 +20,8 @@ import threading
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from diamondlab.engine.measure import best, tuning_sweep
-from diamondlab.engine.perfmodel import predicted_rate
+from diamondlab.engine.measure.bench import best, tuning_sweep
+from diamondlab.engine.measure.perfmodel import predicted_rate
 from diamondlab.viz.perf import tuning_figure
 
 __all__ = ["TuningPanel", "parse_ints"]

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from diamondlab import caches
-from diamondlab.engine import autotune as autotune_module
-from diamondlab.engine import plan as plan_module
-from diamondlab.engine.autotune import Tuning, autotune, tuning_fingerprint, tuning_key
-from diamondlab.engine.cpu_backend import CPUBackend
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.backends.cpu import CPUBackend
+from diamondlab.engine.run import autotune as autotune_module
+from diamondlab.engine.run import plan as plan_module
+from diamondlab.engine.run.autotune import Tuning, autotune, tuning_fingerprint, tuning_key
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.kernels import generated
 from diamondlab.numerics import WaveParameters
 
@@ -164,7 +164,7 @@ def test_the_key_names_backend_order_and_shape():
 _TUNER = """
 import pathlib, sys, time
 from diamondlab import caches
-from diamondlab.engine.autotune import autotune
+from diamondlab.engine.run.autotune import autotune
 from diamondlab.numerics import WaveParameters
 
 me, other, folder, shape = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4]

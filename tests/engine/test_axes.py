@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from diamondlab import Simulation
-from diamondlab.engine.cpu_backend import CPUBackend
-from diamondlab.engine.cuda_backend import CUDABackend
+from diamondlab.engine.backends.cpu import CPUBackend
+from diamondlab.engine.backends.cuda import CUDABackend
 from diamondlab.media import layered_model
 from diamondlab.sources import Receiver, Source
 

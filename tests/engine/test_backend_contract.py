@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.media import layered_model
 from diamondlab.sources import Receiver, Source
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from diamondlab.engine.cuda_backend import CUDABackend
+from diamondlab.engine.backends.cuda import CUDABackend
 from diamondlab.kernels.cuda import SUPPORTED_SIZES
 from diamondlab.numerics import WaveParameters
 
@@ -47,7 +47,7 @@ def test_damped_default_tile_is_the_one_that_does_not_spill():
     BENCHMARKS.md); K per cell at NO=6 runs DTS=1 with K in registers (DTS=2 keeps level n-1 in shared
     memory and loads K per cell and tier); a medium lifts the generic NO=4 DTS=2 register cap to 255 (it
     spilled at 128), the specialised sweep keeps 128."""
-    from diamondlab.engine.plan import default_tiling
+    from diamondlab.engine.run.plan import default_tiling
     from diamondlab.kernels.cuda import sweep_register_cap
 
     assert CUDABackend.default_tiling(2) == (4, 32)
@@ -302,7 +302,7 @@ def test_pipelined_nt_limit_is_a_value_error():
 def test_gpu_autotune_tries_the_sweep_options(tmp_path, monkeypatch):
     """The tuner times each (DTS, Nt) with every sweep option and hands the winner to a Simulation."""
     from diamondlab import Simulation
-    from diamondlab.engine.autotune import autotune
+    from diamondlab.engine.run.autotune import autotune
 
     monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
     monkeypatch.setattr(CUDABackend, "tuning_candidates", classmethod(lambda cls, order: [(4, 16)]))
@@ -320,7 +320,7 @@ def test_gpu_autotune_tries_the_sweep_options(tmp_path, monkeypatch):
 def test_gpu_blow_up_is_found_and_named():
     """A source too strong for float32 overflows the GPU field: the run stops with the step, as on the CPU."""
     from diamondlab import Simulation
-    from diamondlab.engine.simulation import NonFiniteFieldError
+    from diamondlab.engine.run.simulation import NonFiniteFieldError
     from diamondlab.sources import Source
 
     sim = Simulation((64, 64, 64), 2, backend="cuda", sources=[Source((32, 32, 32), frequency=0.1,
@@ -332,7 +332,7 @@ def test_gpu_blow_up_is_found_and_named():
 
 def test_tier_level_waits_are_the_default_where_whole_torre_waits_starve_the_gpu():
     """NO=8 DTS=1 at 256^3: whole-torre waits kept 25 % of the H100 busy (40 G/s), tier-level waits 97 %."""
-    from diamondlab.engine.cuda_backend import whole_torre_waits_starve
+    from diamondlab.engine.backends.cuda import whole_torre_waits_starve
 
     assert whole_torre_waits_starve(8, 1, 16, (256, 256, 256))
     assert whole_torre_waits_starve(4, 1, 32, (256, 256, 256))

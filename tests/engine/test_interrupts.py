@@ -4,8 +4,8 @@ import signal
 
 import pytest
 
-from diamondlab.engine import interrupts
-from diamondlab.engine.interrupts import deferred_interrupts, terminate_as_interrupt
+from diamondlab.engine.run import interrupts
+from diamondlab.engine.run.interrupts import deferred_interrupts, terminate_as_interrupt
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -53,7 +53,7 @@ def test_a_stop_signal_inside_a_compilers_callback_is_raised_after_the_compiling
     """Issue 27: a KeyboardInterrupt raised in a ctypes callback is printed and lost; held, it is not."""
     import time
 
-    from diamondlab.engine.interrupts import held_while_compiling
+    from diamondlab.engine.run.interrupts import held_while_compiling
 
     reached = []
 
@@ -71,7 +71,7 @@ def test_a_stop_signal_inside_a_compilers_callback_is_raised_after_the_compiling
 _SLOW_COMPILE = """
 import ctypes, os, pathlib, sys, time
 from diamondlab import cli
-from diamondlab.engine.cpu_backend import CPUBackend
+from diamondlab.engine.backends.cpu import CPUBackend
 
 compile_now = CPUBackend.compile
 CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
@@ -120,7 +120,7 @@ def _run_and_signal(tmp_path, signals, seconds: float):
 def test_a_stop_signal_while_kernels_compile_ends_the_run_with_its_status(tmp_path, signum):
     """Issue 27: SIGINT/SIGTERM during compiling ends the command line run with 130/143 and whole outputs
     (the run's state at step 0), where the signal used to be printed as ignored and the run went on."""
-    from diamondlab.engine.io import load_run
+    from diamondlab.engine.outputs.io import load_run
 
     code, err, out, _ = _run_and_signal(tmp_path, [signum], seconds=1.5)
     assert code == 128 + signum, (out, err)
@@ -185,7 +185,7 @@ def test_the_entry_point_records_stop_signals_before_anything_heavy_is_imported(
     import subprocess
     import sys
 
-    code = ("import signal, sys; from diamondlab import _entry; from diamondlab.engine import interrupts;"
+    code = ("import signal, sys; from diamondlab import _entry; from diamondlab.engine.run import interrupts;"
             "held = interrupts.record_stop_signals();"
             "heavy = [m for m in ('numpy', 'numba', 'diamondlab.cli') if m in sys.modules];"
             "assert signal.getsignal(signal.SIGTERM) == held.record, 'no handler'; print(heavy)")
@@ -201,8 +201,8 @@ def test_the_entry_point_records_stop_signals_before_anything_heavy_is_imported(
 def test_a_stop_recorded_before_a_run_acts_before_the_compiling(monkeypatch):
     """A stop recorded before ``Simulation.run`` (the command line's imports) raises before compiling,
     which may take a minute, not after it."""
-    from diamondlab.engine.interrupts import stop_signals_recorded, take_stop
-    from diamondlab.engine.simulation import Simulation
+    from diamondlab.engine.run.interrupts import stop_signals_recorded, take_stop
+    from diamondlab.engine.run.simulation import Simulation
 
     sim = Simulation(shape=(8, 8, 8), backend="cpu", size=1, nt=2)
     compiled = []
@@ -220,13 +220,13 @@ def test_an_import_error_while_a_stop_waits_is_the_stop_not_a_missing_package(tm
     import sys
 
     from diamondlab.engine.backends import get_backend
-    from diamondlab.engine.interrupts import stop_signals_recorded
-    from diamondlab.engine.snapshots import Snapshots
+    from diamondlab.engine.outputs.snapshots import Snapshots
+    from diamondlab.engine.run.interrupts import stop_signals_recorded
 
     monkeypatch.setitem(sys.modules, "pyvista", None)  # import pyvista raises ImportError
     with pytest.raises(RuntimeError, match="need pyvista"):
         Snapshots(1, tmp_path, ("vti",))
-    monkeypatch.setitem(sys.modules, "diamondlab.engine.cpu_backend", None)
+    monkeypatch.setitem(sys.modules, "diamondlab.engine.backends.cpu", None)
     for attempt in (lambda: Snapshots(1, tmp_path, ("vti",)), lambda: get_backend("cpu")):
         with stop_signals_recorded():
             os.kill(os.getpid(), signal.SIGINT)

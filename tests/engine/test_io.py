@@ -4,8 +4,8 @@ import stat
 import numpy as np
 import pytest
 
-from diamondlab.engine.io import load_run, save_run, write_atomically
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.outputs.io import load_run, save_run, write_atomically
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.numerics import reference_step
 
 
@@ -59,7 +59,7 @@ def test_physics_runs_record_their_medium_and_sources(tmp_path):
 
 @pytest.mark.parametrize("umask", [0o022, 0o077])
 def test_files_follow_the_umask(tmp_path, umask):
-    from diamondlab.engine.snapshots import write_vti
+    from diamondlab.engine.outputs.snapshots import write_vti
 
     old = os.umask(umask)
     try:
@@ -97,7 +97,7 @@ def _spoil(path, key: str) -> None:
 
 
 def test_large_arrays_of_a_record_are_read_only_when_used(tmp_path, monkeypatch):
-    from diamondlab.engine import io
+    from diamondlab.engine.outputs import io
 
     monkeypatch.setattr(io, "LAZY_BYTES", 1000)  # the test's 14x13x9 fields count as large
     sim = Simulation((14, 13, 9), 2, backend="cpu", size=1, nt=2)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from diamondlab.engine.launchmodel import launch_rounds
+from diamondlab.engine.measure.launchmodel import launch_rounds
 from diamondlab.geometry import stage_schedule
 
 

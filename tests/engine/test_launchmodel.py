@@ -2,7 +2,7 @@
 
 import pytest
 
-from diamondlab.engine.launchmodel import resident_blocks, sweep_efficiency
+from diamondlab.engine.measure.launchmodel import resident_blocks, sweep_efficiency
 
 
 def test_resident_blocks_take_the_tightest_limit():

@@ -12,7 +12,7 @@ from maxwell_scale_cases import CASES, SHAPE, same, scene
 from test_mpi import _need_mpiexec
 
 from diamondlab import Simulation
-from diamondlab.engine.maxwell_plan import MaxwellPlan
+from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 
 
 def _pair(order: int, nt: int, algorithm: str, **scale):

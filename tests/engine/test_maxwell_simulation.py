@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from diamondlab import Simulation
-from diamondlab.engine.maxwell_simulation import MaxwellSimulation
+from diamondlab.engine.equations.maxwell_simulation import MaxwellSimulation
 from diamondlab.maxwell import (
     PEC,
     Box,
@@ -55,7 +55,7 @@ def test_diamondtorre_equals_stepwise_bit_for_bit(order, size, nt, steps):
         assert np.array_equal(a, b)
 
 
-@pytest.mark.filterwarnings("ignore::diamondlab.engine.simulation.SourceTimingWarning")
+@pytest.mark.filterwarnings("ignore::diamondlab.engine.run.simulation.SourceTimingWarning")
 def test_a_run_split_in_chunks_is_the_straight_run():
     shape = (24, 20, 16)
     sims = [Simulation(shape, 4, equation="maxwell", nt=4, **_scene(shape, 3)) for _ in range(2)]
@@ -193,8 +193,8 @@ def test_cuda_kernels_under_the_simulator():
 def test_auto_leaves_a_gpu_that_cannot_run_the_problem_for_the_cpu(monkeypatch):
     """backend='auto' picks the GPU where there is one; a problem it refuses (a column over a block) runs on
     the CPU with a warning that says why, as the acoustic plan does; asked for by name, the refusal stands."""
-    from diamondlab.engine.maxwell_plan import MaxwellPlan
-    from diamondlab.engine.yee_cuda_backend import YeeCUDABackend
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 
     monkeypatch.setattr(YeeCUDABackend, "available", staticmethod(lambda: True))
     with pytest.warns(UserWarning, match=r"backend 'auto': the GPU cannot run this \(shape: nz=1100 exceeds"):

@@ -32,7 +32,7 @@ def _setup(direction, polarization):
     return tuple(shape), (tuple(lo), tuple(hi))
 
 
-@pytest.mark.filterwarnings("ignore::diamondlab.engine.simulation.SourceTimingWarning")
+@pytest.mark.filterwarnings("ignore::diamondlab.engine.run.simulation.SourceTimingWarning")
 @pytest.mark.parametrize("order", [2, 4])
 @pytest.mark.parametrize(("direction", "polarization"), [("+x", "z"), ("-x", "y"), ("+y", "x"), ("-y", "z"),
                                                          ("+z", "y"), ("-z", "x")])
@@ -83,7 +83,7 @@ def _check_leakage(order, direction, polarization, background=None):
     assert err < 1e-5 * peak
 
 
-@pytest.mark.filterwarnings("ignore::diamondlab.engine.simulation.SourceTimingWarning")
+@pytest.mark.filterwarnings("ignore::diamondlab.engine.run.simulation.SourceTimingWarning")
 def test_a_lossy_dielectric_background_leaks_nothing_either():
     """The 1D grid takes the background's coefficients (eps, mu, sigma): the same recurrence again."""
     _check_leakage(4, "+y", "z", Dielectric(1.5, sigma=0.005))

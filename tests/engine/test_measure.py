@@ -3,18 +3,12 @@
 import numpy as np
 import pytest
 
-from diamondlab.engine import measure
-from diamondlab.engine.cpu_backend import CPUBackend
-from diamondlab.engine.measure import (
-    Measurement,
-    compare_algorithms,
-    measure_backend,
-    measure_simulation,
-    time_repeats,
-    tuning_sweep,
-)
-from diamondlab.engine.perfmodel import device_numbers, predicted_rate
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.backends.cpu import CPUBackend
+from diamondlab.engine.measure import bench as measure
+from diamondlab.engine.measure.bench import compare_algorithms, measure_simulation, tuning_sweep
+from diamondlab.engine.measure.perfmodel import device_numbers, predicted_rate
+from diamondlab.engine.measure.timing import Measurement, measure_backend, time_repeats
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.numerics import WaveParameters
 
 
@@ -82,7 +76,7 @@ def test_block_sweep_runs_the_papers_scheme_per_blocks_and_threads_under_the_cud
     import subprocess
     import sys
 
-    code = ("from diamondlab.engine.measure import block_sweep\n"
+    code = ("from diamondlab.engine.measure.bench import block_sweep\n"
             "rows = block_sweep(2, 1, 2, torres=[1, 3], depths=[4], nx=8, repeats=1)\n"
             "rows += block_sweep(4, 1, 2, torres=[2], depths=[3], nx=8, repeats=1)\n"
             "print([(r.shape, r.torres, r.threads, r.diamondtorre > 0, r.stepwise > 0) for r in rows])")

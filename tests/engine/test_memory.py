@@ -8,9 +8,9 @@ import weakref
 
 import pytest
 
-import diamondlab.engine.memory as memory
-from diamondlab.engine.memory import check_host_memory, host_bytes
-from diamondlab.engine.simulation import Simulation
+import diamondlab.engine.measure.memory as memory
+from diamondlab.engine.measure.memory import check_host_memory, host_bytes
+from diamondlab.engine.run.simulation import Simulation
 
 
 def test_estimate_counts_fields_halo_and_medium():
@@ -23,7 +23,7 @@ def test_estimate_counts_fields_halo_and_medium():
 def test_a_run_too_big_for_the_host_is_refused_before_anything_is_allocated(monkeypatch):
     monkeypatch.setattr(memory, "available_host_memory", lambda: 10 * 2**20)
     made = []
-    monkeypatch.setattr("diamondlab.engine.cpu_backend.CPUBackend._build", lambda *a, **k: made.append(a))
+    monkeypatch.setattr("diamondlab.engine.backends.cpu.CPUBackend._build", lambda *a, **k: made.append(a))
     with pytest.raises(
         MemoryError,
         match=r"shape \(128, 128, 128\) needs about 0.0 GiB of host memory .* "
@@ -44,7 +44,7 @@ def test_peak_memory_of_a_default_simulation_is_close_to_its_fields():
     # a subprocess, so that ru_maxrss is this simulation's peak; a tiny one first loads the kernels
     script = textwrap.dedent("""
         import resource
-        from diamondlab.engine.simulation import Simulation
+        from diamondlab.engine.run.simulation import Simulation
         Simulation((16, 16, 16), backend="cpu")
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         sim = Simulation((256, 256, 256), backend="cpu")
@@ -59,7 +59,7 @@ def test_a_sponge_and_sources_add_no_3d_array_to_the_fields():
     """Constant velocity with a sponge: K stays a number and the sponge three profiles (issue 12)."""
     script = textwrap.dedent("""
         import resource
-        from diamondlab.engine.simulation import Simulation
+        from diamondlab.engine.run.simulation import Simulation
         from diamondlab.sources import Source
         def sim(n):
             return Simulation((n, n, n), backend="cpu", algorithm="stepwise", sponge=16,

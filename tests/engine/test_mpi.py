@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from diamondlab.engine.mpi import SlabBackend, slab_bounds
-from diamondlab.engine.plan import RunPlan
-from diamondlab.engine.subdomain import ghost_rows
+from diamondlab.engine.run.plan import RunPlan
+from diamondlab.engine.scale.mpi import SlabBackend, slab_bounds
+from diamondlab.engine.scale.subdomain import ghost_rows
 
 HERE = Path(__file__).parent
 #: the case script run by mpi4py's launcher: an exception on one rank aborts them all (no hang)

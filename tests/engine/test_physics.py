@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from diamondlab.engine.physics import DEFAULT_SPONGE
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.equations.acoustic import DEFAULT_SPONGE
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.media import layered_model
 from diamondlab.sources import Receiver, Source, ricker
 
@@ -143,7 +143,7 @@ def test_stability_uses_the_largest_velocity():
 
 
 def test_a_reused_snapshot_collector_does_not_repeat_the_boundary_frame():
-    from diamondlab.engine.snapshots import Snapshots
+    from diamondlab.engine.outputs.snapshots import Snapshots
 
     sim = Simulation(SHAPE, 2, backend="cpu", size=1, nt=4)
     shots = Snapshots(5, formats="npz")
@@ -156,7 +156,7 @@ def test_a_layered_model_is_k_per_depth_with_the_per_cell_values():
     """Physics finds a layered model (every column equal) and keeps K per depth, the very float32 values
     a per-cell model gets (the kernels' equality: tests/kernels/cuda_sim_cases.py); one changed cell makes
     it a per-cell model again."""
-    from diamondlab.engine.physics import Physics
+    from diamondlab.engine.equations.acoustic import Physics
 
     velocity = layered_model(SHAPE, (1.0, 1.3, 0.8))
     physics = Physics(SHAPE, 0.5, velocity, sponge=3)

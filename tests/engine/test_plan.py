@@ -5,11 +5,11 @@ import warnings
 import numpy as np
 import pytest
 
-from diamondlab.engine import plan as plan_module
 from diamondlab.engine.backends import Backend
-from diamondlab.engine.cpu_backend import CPUBackend
-from diamondlab.engine.plan import RunPlan, default_tiling, fitted_size
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.backends.cpu import CPUBackend
+from diamondlab.engine.run import plan as plan_module
+from diamondlab.engine.run.plan import RunPlan, default_tiling, fitted_size
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.media import layered_model
 from diamondlab.sources import Source
 
@@ -45,7 +45,7 @@ def test_default_tiles_fit_the_grid_and_the_backend():
 
 
 def test_unknown_backend_options_name_the_allowed_ones():
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cuda import CUDABackend
 
     with pytest.raises(ValueError, match=r"backend_options \['bands'\] do not apply to backend 'cuda' "
                                          r"\(it takes: max_registers, specialize, left_from_memory, "
@@ -103,7 +103,7 @@ def test_the_gpu_runs_stepwise_only_where_diamondtorre_measured_slower(monkeypat
     stepwise; NO=8 on a column over 256 cells runs stepwise."""
     import dataclasses
 
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cuda import CUDABackend
 
     for order in (2, 4, 6, 8):
         for medium in ("constant", "sponge", "layered", "model"):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from diamondlab.engine.backends import available_backends, resolve_backend
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.numerics import courant_limit
 
 SHAPE = (23, 19, 10)
@@ -170,7 +170,7 @@ def test_current_view_is_a_read_only_view_of_the_current_level():
 @pytest.mark.parametrize(("budget", "checks"), [(float("inf"), 10), (1e-12, 2)])
 def test_sampled_planes_are_checked_within_their_time_budget(monkeypatch, budget, checks):
     """Checked after the first sweep (to learn the cost), then as the budget allows, and at the end."""
-    import diamondlab.engine.simulation as simulation
+    import diamondlab.engine.run.simulation as simulation
 
     monkeypatch.setattr(simulation, "FINITE_CHECK_BUDGET", budget)
     sim = Simulation((16, 16, 16), 2, backend="cpu", size=2, nt=4)
@@ -184,7 +184,7 @@ def test_sampled_planes_are_checked_within_their_time_budget(monkeypatch, budget
 def test_a_simulation_refuses_a_second_thread_while_it_runs():
     """Issue 27: a run, a reset or a field read from another thread mid-run is refused with a message
     naming the thread that runs it (it used to interleave the sweeps); the run itself goes on whole."""
-    from diamondlab.engine.simulation import SimulationBusyError
+    from diamondlab.engine.run.simulation import SimulationBusyError
 
     sim = _sim(order=2, size=1, nt=4)
     inside, gate, seen = threading.Event(), threading.Event(), []

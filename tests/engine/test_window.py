@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from diamondlab import Simulation
-from diamondlab.engine.cuda_window import StreamedCUDABackend, streamed_sweep
-from diamondlab.engine.plan import RunPlan
-from diamondlab.engine.window import stream_plan, window_chunks
+from diamondlab.engine.backends import get_backend
+from diamondlab.engine.backends.cuda import CUDABackend
+from diamondlab.engine.run.plan import RunPlan
+from diamondlab.engine.scale.cuda_window import StreamedCUDABackend, streamed_sweep
+from diamondlab.engine.scale.window import stream_plan, streamed_backend, window_chunks
 from diamondlab.geometry import stage_schedule
 from diamondlab.media import layered_model
 from diamondlab.sources import Receiver, Source
@@ -140,6 +142,17 @@ def test_a_streamed_sweep_loads_every_row_once_before_use_and_stores_it_once_aft
     assert (loaded >= 0).all() and np.array_equal(stored, last)  # out once, after the last group needing it
 
 
+def test_the_scale_room_names_the_backend_that_streams_a_window():
+    """The CUDA backend's windows stream (a subclass as its base does); the CPU's run window by window."""
+
+    class Tuned(CUDABackend):
+        pass
+
+    assert streamed_backend(get_backend("cuda")) is StreamedCUDABackend
+    assert streamed_backend(Tuned) is StreamedCUDABackend
+    assert streamed_backend(get_backend("cpu")) is None
+
+
 def test_a_window_too_small_to_stream_names_one_that_works():
     s = stage_schedule(order=4, size=2, nt=5, nx=90, ny=30)
     with pytest.raises(ValueError, match=r"window=30 x rows cannot stream this sweep \(NO=4, DTS=2, Nt=5\): "
@@ -202,7 +215,7 @@ def test_window_dir_needs_a_window_and_a_folder_that_holds_the_fields(tmp_path):
         RunPlan.build((30, 14, 10), 2, backend="cpu", window_dir=tmp_path)
     with pytest.raises(ValueError, match="window_dir must be a writable folder"):
         RunPlan.build((30, 14, 10), 2, backend="cpu", window=10, window_dir=tmp_path / "missing")
-    from diamondlab.engine.window import check_window_dir
+    from diamondlab.engine.scale.window import check_window_dir
 
     with pytest.raises(ValueError, match=r"GiB free; the fields need"):
         check_window_dir(tmp_path, 2**62)

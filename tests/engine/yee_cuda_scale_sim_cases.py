@@ -3,7 +3,7 @@
 A script, not a test module: ``tests/engine/test_maxwell_scale.py`` runs it in a subprocess with
 ``NUMBA_ENABLE_CUDASIM=1``.  Per case, a run whose state (``E``, ``H``, the Drude current, ``psi``)
 streams window by window through the (simulated) GPU equals the in-memory GPU run bit for bit; and the
-x rows an MPI rank sends (:meth:`~diamondlab.engine.yee_cuda_backend.YeeCUDABackend.get_rows`: copied as
+x rows an MPI rank sends (:meth:`~diamondlab.engine.backends.yee_cuda.YeeCUDABackend.get_rows`: copied as
 they lie on the device) land where they came from.  Prints one line per case; exits non-zero on a mismatch.
 """
 
@@ -55,7 +55,7 @@ def run_case(order, nt, window, steps, wave) -> str:
     if target.rows_size(lo, hi) != source.get_rows(lo, hi).size:
         raise SystemExit(f"order {order}: rows_size is not the size of get_rows")
     layout = source.state_layout()
-    from diamondlab.engine.subdomain import rows_index
+    from diamondlab.engine.scale.subdomain import rows_index
 
     for a, got, want in zip(layout, target.state(), source.state(), strict=True):
         index = rows_index(a, 0, lo, hi)

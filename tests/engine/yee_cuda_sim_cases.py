@@ -77,4 +77,27 @@ if __name__ == "__main__":
     warnings.simplefilter("ignore")  # the dipole's pulse peaks after these few steps: said, and meant
     for case in CASES:
         print(run_case(*case), flush=True)
+    import numpy as np
+
+    from diamondlab import Simulation
+
+    # no CPML, points or Drude: the kernels compiled without them give the CPU's fields to rounding
+    start = [np.random.default_rng(5).standard_normal((3, 8, 7, 6)).astype(np.float32) for _ in range(2)]
+    bare = {}
+    for backend, algorithm in (("cuda", "stepwise"), ("cuda", "diamondtorre"), ("cpu", "stepwise")):
+        sim = Simulation((8, 7, 6), 4, equation="maxwell", backend=backend, algorithm=algorithm, size=1, nt=2)
+        sim.reset(start)
+        sim.run(3)
+        bare[backend, algorithm] = sim.fields
+    if not all(np.array_equal(a, b) for a, b in zip(bare["cuda", "stepwise"], bare["cuda", "diamondtorre"],
+                                                     strict=True)):
+        raise SystemExit("bare kernels: GPU DiamondTorre differs from GPU stepwise")
+    if not all(np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(bare["cuda", "stepwise"],
+                                                                       bare["cpu", "stepwise"], strict=True)):
+        raise SystemExit("bare kernels: GPU and CPU differ beyond float32 rounding")
+    print("bare kernels (no CPML, points, Drude): ok", flush=True)
+    auto = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan
+    if (auto.algorithm, auto.algorithm_reason.split(":")[0]) != ("stepwise", "stepwise"):
+        raise SystemExit(f"algorithm 'auto' on the GPU ran {auto.algorithm} ({auto.algorithm_reason})")
+    print("auto on the GPU: stepwise, the faster there", flush=True)
     sys.exit(0)

@@ -3,7 +3,7 @@
 ``tests/kernels/test_cuda.py`` runs this file in a subprocess with
 ``NUMBA_ENABLE_CUDASIM=1`` (the main pytest process must stay out of
 simulator mode).  For every (NO, DTS) case it checks, through
-:class:`~diamondlab.engine.cuda_backend.CUDABackend`, that DiamondTorre
+:class:`~diamondlab.engine.backends.cuda.CUDABackend`, that DiamondTorre
 sweeps equal stepwise steps bit for bit, and that both match the CPU backend
 to float32 rounding.  It prints one line per case and exits non-zero on the
 first mismatch.  Importing it does nothing.
@@ -41,8 +41,8 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
              pipelined=None, band=None, chunk=None) -> str:
     import numpy as np
 
-    from diamondlab.engine.cpu_backend import CPUBackend
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cpu import CPUBackend
+    from diamondlab.engine.backends.cuda import CUDABackend
     from diamondlab.numerics import WaveParameters
 
     params = WaveParameters(order=order)
@@ -120,8 +120,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     """
     import numpy as np
 
-    from diamondlab.engine.cpu_backend import CPUBackend
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cpu import CPUBackend
+    from diamondlab.engine.backends.cuda import CUDABackend
     from diamondlab.numerics import WaveParameters
 
     params = WaveParameters(order=order)
@@ -238,7 +238,7 @@ def run_simulation() -> str:
     if prel > 1e-5:
         raise AssertionError(f"Simulation with physics: cuda vs cpu max relative diff {prel}")
     # more sweeps queued than the sample ring holds, receiver rows flushed every two sweeps
-    from diamondlab.engine.cuda_backend import PointQueue
+    from diamondlab.engine.backends.cuda import PointQueue
 
     PointQueue.RECEIVER_BYTES, traces = 4 * 2 * 5, []
     for backend in ("cuda", "cpu"):

@@ -92,7 +92,7 @@ def test_shared_bytes_and_block():
 
 def test_import_does_not_load_numba_cuda():
     code = (
-        "import sys, diamondlab, diamondlab.kernels.cuda, diamondlab.engine.cuda_backend; "
+        "import sys, diamondlab, diamondlab.kernels.cuda, diamondlab.engine.backends.cuda; "
         "print('numba.cuda' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -136,7 +136,7 @@ def test_kernels_under_cuda_simulator(part):
 
 @pytest.mark.gpu
 def test_gpu_kernels_fit_their_register_cap():
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cuda import CUDABackend
     from diamondlab.numerics import WaveParameters
 
     for order, sizes in kc.SUPPORTED_SIZES.items():

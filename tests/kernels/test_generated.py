@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from diamondlab import caches
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.run.simulation import Simulation
 from diamondlab.kernels import generated
 from diamondlab.kernels.cpu import cpu_kernels
 

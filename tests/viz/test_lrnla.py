@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule, locality, stage_schedule
+from diamondlab.geometry.reads import reads_around, runs_from_vertices, vertices_of_runs
 from diamondlab.viz import lrnla
-from diamondlab.viz.stages import SweepPicture, reads_around, torre_dependencies, torre_reads, vertex_owner
+from diamondlab.viz.stages import SweepPicture
 
 
 def _box_volume(mesh_runs):
@@ -20,29 +21,9 @@ def test_conoid_intersection_is_the_torre(order, size, nt):
     torre = DiamondTorre(DiamondTile(order, size), nt)
     assert f"= torre Nt·2R² = {torre.nvertices}" in fig.layout.title.text
     # the blue mesh holds one box per x run of the torre's vertices: 8 corners each
-    runs = lrnla.runs_from_vertices(torre.vertices())
+    runs = runs_from_vertices(torre.vertices())
     assert len(fig.data[2].x) == 8 * len(runs)
     assert _box_volume(runs) == torre.nvertices
-
-
-def test_runs_merge_exactly():
-    rng = np.random.default_rng(3)
-    v = np.unique(rng.integers(0, 6, size=(80, 3)), axis=0)
-    runs = lrnla.runs_from_vertices(v)
-    back = {(x, y, t) for lo, hi, y, t in runs.tolist() for x in range(lo, hi + 1)}
-    assert back == {tuple(r) for r in v.tolist()}
-
-
-def test_dependencies_respect_the_schedule():
-    s = stage_schedule(order=4, size=1, nt=5, nx=14, ny=10)
-    deps = torre_dependencies(s)
-    owner = vertex_owner(s)
-    assert (owner >= 0).all()
-    for i, d in enumerate(deps):
-        # only earlier stages: the sweep is valid; never its own stage: a stage is asynchronous
-        assert (s.torre_stage[d] < s.torre_stage[i]).all()
-    interior = [i for i in range(s.ntorres) if not s.boundary[i] and s.torre_stage[i] > 2]
-    assert interior and all(len(deps[i]) > 0 for i in interior)
 
 
 def test_sweep_picture_draws_every_done_vertex():
@@ -113,28 +94,8 @@ def test_conoid_figure_shows_the_torre_and_what_it_reads():
     reads = fig.data[4]
     assert reads.visible is True and reads.opacity < 1 and reads.name == "the 3 torres it reads from"
     nb = reads_around(order, size, nt)
-    assert np.array_equal(reads.x, lrnla.hull_mesh(lrnla.vertices_of_runs(nb.runs))["x"])
+    assert np.array_equal(reads.x, lrnla.hull_mesh(vertices_of_runs(nb.runs))["x"])
     assert lrnla.conoid_figure(order, size, nt, show_reads=False).data[4].visible == "legendonly"
-
-
-@pytest.mark.parametrize(("order", "size", "nt"), [(2, 1, 3), (4, 2, 5), (8, 1, 4)])
-def test_reads_around_a_torre_come_from_the_schedule(order, size, nt):
-    nb = reads_around(order, size, nt)
-    s, i = nb.schedule, nb.torre
-    torre = DiamondTorre(DiamondTile(order, size), nt)
-    x0, yc = nb.shift
-    mine = lrnla.torre_runs(s, i) - np.array([x0, x0, yc, 0])
-    drawn = {tuple(v) for v in lrnla.vertices_of_runs(mine).tolist()}
-    assert drawn == {tuple(v) for v in torre.vertices().tolist()}
-    assert np.array_equal(nb.reads, torre_dependencies(s)[i])  # counted the same way as the whole sweep
-    assert len(lrnla.vertices_of_runs(nb.runs)) == nb.count * torre.nvertices  # none cut by the boundary
-    assert (s.torre_stage[nb.reads] < s.torre_stage[i]).all()
-
-
-def test_torre_reads_is_torre_dependencies_one_by_one():
-    s = stage_schedule(order=4, size=1, nt=5, nx=14, ny=10)
-    deps = torre_dependencies(s)
-    assert all(np.array_equal(torre_reads(s, i), d) for i, d in enumerate(deps))
 
 
 def test_hull_mesh_keeps_only_the_outer_faces():

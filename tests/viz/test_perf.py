@@ -1,6 +1,6 @@
 """The tuning figure draws the engine's measurements and marks the best choice."""
 
-from diamondlab.engine.measure import TuningRow, best
+from diamondlab.engine.measure.bench import TuningRow, best
 from diamondlab.viz import perf
 
 
@@ -18,7 +18,7 @@ def test_roofline_ceilings_are_the_models():
     """Fig. 7: the stepwise and row-of-torres ceilings are perfmodel.predict's rates on the same device."""
     import pytest
 
-    from diamondlab.engine.perfmodel import H100, DeviceNumbers, predict
+    from diamondlab.engine.measure.perfmodel import H100, DeviceNumbers, predict
     from diamondlab.viz.perf import ROOFLINE_SHAPES, roofline_ceilings, roofline_figure
 
     for order, size, nt in ((2, 4, 32), (8, 1, 16)):
@@ -34,7 +34,7 @@ def test_roofline_ceilings_are_the_models():
 
 
 def test_order_size_figure_keeps_the_best_nt_per_pair():
-    from diamondlab.engine.measure import TuningRow
+    from diamondlab.engine.measure.bench import TuningRow
     from diamondlab.viz.perf import order_size_figure
 
     rows = [TuningRow("stepwise", 2, 0, 0, 1.0, 2.0), TuningRow("diamondtorre", 2, 1, 4, 1.5, 3.0),
@@ -55,7 +55,7 @@ def test_parallel_levels_figure_draws_the_thread_sweep():
 
 def test_memory_hierarchy_figure_draws_the_measured_and_the_tabled_levels():
     """Fig. 1: the CPU's points as measured, the GPU's levels from devices (registers fastest)."""
-    from diamondlab.engine.perfmodel import gpu_hierarchy, measure_cpu_hierarchy
+    from diamondlab.engine.measure.perfmodel import gpu_hierarchy, measure_cpu_hierarchy
     from diamondlab.viz.perf import memory_hierarchy_figure
 
     cpu = measure_cpu_hierarchy([2**14, 2**24], traffic=2e7)
@@ -68,7 +68,7 @@ def test_memory_hierarchy_figure_draws_the_measured_and_the_tabled_levels():
 
 
 def test_block_levels_figure_draws_a_line_per_block_size_and_marks_the_multiprocessors():
-    from diamondlab.engine.measure import BlockLevel
+    from diamondlab.engine.measure.bench import BlockLevel
 
     rows = [BlockLevel((64, 8 * t, nz), t, nz, 10.0 * t, 5.0 * t) for nz in (64, 256) for t in (1, 2, 4)]
     fig = perf.block_levels_figure(rows, multiprocessors=132)

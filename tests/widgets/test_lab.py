@@ -135,7 +135,7 @@ def test_gpu_sweep_options_reach_the_simulation_only_on_the_gpu(monkeypatch):
     assert custom.config().sim_kwargs()["backend_options"] == {"pipelined": True, "band": 8}
     gpu.set(sweep={"pipelined": True, "band": 4, "chunk": 3})  # not a listed choice: added
     assert gpu.sweep.options[-1][0] == "pipelined=True, band=4, chunk=3"
-    for module in ("backends", "plan"):  # as on a GPU
+    for module in ("backends", "run.plan"):  # as on a GPU
         monkeypatch.setattr(f"diamondlab.engine.{module}.resolve_backend", lambda name: "cuda")
     gpu.set(nt=2)
     assert "chunk must be an int in 1..nt=2 (tiers between two waits); got 3" in gpu.message.value
@@ -200,7 +200,7 @@ def test_stage_explorer_toggles_the_torres_it_reads_from():
 def test_stage_explorer_plays_the_engines_launch_order():
     """The order menu: stage by stage, or diagonal bands as the CUDA engine's sweep hands torres out
     (its own band for the NO, DTS among the choices); the slider then steps through launch groups."""
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cuda import CUDABackend
 
     cfg = RunConfig(order=2, size=1, nt=3, shape=(40, 40, 16))
     ex = StageExplorer(cfg)
@@ -303,7 +303,7 @@ def test_rebuilding_the_lab_does_not_grow_memory(cell):
 
 def test_the_lab_runs_the_plan_it_checked(cell, monkeypatch):
     """The controllers' checked RunPlan is what runs: the lab never builds and checks it again."""
-    from diamondlab.engine.simulation import Simulation
+    from diamondlab.engine.run.simulation import Simulation
 
     def rebuild(*args, **kwargs):
         raise AssertionError("the lab built a second RunPlan through Simulation(...)")
@@ -352,7 +352,7 @@ def test_each_view_names_its_paper_section_and_present_mode_enlarges_everything(
 
 def test_running_the_labs_simulation_while_the_lab_runs_it_is_a_clear_error(lab):
     """Issue 27: ``lab.sim.run`` during the lab's own run is refused; the lab's run goes on and pauses."""
-    from diamondlab.engine.simulation import SimulationBusyError
+    from diamondlab.engine.run.simulation import SimulationBusyError
 
     inside, gate = threading.Event(), threading.Event()
 

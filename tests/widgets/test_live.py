@@ -91,7 +91,7 @@ def test_colour_range_is_fixed_and_the_title_gives_step_and_time():
 
 
 def test_readout_names_the_medium_and_points_and_models_the_velocity_model():
-    from diamondlab.engine.perfmodel import predict
+    from diamondlab.engine.measure.perfmodel import predict
     from diamondlab.media import layered_model
     from diamondlab.sources import Receiver, Source
     from diamondlab.widgets.live import _default_model

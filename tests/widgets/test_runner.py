@@ -120,7 +120,7 @@ def test_the_user_running_the_simulation_of_a_running_worker_gets_a_clear_error(
     """Issue 27: ``run.sim.run`` while the worker runs it is refused (it used to interleave)."""
     import pytest
 
-    from diamondlab.engine.simulation import SimulationBusyError
+    from diamondlab.engine.run.simulation import SimulationBusyError
 
     run = BackgroundRun(_sim())
     inside, gate = threading.Event(), threading.Event()

@@ -39,8 +39,8 @@ import numpy as np
 
 from diamondlab import caches
 from diamondlab.engine.backends import get_backend
-from diamondlab.engine.interrupts import held_while_compiling
-from diamondlab.engine.measure import measure_backend
+from diamondlab.engine.measure.timing import measure_backend
+from diamondlab.engine.run.interrupts import held_while_compiling
 from diamondlab.kernels import generated
 from diamondlab.numerics import WaveParameters
 

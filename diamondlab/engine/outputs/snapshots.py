@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diamondlab.engine.io import atomic_path, write_atomically
+from diamondlab.engine.outputs.io import atomic_path, write_atomically
 from diamondlab.files import npz_verifier, vti_verifier
 
 __all__ = ["FORMATS", "Snapshots", "write_vti"]
@@ -36,7 +36,7 @@ FORMATS = ("npz", "vti")
 
 def _stop_first() -> None:
     """An import failed: where a stop signal waits, it is the stop (never a missing package)."""
-    from diamondlab.engine.interrupts import raise_if_stopped
+    from diamondlab.engine.run.interrupts import raise_if_stopped
 
     raise_if_stopped()
 

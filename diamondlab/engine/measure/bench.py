@@ -1,135 +1,34 @@
-"""The one measurement service: timed repeats, medians and spreads of backends and simulations.
+"""Benchmarks of whole runs: simulations timed as a user runs them, algorithms compared, tuning sweeps.
 
 Contract
 --------
-Every rate diamondlab reports comes from here: the auto-tuner
-(:mod:`diamondlab.engine.autotune`), ``diamondlab bench``
-(:func:`compare_algorithms`), the CUDA kernel benchmark
-(:func:`diamondlab.engine.perfmodel.benchmark`), the lab's Tuning panel
-(:func:`tuning_sweep`) and the watch-cost benchmark
-(:mod:`diamondlab.widgets.bench`).
-
-- :func:`time_repeats` runs a callable once to warm up (compilation, caches;
-  stop signals held: :func:`~diamondlab.engine.interrupts.held_while_compiling`)
-  and then ``repeats`` times, each timed to the end of the device's work:
-  with CUDA events on the GPU, with ``time.perf_counter`` and the backend's
-  ``synchronize`` elsewhere.
-- :class:`Measurement` holds the seconds of the repeats and the cell updates
-  of one repeat; its rate is the median's, its ``spread`` the range of the
-  rates relative to that median (a tuning point is trusted when it is small).
-- :func:`measure_backend` times a backend's DiamondTorre sweeps or stepwise
-  steps (no physics, no Python bookkeeping between sweeps);
-  :func:`measure_simulation` times whole :meth:`Simulation.run
-  <diamondlab.engine.simulation.Simulation.run>` calls (what a user gets,
-  sources, receivers and the finite check included).
+Everything here times :class:`~diamondlab.engine.run.simulation.Simulation`
+runs with the measurement service (:mod:`diamondlab.engine.measure.timing`):
+``diamondlab bench`` (:func:`compare_algorithms`), the lab's Tuning panel
+(:func:`tuning_sweep`), the parallel levels of paper 000's Fig. 10
+(:func:`thread_sweep`, :func:`block_sweep`) and the watch-cost benchmark
+(:mod:`diamondlab.widgets.bench`).  :func:`measure_simulation` times whole
+:meth:`Simulation.run <diamondlab.engine.run.simulation.Simulation.run>`
+calls (what a user gets, sources, receivers and the finite check included).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.engine.interrupts import held_while_compiling
+from diamondlab.engine.measure.launchmodel import cuda_backend_efficiency
+from diamondlab.engine.measure.timing import Measurement
+from diamondlab.engine.run.plan import RunPlan
+from diamondlab.engine.run.simulation import Simulation
 
 __all__ = [
-    "BlockLevel", "Measurement", "TuningRow", "best", "block_sweep", "compare_algorithms", "measure_backend",
-    "measure_simulation", "thread_sweep", "time_repeats", "tuning_sweep",
+    "BlockLevel", "TuningRow", "best", "block_sweep", "compare_algorithms", "measure_simulation",
+    "thread_sweep", "tuning_sweep",
 ]
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """Seconds of ``repeats`` timed runs of ``cell_updates`` cell updates each.
-
-    >>> m = Measurement((2.0, 1.0, 4.0), 8e9)
-    >>> m.seconds_median, m.rate / 1e9, round(m.spread, 2)
-    (2.0, 4.0, 1.5)
-    """
-
-    seconds: tuple[float, ...]
-    cell_updates: float
-
-    @property
-    def seconds_median(self) -> float:
-        return statistics.median(self.seconds)
-
-    @property
-    def rate(self) -> float:
-        """Cell updates per second of the median repeat."""
-        return self.cell_updates / self.seconds_median
-
-    @property
-    def gcells(self) -> float:
-        return self.rate / 1e9
-
-    @property
-    def spread(self) -> float:
-        """(fastest - slowest rate) / median rate of the repeats (0 for one repeat)."""
-        rates = [self.cell_updates / s for s in self.seconds]
-        return (max(rates) - min(rates)) / self.rate
-
-
-def time_repeats(run: Callable[[], object], synchronize: Callable[[], None], repeats: int,
-                 cuda_events: bool = False, warmup: bool = True) -> tuple[float, ...]:
-    """Seconds of ``repeats`` calls of ``run`` after one warm-up call (see the module contract).
-
-    ``cuda_events`` times on the GPU's own clock (not under Numba's CUDA simulator, which has none).
-    """
-    if cuda_events:
-        from diamondlab.kernels.cuda import simulator_enabled
-
-        cuda_events = not simulator_enabled()
-    if warmup:
-        with held_while_compiling():  # the warm-up compiles: a stop signal waits for it
-            run()
-            synchronize()
-    times = []
-    for _ in range(int(repeats)):
-        if cuda_events:
-            from numba import cuda
-
-            start, stop = cuda.event(), cuda.event()
-            start.record()
-            run()
-            stop.record()
-            stop.synchronize()
-            times.append(cuda.event_elapsed_time(start, stop) / 1e3)
-        else:
-            t0 = time.perf_counter()
-            run()
-            synchronize()
-            times.append(time.perf_counter() - t0)
-    return tuple(times)
-
-
-def measure_backend(backend, algorithm: str, steps: int, repeats: int = 3,
-                    warmup: bool = True) -> Measurement:
-    """Time ``steps`` steps of ``backend`` (DiamondTorre: whole sweeps of its Nt, at least one) per repeat.
-
-    The warm-up compiles the kernels; the fields are whatever the backend
-    holds (set them first).
-    """
-    nt = backend.nt
-    if algorithm == "diamondtorre":
-        sweeps = max(1, int(steps) // nt)
-        steps = sweeps * nt
-
-        def run():
-            for _ in range(sweeps):
-                backend.sweep(nt)
-    elif algorithm == "stepwise":
-
-        def run():
-            backend.step(steps)
-    else:
-        raise ValueError(f"algorithm must be 'diamondtorre' or 'stepwise'; got {algorithm!r}")
-    seconds = time_repeats(run, backend.synchronize, repeats, backend.name == "cuda", warmup)
-    return Measurement(seconds, float(steps) * float(np.prod(backend.shape)))
 
 
 def measure_simulation(sim, steps: int, repeats: int = 3, warmup: bool = True) -> Measurement:
@@ -165,8 +64,6 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
     """
     from tqdm.auto import tqdm
 
-    from diamondlab.engine.launchmodel import cuda_backend_efficiency
-    from diamondlab.engine.simulation import Simulation
     from diamondlab.kernels.cuda import simulator_enabled
 
     rng = np.random.default_rng(0)
@@ -238,12 +135,11 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
     Each is :func:`measure_simulation` of ``max(Nt, steps)`` steps (default:
     one sweep), ``repeats`` times, from the same small random fields.
     ``model(algorithm, order, size, nt, backend)`` gives a row's model rate
-    (G/s; default 0, e.g. :func:`diamondlab.engine.perfmodel.predicted_rate`).
+    (G/s; default 0, e.g. :func:`diamondlab.engine.measure.perfmodel.predicted_rate`).
     Combinations the backend refuses are skipped with their reason
     (``progress`` is told); ``stop()`` returning True ends the sweep early
     (what was measured is returned).
     """
-    from diamondlab.engine.simulation import Simulation
 
     rows: list[TuningRow] = []
     say = progress or (lambda text: None)
@@ -285,7 +181,6 @@ def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None 
     """
     import numba
 
-    from diamondlab.engine.simulation import Simulation
 
     most = numba.config.NUMBA_NUM_THREADS
     counts = sorted({min(n, most) for n in (threads or [2**k for k in range(most.bit_length())] + [most])})
@@ -337,8 +232,6 @@ def block_sweep(order: int = 2, size: int | None = None, nt: int | None = None, 
     DTS and Nt default to the engine's for a ``nx x 64 x nz`` grid.
     """
     from diamondlab.devices import current_gpu
-    from diamondlab.engine.plan import RunPlan
-    from diamondlab.engine.simulation import Simulation
 
     gpu = current_gpu()
     if torres is None:

@@ -5,7 +5,7 @@ Contract
 :class:`StreamedCUDABackend` is the CUDA backend of a grid longer in x than
 the device holds.  Both fields (and a velocity model's ``K``) live in pinned
 host memory; the device holds a ring of ``window`` x rows of each.  A sweep
-runs as groups of consecutive stages (:func:`~diamondlab.engine.window.stream_plan`):
+runs as groups of consecutive stages (:func:`~diamondlab.engine.scale.window.stream_plan`):
 before a group runs, the x rows it touches first are copied in (at their old
 level: no torre has touched them yet); after it, the rows no later group
 touches are copied out (final).  Three streams overlap the work: the next
@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
-from diamondlab.engine.cuda_backend import CUDABackend
-from diamondlab.engine.window import StreamGroup, host_fields, rows_overlap, stream_plan
+from diamondlab.engine.backends.cuda import CUDABackend
+from diamondlab.engine.scale.window import StreamGroup, host_fields, rows_overlap, stream_plan
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 
 __all__ = ["StreamedCUDABackend", "streamed_sweep"]
@@ -86,7 +86,7 @@ def streamed_sweep(schedule, window: int) -> tuple[StreamGroup, ...]:
 class StreamedCUDABackend(CUDABackend):
     """DiamondTorre sweeps of a grid held in pinned host memory, streamed through ``window`` device rows.
 
-    Built by :meth:`~diamondlab.engine.plan.RunPlan.make_backend` for a CUDA run with a window (see
+    Built by :meth:`~diamondlab.engine.run.plan.RunPlan.make_backend` for a CUDA run with a window (see
     the module contract); the sweep options are the in-memory backend's, stage by stage (band 0).
     """
 
@@ -184,7 +184,7 @@ class StreamedCUDABackend(CUDABackend):
         return self._bytes_per_cell * int(np.prod(self.shape, dtype=np.int64))
 
     def traffic(self) -> dict:
-        """What a sweep moves across the bus (:func:`~diamondlab.engine.window.describe_traffic`)."""
+        """What a sweep moves across the bus (:func:`~diamondlab.engine.scale.window.describe_traffic`)."""
         return {"groups": len(self._stream_plan(self.nt, self._schedule(self.nt)[2])),
                 "bytes_per_cell_sweep": float(self._bytes_per_cell),
                 "overlapped": True}

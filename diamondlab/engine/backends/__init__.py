@@ -7,7 +7,7 @@ run (:attr:`Backend.OPTIONS`, :attr:`Backend.RUNS_PHYSICS`, the tiling
 tables behind :meth:`~Backend.default_tiling` and the tuner's candidates)
 and :meth:`Backend.check` validates a problem against that *without
 allocating* (it returns the speed options with the backend's defaults
-filled in).  :class:`~diamondlab.engine.plan.RunPlan` calls it once;
+filled in).  :class:`~diamondlab.engine.run.plan.RunPlan` calls it once;
 :meth:`Backend.from_plan` then builds the backend from the checked values
 without checking them again.  ``Backend(params, shape, size, nt, **options)``
 does both for direct use.
@@ -39,12 +39,18 @@ is done (the GPU): nothing waits for it but ``take_traces``, ``fields``,
 ``planes`` and ``synchronize``.
 Both engines run DiamondTorre bit for bit equal to their stepwise kernel
 with all of it switched on.  The simulation object
-(:mod:`diamondlab.engine.simulation`) keeps the clock.
+(:mod:`diamondlab.engine.run.simulation`) keeps the clock.
 
 Backends are registered by name with the module that defines them, so that
 looking one up imports only that backend (``"cuda"`` imports numba.cuda).
 What runs a grid on another backend (an MPI slab, a calculation window, the
 swapped axes of a tall column) derives from :class:`Wrapper`.
+
+The room: :mod:`~diamondlab.engine.backends.cpu` and
+:mod:`~diamondlab.engine.backends.cuda` (the acoustic equation),
+:mod:`~diamondlab.engine.backends.yee_cpu` and
+:mod:`~diamondlab.engine.backends.yee_cuda` (Maxwell's, on the Yee grid) and
+:mod:`~diamondlab.engine.backends.axes` (x and z swapped: a tall column).
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from diamondlab.engine.subdomain import ACOUSTIC, EquationParts
+from diamondlab.engine.scale.subdomain import ACOUSTIC, EquationParts, rows_index, rows_size
 
 __all__ = [
     "BACKENDS", "Backend", "Wrapper", "available_backends", "get_backend", "planes_of", "register_backend",
@@ -73,9 +79,9 @@ class Backend(abc.ABC):
     #: Whether it runs velocity models, sponges, sources and receivers (:meth:`set_physics`).
     RUNS_PHYSICS: ClassVar[bool] = True
     #: Whether it offers ``pack_rows``/``unpack_rows`` on device buffers that CUDA IPC can reach
-    #: (:class:`~diamondlab.engine.halo.PeerHalo`: MPI ghost rows from GPU to GPU).
+    #: (:class:`~diamondlab.engine.scale.halo.PeerHalo`: MPI ghost rows from GPU to GPU).
     PEER_HALO: ClassVar[bool] = False
-    #: The equation as the window and the MPI ranks see it (:mod:`~diamondlab.engine.subdomain`).
+    #: The equation as the window and the MPI ranks see it (:mod:`~diamondlab.engine.scale.subdomain`).
     PARTS: ClassVar[EquationParts] = ACOUSTIC
 
     # ------------------------------------------------------------ class facts
@@ -141,15 +147,9 @@ class Backend(abc.ABC):
 
     @classmethod
     def swaps_xz(cls, order: int, shape) -> bool:
-        """Whether the backend runs ``shape`` with x and z swapped (:mod:`diamondlab.engine.axes`: a z
-        column taller than it holds, an x axis that is not; default: never)."""
+        """Whether the backend runs ``shape`` with x and z swapped (:mod:`diamondlab.engine.backends.axes`:
+        a z column taller than it holds, an x axis that is not; default: never)."""
         return False
-
-    @classmethod
-    def window_class(cls) -> type | None:
-        """The backend that streams DiamondTorre sweeps through a calculation window on this device
-        (None: :class:`~diamondlab.engine.window.WindowBackend` runs the grid window by window)."""
-        return None
 
     @classmethod
     def claim_device(cls, comm) -> None:
@@ -166,7 +166,7 @@ class Backend(abc.ABC):
 
     @classmethod
     def from_plan(cls, plan) -> Backend:
-        """The backend of a :class:`~diamondlab.engine.plan.RunPlan` (checked already: not again)."""
+        """The backend of a :class:`~diamondlab.engine.run.plan.RunPlan` (checked already: not again)."""
         self = cls.__new__(cls)
         self._build(plan.params, plan.shape, plan.size, plan.nt, dict(plan.options))
         return self
@@ -183,7 +183,7 @@ class Backend(abc.ABC):
 
     def agree(self, flags: tuple) -> tuple:
         """Decisions taken from this process's clock, made common to every process that shares the
-        run (MPI ranks: :class:`~diamondlab.engine.mpi.SlabBackend`); one process: unchanged."""
+        run (MPI ranks: :class:`~diamondlab.engine.scale.mpi.SlabBackend`); one process: unchanged."""
         return tuple(flags)
 
     def field_views(self):
@@ -193,7 +193,7 @@ class Backend(abc.ABC):
     # ------------------------------------------------------------ the state, by rows (window, MPI ranks)
     def state_layout(self, shape=None) -> tuple:
         """The state arrays of this run's physics on a grid of ``shape`` (default: the backend's):
-        :meth:`~diamondlab.engine.subdomain.EquationParts.layout` of :attr:`PARTS`."""
+        :meth:`~diamondlab.engine.scale.subdomain.EquationParts.layout` of :attr:`PARTS`."""
         return self.PARTS.layout(self, self.shape if shape is None else shape)
 
     def state_views(self):
@@ -211,16 +211,12 @@ class Backend(abc.ABC):
 
     def _row_pieces(self, lo: int, hi: int, views) -> list:
         """``(view, index)`` of rows ``[lo, hi)`` along the split axis in each of the state's ``views``."""
-        from diamondlab.engine.subdomain import rows_index
-
         axis = self.PARTS.split_axis
         pieces = [(v, rows_index(a, axis, lo, hi)) for a, v in zip(self.state_layout(), views, strict=True)]
         return [(v, i) for v, i in pieces if i is not None]
 
     def rows_size(self, lo: int, hi: int) -> int:
         """Floats in :meth:`get_rows` of rows ``[lo, hi)``."""
-        from diamondlab.engine.subdomain import rows_size
-
         return rows_size(self.state_layout(), self.PARTS.split_axis, lo, hi)
 
     def get_rows(self, lo: int, hi: int):
@@ -300,8 +296,8 @@ class Wrapper:
 
 #: name -> "module:Class"
 BACKENDS: dict[str, str] = {
-    "cpu": "diamondlab.engine.cpu_backend:CPUBackend",
-    "cuda": "diamondlab.engine.cuda_backend:CUDABackend",
+    "cpu": "diamondlab.engine.backends.cpu:CPUBackend",
+    "cuda": "diamondlab.engine.backends.cuda:CUDABackend",
 }
 
 
@@ -336,7 +332,7 @@ def get_backend(name: str):
     try:
         cls = getattr(importlib.import_module(module), attr)
     except ImportError as err:
-        from diamondlab.engine.interrupts import raise_if_stopped
+        from diamondlab.engine.run.interrupts import raise_if_stopped
 
         raise_if_stopped()  # an import cut short by a stop signal is the stop, not a missing package
         raise RuntimeError(

@@ -2,9 +2,9 @@
 
 Contract
 --------
-:data:`MAXWELL` is the :class:`~diamondlab.engine.subdomain.EquationParts`
-of the Yee backends (``PARTS``): the window (:mod:`~diamondlab.engine.window`)
-and the ranks (:mod:`~diamondlab.engine.mpi`) run Maxwell's equations through
+:data:`MAXWELL` is the :class:`~diamondlab.engine.scale.subdomain.EquationParts`
+of the Yee backends (``PARTS``): the window (:mod:`~diamondlab.engine.scale.window`)
+and the ranks (:mod:`~diamondlab.engine.scale.mpi`) run Maxwell's equations through
 the same code as the acoustic equation, on this description:
 
 - **state**: ``E`` and ``H`` (``(3, nx, ny, nz)`` each, the fields), the
@@ -27,7 +27,7 @@ the same code as the acoustic equation, on this description:
 
 A material table is cut from the whole grid's, so a plan hands the backend
 a rasterised :class:`~diamondlab.maxwell.materials.MaterialTable`
-(:meth:`~diamondlab.engine.maxwell_plan.MaxwellPlan.make_backend`).
+(:meth:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan.make_backend`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from diamondlab.engine.subdomain import EquationParts, PartPhysics, StateArray, inside, renumbered, shifted
+from diamondlab.engine.scale.subdomain import (
+    EquationParts,
+    PartPhysics,
+    StateArray,
+    inside,
+    renumbered,
+    shifted,
+)
 from diamondlab.maxwell.boundaries import CPML, AxisProfile
 from diamondlab.maxwell.materials import MaterialTable
 

@@ -27,7 +27,7 @@ take the next tickets.  All tiers cost the same (clipped tiers too), and
 flags and barriers cost nothing, so the model says how much of the GPU the
 *order and the waits* keep busy, not how fast a tier is:
 ``efficiency = tiers / (rounds * slots)``.  :func:`sweep_efficiency` does it
-for a grid; the roofline of :mod:`diamondlab.engine.perfmodel` times this
+for a grid; the roofline of :mod:`diamondlab.engine.measure.perfmodel` times this
 efficiency is what the order and the waits let the sweep reach;
 :func:`cuda_backend_efficiency` does both for a live CUDA backend.  NumPy
 only, except :func:`cuda_backend_efficiency` (which asks the device).
@@ -157,7 +157,7 @@ def sweep_efficiency(order: int, size: int, nt: int, shape, slots: int, pipeline
 
 
 def cuda_backend_efficiency(backend) -> tuple[int, float]:
-    """``(slots, efficiency)`` of a compiled :class:`~diamondlab.engine.cuda_backend.CUDABackend`'s sweep."""
+    """``(slots, efficiency)`` of a compiled :class:`~diamondlab.engine.backends.cuda.CUDABackend`'s sweep."""
     from diamondlab.devices import current_gpu
     from diamondlab.kernels.cuda import sweep_block, sweep_shared_bytes
 

@@ -33,10 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from diamondlab.engine.interrupts import deferred_interrupts, held_while_compiling
-from diamondlab.engine.memory import check_trace_memory
-from diamondlab.engine.plan import ALGORITHMS, RunPlan
-from diamondlab.engine.snapshots import Snapshots
+from diamondlab.engine.equations import EQUATIONS, simulation_class
+from diamondlab.engine.measure.memory import check_trace_memory
+from diamondlab.engine.outputs.snapshots import Snapshots
+from diamondlab.engine.run.interrupts import deferred_interrupts, held_while_compiling
+from diamondlab.engine.run.plan import ALGORITHMS, RunPlan
 from diamondlab.numerics import gaussian_pulse, validate_pulse_width
 
 __all__ = [
@@ -101,9 +102,6 @@ class SourceTimingWarning(UserWarning):
     """A source adds nothing visible during a run (its wavelet peaks after the run ends)."""
 
 
-#: The equations a Simulation runs (``equation=``): the scalar wave equation, Maxwell's on the Yee grid.
-EQUATIONS = ("acoustic", "maxwell")
-
 #: Samples per axis (at most) of the planes checked for finiteness after a sweep.
 FINITE_CHECK_SAMPLES = 256
 
@@ -126,13 +124,13 @@ class Simulation:
         Stencil order NO (2, 4, 6, 8).
     equation : {"acoustic", "maxwell"}
         The equation (default ``"acoustic"``, this class's parameters);
-        ``"maxwell"`` makes a :class:`~diamondlab.engine.maxwell_simulation.MaxwellSimulation`
+        ``"maxwell"`` makes a :class:`~diamondlab.engine.equations.maxwell_simulation.MaxwellSimulation`
         (Maxwell's equations on the Yee grid: its own parameters).
     size, nt : int or "auto", optional
         Diamond tile size DTS and torre height Nt; the backend's defaults
         for ``order`` when omitted; ``"auto"`` measures the backend's
         candidates on this grid once and caches the fastest
-        (:mod:`diamondlab.engine.autotune`).
+        (:mod:`diamondlab.engine.run.autotune`).
     courant, dt : float, optional
         Courant number ``c dt / h`` or time step (default: half the limit).
     spacing : float
@@ -145,7 +143,7 @@ class Simulation:
     backend_options : dict, optional
         Speed options of the backend, e.g. ``{"pipelined": True, "band": 32,
         "chunk": 2}`` for ``"cuda"`` (see
-        :class:`~diamondlab.engine.cuda_backend.CUDABackend`); they never change
+        :class:`~diamondlab.engine.backends.cuda.CUDABackend`); they never change
         results.  Default: the backend's own, or the auto-tuner's choice with
         ``size="auto"`` and ``nt="auto"``.  ``"auto"`` on a machine without a
         GPU ignores them (with a warning); options the GPU cannot take are an
@@ -181,12 +179,12 @@ class Simulation:
         rank makes the same ``Simulation`` and calls the same methods): each
         rank runs its slab (on the CPU, or on one GPU per rank with
         ``backend="cuda"``: a node's ranks take its GPUs in turn) and
-        exchanges ghost rows once per sweep (:mod:`diamondlab.engine.mpi`);
+        exchanges ghost rows once per sweep (:mod:`diamondlab.engine.scale.mpi`);
         fields, planes, traces and snapshots are the whole grid's on every
         rank, bit for bit the single-process result.  Snapshot files are
         written by rank 0.
     halo : {"auto", "host", "peer"}
-        How MPI ranks exchange ghost rows (:mod:`diamondlab.engine.halo`):
+        How MPI ranks exchange ghost rows (:mod:`diamondlab.engine.scale.halo`):
         ``"peer"`` GPU to GPU over CUDA IPC, ``"host"`` through host memory,
         ``"auto"`` (default) peer where every neighbour's GPU is reachable.
     window : int, optional
@@ -194,8 +192,8 @@ class Simulation:
         and the fields live in host memory, bit for bit the in-memory result.
         On the GPU a DiamondTorre sweep streams through it stage group by
         stage group, the copies overlapped with the torres
-        (:mod:`diamondlab.engine.cuda_window`); elsewhere it goes window by
-        window (:mod:`diamondlab.engine.window`).  For grids larger than the
+        (:mod:`diamondlab.engine.scale.cuda_window`); elsewhere it goes window by
+        window (:mod:`diamondlab.engine.scale.window`).  For grids larger than the
         GPU's memory.  Default: the whole grid.
     window_dir : path, optional
         With ``window``: keep the two fields in files in this folder
@@ -211,12 +209,9 @@ class Simulation:
     """
 
     def __new__(cls, *args, equation: str = "acoustic", **kwargs):
-        if equation not in EQUATIONS:
-            raise ValueError(f"equation must be one of {EQUATIONS}; got {equation!r}")
-        if cls is Simulation and equation == "maxwell":
-            from diamondlab.engine.maxwell_simulation import MaxwellSimulation
-
-            cls = MaxwellSimulation
+        found = simulation_class(equation)  # checks the name; loads only that equation's module
+        if cls is Simulation:
+            cls = found
         return super().__new__(cls)
 
     def __init__(
@@ -259,7 +254,8 @@ class Simulation:
     @classmethod
     def from_plan(cls, plan: RunPlan, *, initial=None, pulse_width: float | None = None,
                   step: int = 0) -> Simulation:
-        """The simulation of an already checked :class:`~diamondlab.engine.plan.RunPlan` (not checked again).
+        """The simulation of an already checked :class:`~diamondlab.engine.run.plan.RunPlan` (not checked
+        again).
 
         For callers that build the plan first to validate a configuration
         (the lab's controllers): the plan is what runs.  ``initial``,
@@ -504,7 +500,7 @@ class Simulation:
         device; sweeps between calls queue back to back.  ``progress=True``
         shows a tqdm bar.
         ``snapshot_every=k`` keeps the field every ``k`` steps (and at step 0)
-        in ``self.snapshots`` (a :class:`~diamondlab.engine.snapshots.Snapshots`),
+        in ``self.snapshots`` (a :class:`~diamondlab.engine.outputs.snapshots.Snapshots`),
         in memory or, with ``snapshot_dir``, as files in ``snapshot_formats``
         (``"npz"``, ``"vti"``); sweeps are cut to stop at those steps.
 

@@ -3,14 +3,14 @@
 Contract
 --------
 :meth:`RunPlan.build` takes what the user asked for (the arguments of
-:class:`~diamondlab.engine.simulation.Simulation` but the initial state)
+:class:`~diamondlab.engine.run.simulation.Simulation` but the initial state)
 and returns a frozen :class:`RunPlan`: the shape as ints, the
 :class:`~diamondlab.numerics.WaveParameters`, the backend resolved from
 ``"auto"``, the algorithm (``"auto"``: the backend's choice,
 :meth:`~diamondlab.engine.backends.Backend.choose_algorithm`, with its
 reason), DTS and Nt with the backend's defaults (clipped to the grid) or
 the auto-tuner's choice, the backend's speed options with its defaults
-filled in, and the :class:`~diamondlab.engine.physics.Physics`.
+filled in, and the :class:`~diamondlab.engine.equations.acoustic.Physics`.
 It checks, in this order and without allocating a grid: the algorithm, the
 shape and the tiling values, the physics (velocity, sources, receivers,
 sponge), the time step, the backend's name and availability, the host
@@ -38,9 +38,14 @@ from types import MappingProxyType
 import numpy as np
 
 from diamondlab.engine.backends import Backend, get_backend, resolve_backend
-from diamondlab.engine.halo import HALO_CHOICES
-from diamondlab.engine.memory import check_host_memory, host_bytes
-from diamondlab.engine.physics import Physics
+from diamondlab.engine.backends.axes import SwappedXZBackend
+from diamondlab.engine.equations.acoustic import Physics
+from diamondlab.engine.measure.memory import check_host_memory, host_bytes
+from diamondlab.engine.run.autotune import autotune
+from diamondlab.engine.scale.halo import HALO_CHOICES
+from diamondlab.engine.scale.mpi import SlabBackend
+from diamondlab.engine.scale.subdomain import ACOUSTIC
+from diamondlab.engine.scale.window import WindowBackend, check_window_dir, streamed_backend, window_chunks
 from diamondlab.numerics import WaveParameters, validate_shape
 
 __all__ = [
@@ -100,11 +105,8 @@ def device_shape_of(shape, order: int, nt: int, ranks: int, rank: int, window, s
     """What one device runs (:attr:`PlanCore.device_shape`) of a run of ``ranks`` MPI ranks or a ``window``;
     ``nt=0`` leaves out an MPI slab's ghost rows
     (rank 0's own rows are the widest); ``parts``: the equation's
-    (:class:`~diamondlab.engine.subdomain.EquationParts`, default the acoustic one)."""
+    (:class:`~diamondlab.engine.scale.subdomain.EquationParts`, default the acoustic one)."""
     if ranks > 1:
-        from diamondlab.engine.mpi import SlabBackend
-        from diamondlab.engine.subdomain import ACOUSTIC
-
         return SlabBackend.slab_shape(shape, order, nt, ranks, rank, parts or ACOUSTIC)
     if swap_xz:
         return shape[::-1]
@@ -125,7 +127,7 @@ def _check_slab(backend_class, params, shape, slab, size, nt, options, rank, ran
 def check_window(backend_class, params, shape, nt: int, window) -> None:
     """A calculation window of ``window`` x rows must hold the ghost rows of the equation's sweep.
 
-    >>> from diamondlab.engine.cpu_backend import CPUBackend
+    >>> from diamondlab.engine.backends.cpu import CPUBackend
     >>> from diamondlab.numerics import WaveParameters
     >>> try:
     ...     check_window(CPUBackend, WaveParameters(order=2), (30, 8, 8), 6, 12)
@@ -133,8 +135,6 @@ def check_window(backend_class, params, shape, nt: int, window) -> None:
     ...     print(str(err)[-20:])
     window >= 13; got 12
     """
-    from diamondlab.engine.window import window_chunks
-
     window_chunks(shape[0], window, backend_class.PARTS.ghost_rows(params.order, nt))
 
 
@@ -154,8 +154,6 @@ def check_scale(shape, comm, window, window_dir, halo: str, state_bytes: int):
         if window is not None and ranks > 1:
             raise ValueError("window and comm together are not built yet: use one of them")
     if window_dir is not None:
-        from diamondlab.engine.window import check_window_dir
-
         if window is None:
             raise ValueError("window_dir keeps a calculation window's fields in files: give window (x "
                              "rows the device holds) too, smaller than the grid's nx")
@@ -180,7 +178,7 @@ def claim_ranks(backend_class, comm, halo: str) -> None:
 class PlanCore:
     """What every equation's run plan holds: the grid, the scheme's parameters, the algorithm, the backend,
     DTS and Nt, the backend's options and the equation's physics (:class:`RunPlan`,
-    :class:`~diamondlab.engine.maxwell_plan.MaxwellPlan`)."""
+    :class:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan`)."""
 
     shape: tuple[int, int, int]
     params: object
@@ -194,13 +192,15 @@ class PlanCore:
     algorithm_reason: str = "asked for"
     #: the MPI communicator whose ranks split the grid (along the equation's axis; None: one process)
     comm: object = field(default=None, repr=False, compare=False)
-    #: x rows the device holds at a time (:mod:`~diamondlab.engine.window`); None: the whole grid
+    #: x rows the device holds at a time (:mod:`~diamondlab.engine.scale.window`); None: the whole grid
     window: int | None = None
-    #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.halo.HALO_CHOICES`)
+    #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.scale.halo.HALO_CHOICES`)
     halo: str = "auto"
-    #: a calculation window's state in files in this folder (:func:`~diamondlab.engine.window.host_arrays`)
+    #: a calculation window's state in files in this folder
+    #: (:func:`~diamondlab.engine.scale.window.host_arrays`)
     window_dir: str | None = None
-    #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.axes`: a tall column)
+    #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.backends.axes`: a tall
+    #: column)
     swap_xz: bool = False
 
     @property
@@ -223,8 +223,6 @@ class PlanCore:
 
     def check_slabs(self) -> None:
         """Every rank's slab (owned rows and ghost rows) must hold the backend's tile (MPI ranks)."""
-        from diamondlab.engine.mpi import SlabBackend
-
         parts = self.backend_class.PARTS
         for rank in range(self.ranks):  # slab_shape refuses ranks that would hold no row
             slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, rank, parts)
@@ -235,22 +233,16 @@ class PlanCore:
         """The backend of this plan, any equation's: on a tall column's swapped axes, streamed through a
         calculation window (the device's own streaming, else window by window), this rank's slab of MPI
         ranks, or the whole grid; the physics not yet handed over."""
-        streamed = self.backend_class.window_class() if self.algorithm == "diamondtorre" else None
+        streamed = streamed_backend(self.backend_class) if self.algorithm == "diamondtorre" else None
         if self.swap_xz:
-            from diamondlab.engine.axes import SwappedXZBackend
-
             return SwappedXZBackend(self.backend_class.from_plan(replace(self, shape=self.device_shape,
                                                                          swap_xz=False)))
         if self.window is not None and streamed is not None:
             return streamed.from_plan(self)
         if self.window is not None:
-            from diamondlab.engine.window import WindowBackend
-
             inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, window=None))
             return WindowBackend(inner, self.shape, self.window_dir)
         if self.ranks > 1:
-            from diamondlab.engine.mpi import SlabBackend
-
             inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, comm=None))
             return SlabBackend(inner, self.shape, self.comm, self.halo)
         return self.backend_class.from_plan(self)
@@ -277,7 +269,7 @@ class RunPlan(PlanCore):
 
     def make_backend(self) -> Backend:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant);
-        with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.mpi.SlabBackend`)."""
+        with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.scale.mpi.SlabBackend`)."""
         backend = self.assemble_backend()
         if self.physics.needs_backend:
             ph = self.physics
@@ -367,8 +359,6 @@ class RunPlan(PlanCore):
         # what one device holds before Nt is known (MPI: the widest rank's own rows, on every rank alike)
         held = device_shape_of(shape, params.order, 0, ranks, 0, window, swap_xz, backend_class.PARTS)
         if size == "auto" or nt == "auto":
-            from diamondlab.engine.autotune import autotune
-
             tuned = autotune(params, held, name)
             size = tuned.size if size == "auto" else size
             nt = tuned.nt if nt == "auto" else nt
@@ -390,7 +380,7 @@ class RunPlan(PlanCore):
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, device_shape, medium)
-        streamed = None if window is None or algorithm != "diamondtorre" else backend_class.window_class()
+        streamed = None if window is None or algorithm != "diamondtorre" else streamed_backend(backend_class)
         options = dict(options or {})
         if streamed is not None:  # a streamed sweep runs stage by stage
             options.setdefault("band", 0)

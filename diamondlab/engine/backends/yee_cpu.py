@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
-from diamondlab.engine.yee_parts import MAXWELL, axis_profiles
+from diamondlab.engine.equations.maxwell_parts import MAXWELL, axis_profiles
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.yee_cpu import column_materials, yee_cpu_kernels
 from diamondlab.maxwell.boundaries import CPML
@@ -29,11 +29,12 @@ __all__ = ["YeeCPUBackend"]
 
 def _column_tables(padded_xy, halo: int, points) -> tuple:
     """Kernel tables of ``points`` (``(cell, component index, kind, slot)``; kind 0 a source (a dipole, a TFSF
-    correction: on E or H), 1 probe), grouped by column, sources first within a column:
+    correction: on E or H), 1 probe), grouped by column, sorted by ``z`` within a column (a GPU thread finds
+    its cell's points by bisection), sources before probes at one ``z``:
     ``(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot)``."""
     colstart = np.full(padded_xy, -1, dtype=np.int64)
     colcount = np.zeros(padded_xy, dtype=np.int64)
-    order = sorted(range(len(points)), key=lambda i: (points[i][0][0], points[i][0][1], points[i][2], i))
+    order = sorted(range(len(points)), key=lambda i: (*points[i][0], points[i][2], i))
     pt_z, pt_comp, pt_kind, pt_slot = (np.zeros(max(len(points), 1), dtype=np.int64) for _ in range(4))
     for n, i in enumerate(order):
         (x, y, z), comp, kind, slot = points[i]
@@ -47,6 +48,9 @@ def _column_tables(padded_xy, halo: int, points) -> tuple:
 
 class YeeCPUBackend(Backend):
     """Yee fields in host memory, kernels compiled with Numba (parallel over torres of a stage)."""
+
+    #: What ``algorithm="auto"`` runs on this backend, and the reason the plan reports
+    AUTO = ("diamondtorre", "DiamondTorre, the default")
 
     name = "cpu"
     PARTS = MAXWELL
@@ -82,7 +86,8 @@ class YeeCPUBackend(Backend):
     def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None) -> None:
         """The scene (objects of :mod:`diamondlab.maxwell.materials`, or their rasterised table), the dipoles
         and probes (:mod:`diamondlab.maxwell.sources`) and the CPML (or a part's,
-        :class:`~diamondlab.engine.yee_parts.CutCPML`); fields, currents and ``psi`` start at zero."""
+        :class:`~diamondlab.engine.equations.maxwell_parts.CutCPML`); fields, currents and ``psi`` start
+        at zero."""
         dt = self.params.dt
         self.table = (materials if isinstance(materials, MaterialTable) else
                       material_table(materials, self.shape, dt, pec_faces=True))
@@ -127,7 +132,7 @@ class YeeCPUBackend(Backend):
 
     def state_views(self):
         """``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi``
-        (:mod:`~diamondlab.engine.yee_parts`)."""
+        (:mod:`~diamondlab.engine.equations.maxwell_parts`)."""
         currents = (self._j[self._interior],) if self._drude else ()
         return (*self.field_views(), *currents, *self._psi)
 

@@ -3,7 +3,7 @@
 Contract
 --------
 :func:`host_bytes` says how many bytes of host (CPU) memory a
-:class:`~diamondlab.engine.simulation.Simulation` adds at its peak while it
+:class:`~diamondlab.engine.run.simulation.Simulation` adds at its peak while it
 is built and run, from the grid, the stencil order, the backend and the
 medium; :func:`check_host_memory` compares that with the memory this
 machine (or its cgroup) has available and raises a :class:`MemoryError`
@@ -218,7 +218,7 @@ def run_host_bytes(
     ``steps`` and ``receivers``/``sources`` size the traces and the record's source samples;
     ``saved``: the run is saved (``--save``); ``snapshot_formats``: the formats written to disk.
     ``state_bytes``: the equation's own state where it is not the acoustic fields (Maxwell's ``E``,
-    ``H``, currents and CPML: :attr:`~diamondlab.engine.maxwell_plan.MaxwellPlan.host_bytes`);
+    ``H``, currents and CPML: :attr:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan.host_bytes`);
     ``points``: the option that names the recording points (``--probe`` for Maxwell).
 
     >>> parts = run_host_bytes((400,) * 3, 2, "cpu", saved=True)
@@ -252,7 +252,7 @@ def run_host_bytes(
             if not fields:
                 parts[f"the window's pinned buffers ({window} rows)"] = 4 * 3 * window * plane
         else:
-            from diamondlab.engine.subdomain import ghost_rows
+            from diamondlab.engine.scale.subdomain import ghost_rows
 
             parts[f"the window's two levels ({window} rows and their ghost rows)"] = (
                 2 * (window + 2 * ghost_rows(order, nt)) * plane)

@@ -22,7 +22,7 @@ bus of ``B`` bytes/s caps the rate near ``B * Nt / 16`` cell updates/s.  Its
 copies do not overlap the sweeps: it serves the CPU engine and stepwise runs.
 
 DiamondTorre on the GPU streams instead (paper 002's window;
-:class:`~diamondlab.engine.cuda_window.StreamedCUDABackend`): the sweep runs
+:class:`~diamondlab.engine.scale.cuda_window.StreamedCUDABackend`): the sweep runs
 in groups of consecutive stages, and :func:`stream_plan` says, per group,
 which x rows enter the device before it (loaded once, at their old level),
 which leave after it (stored once, final), and where on the device each row
@@ -36,6 +36,7 @@ torres of the current one compute.
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -43,13 +44,37 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper, planes_of
-from diamondlab.engine.subdomain import PartPhysics, rows_index
+from diamondlab.engine.scale.subdomain import PartPhysics, rows_index
 
 __all__ = [
-    "StreamGroup", "WindowBackend", "bytes_per_cell", "check_window_dir", "describe_traffic", "host_arrays",
-    "host_fields",
-    "rows_overlap", "stream_plan", "window_chunks",
+    "STREAMED_BACKENDS", "StreamGroup", "WindowBackend", "bytes_per_cell", "check_window_dir",
+    "describe_traffic", "host_arrays", "host_fields", "rows_overlap", "stream_plan", "streamed_backend",
+    "window_chunks",
 ]
+
+#: The backends that stream DiamondTorre sweeps through a calculation window on their device, by the
+#: backend they stream for (both ``"package.module:Class"``, as :data:`~diamondlab.engine.backends.BACKENDS`;
+#: loaded when asked for).  A backend not here runs a window by :class:`WindowBackend`.
+STREAMED_BACKENDS = {
+    "diamondlab.engine.backends.cuda:CUDABackend": "diamondlab.engine.scale.cuda_window:StreamedCUDABackend",
+}
+
+
+def streamed_backend(backend_class: type) -> type | None:
+    """The backend that streams ``backend_class``'s DiamondTorre sweeps through a window (or None).
+
+    A subclass streams as its base does (the first of its classes in :data:`STREAMED_BACKENDS`).
+
+    >>> from diamondlab.engine.backends import get_backend
+    >>> streamed_backend(get_backend("cpu")) is None
+    True
+    """
+    for klass in backend_class.__mro__:
+        target = STREAMED_BACKENDS.get(f"{klass.__module__}:{klass.__qualname__}")
+        if target is not None:
+            module, name = target.split(":")
+            return getattr(importlib.import_module(module), name)
+    return None
 
 
 def check_window_dir(directory, nbytes: int) -> str:
@@ -238,7 +263,7 @@ def describe_traffic(traffic: dict, nt: int) -> str:
 class WindowBackend(Wrapper):
     """The state in host memory, each sweep run window by window on ``inner`` (see the module contract),
     for any equation: what streams is the state arrays of ``inner.PARTS``
-    (:mod:`~diamondlab.engine.subdomain`).
+    (:mod:`~diamondlab.engine.scale.subdomain`).
 
     Parameters
     ----------

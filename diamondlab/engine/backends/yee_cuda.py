@@ -1,11 +1,12 @@
 """CUDA backend of the Maxwell equation: Yee fields on the GPU, run by :mod:`diamondlab.kernels.yee_cuda`.
 
-Contract: that of :class:`~diamondlab.engine.yee_cpu_backend.YeeCPUBackend`
+Contract: that of :class:`~diamondlab.engine.backends.yee_cpu.YeeCPUBackend`
 (the scene, dipoles, probes and CPML are prepared on the host by the same
 code, then copied once), with the fields ``E``, ``H``, the Drude current,
 ``psi`` and the material index on the device; ``fields()`` and the component
-views copy to the host.  A sweep is one launch per stage (a block per torre,
-``z`` across its threads); stepwise time stepping two launches a step.
+views copy to the host.  A sweep is one launch (a block per torre, ``z``
+across its threads, tickets and tier-level waits on progress flags kept on
+the device); stepwise time stepping two launches a step.
 Without a usable GPU the constructor raises ``RuntimeError``; a column over
 :data:`~diamondlab.kernels.yee_cuda.MAX_NZ` cells or fields beyond the
 device's free memory are refused by :meth:`check` before anything is
@@ -16,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.cuda_backend import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
-from diamondlab.engine.yee_cpu_backend import YeeCPUBackend
-from diamondlab.engine.yee_parts import axis_profiles
+from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
+from diamondlab.engine.backends.yee_cpu import YeeCPUBackend
+from diamondlab.engine.equations.maxwell_parts import axis_profiles
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
@@ -39,8 +40,17 @@ class YeeCUDABackend(YeeCPUBackend):
     """Yee fields on the GPU (see the module contract)."""
 
     name = "cuda"
-    #: (DTS, Nt) per order: the paper's DTS = 1 (a stage of ny / 2R torres keeps the multiprocessors busy)
-    TILING = {2: (1, 16), 4: (1, 16)}
+    #: (DTS, Nt) per order: the fastest of DTS 1/2/4 x Nt 8/16 on an H100 at 256^3 and 512x512x352
+    #: (BENCHMARKS.md, "Maxwell on the GPU: one launch a sweep")
+    TILING = {2: (2, 8), 4: (1, 16)}
+    #: What ``algorithm="auto"`` runs here, and why: the sweep reads every value through the caches (no
+    #: register tile yet) and measured 0.68-0.86x stepwise on an H100, so stepwise is the faster default
+    AUTO = ("stepwise", "stepwise: DiamondTorre's Maxwell sweep on the GPU measured 0.68-0.86x stepwise "
+                        "(no register tile yet; BENCHMARKS.md)")
+    #: tiers between a torre's waits on its two dependencies (2: one step)
+    chunk = 2
+    #: launch order: None stage by stage, B diagonal bands of B torres
+    band = None
 
     available = staticmethod(CUDABackend.available)
     unavailable_reason = staticmethod(CUDABackend.unavailable_reason)
@@ -70,19 +80,23 @@ class YeeCUDABackend(YeeCPUBackend):
         self._cuda = cuda
         self.params, self.shape, self.size, self.nt = params, shape, size, nt
         self.halo = params.reach
-        self.kernels = yee_cuda_kernels(params.order)
         self._padded = (3, *(n + 2 * self.halo for n in shape))
         size = int(np.prod(self._padded, dtype=np.int64))
         self._e = cuda.device_array(size, dtype=np.float32)  # flat: the kernels' layout
         self._h = cuda.device_array(size, dtype=np.float32)
         self._schedules = {}
-        self._stage_lists: dict[int, tuple] = {}
+        self._stage_lists: dict[tuple, tuple] = {}
+        self._counter = cuda.to_device(np.zeros(1, dtype=np.int64))  # tickets taken, never reset
+        self._tickets = 0
+        self._epochs: dict[int, int] = {}  # sweeps run per height (their flags: epoch * 2**20 + tiers)
         self.view = "Ez"
         self.set_physics()
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml=None) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
         super().set_physics(materials, dipoles, probes, pml)
+        self.kernels = yee_cuda_kernels(self.params.order, pml=self.pml.width > 0,
+                                        points=bool(self.ndipoles or self.nprobes), drude=self._drude)
         to = self._cuda.to_device
         prof = axis_profiles(self.pml, self.shape, self.params.dt)
         self._d_table = to(self.table.coefficients.ravel())
@@ -135,7 +149,7 @@ class YeeCUDABackend(YeeCPUBackend):
     def _row_blocks(self, lo: int, hi: int) -> list:
         """Device views of x rows ``[lo, hi)`` of every state array: a contiguous block per component of
         ``E``, ``H``, ``J`` (with their y and z padding, zero) and per plane of each ``psi``."""
-        from diamondlab.engine.subdomain import rows_index
+        from diamondlab.engine.scale.subdomain import rows_index
 
         _, px, py, pz = self._padded
         plane, m = py * pz, self.halo
@@ -211,6 +225,7 @@ class YeeCUDABackend(YeeCPUBackend):
         """Compile both kernels on a one-tile grid with this run's features (once per process and order)."""
         tile = DiamondTile(self.params.order, 1)
         probe = YeeCUDABackend(self.params, (2 * tile.radius, 2 * tile.radius, 1), 1, 1)
+        probe.kernels = self.kernels  # this run's features
         if self._drude:
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
@@ -232,23 +247,31 @@ class YeeCUDABackend(YeeCPUBackend):
         self._keep(args)
 
     def _stages(self, height: int) -> tuple:
-        """Device copies of the schedule's torre tables and the host list of (first torre, count) a stage."""
-        cached = self._stage_lists.get(height)
+        """Device copies of the schedule's torre tables, launch order and dependencies, and its progress
+        flags, kept per height."""
+        key = (height, self.band)
+        cached = self._stage_lists.get(key)
         if cached is None:
             s = self.schedule(height)
-            starts = s.stage_start
-            stages = [(int(a), int(b - a)) for a, b in zip(starts[:-1], starts[1:], strict=True) if b > a]
-            cached = self._stage_lists[height] = (s.tile.radius, self._cuda.to_device(s.torre_x0),
-                                                  self._cuda.to_device(s.torre_yc), stages)
+            to = self._cuda.to_device
+            cached = self._stage_lists[key] = (
+                s.tile.radius, to(s.torre_x0), to(s.torre_yc), to(s.launch_order(self.band)),
+                to(s.dependencies()), to(np.zeros(s.ntorres, np.int64)), s.ntorres)
         return cached
 
     def sweep(self, height: int, src_samples=None) -> None:
-        radius, x0, yc, stages = self._stages(height)
+        """One launch: every torre a block, ``2 height`` tiers each, waits every :attr:`chunk` tiers."""
+        from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
+
+        radius, x0, yc, order, deps, done, ntorres = self._stages(height)
         args = self._device_args(height, src_samples)
-        for first, count in stages:
-            self.kernels.diamondtorre[count, self.shape[2]](self._e, self._h, self._d_j, self._drude,
-                                                            self._d_index, self._d_table, radius, x0, yc,
-                                                            first, 2 * height, *args)
+        epoch = self._epochs.get(height, 0) + 1
+        self.kernels.diamondtorre[ntorres, self.shape[2]](
+            self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
+            deps, done, self._counter, self._tickets, epoch * PIPELINE_FLAG_STRIDE, 2 * height, self.chunk,
+            *args)
+        self._epochs[height] = epoch
+        self._tickets += ntorres
         self._keep(args)
 
     def _keep(self, args) -> None:

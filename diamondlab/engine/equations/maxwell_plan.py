@@ -2,7 +2,7 @@
 
 Contract
 --------
-:meth:`MaxwellPlan.build` is :meth:`~diamondlab.engine.plan.RunPlan.build`
+:meth:`MaxwellPlan.build` is :meth:`~diamondlab.engine.run.plan.RunPlan.build`
 for the Maxwell equation: it normalises and checks, without allocating a
 field, the algorithm, the shape, DTS and Nt (Nt counts steps; a sweep is
 ``2 Nt`` half-step tiers), the scheme (:class:`~diamondlab.maxwell.scheme.YeeParameters`:
@@ -11,7 +11,7 @@ of an axis fit in it, with a cell between them), the materials' types, the
 dipoles and probes (inside the grid; dipoles outside the CPML), the
 frequencies the sources carry (at least 2 cells a wavelength), and the
 backend and host memory.  The :class:`MaxwellPhysics` it holds gives the
-run loop of :class:`~diamondlab.engine.simulation.Simulation` what it
+run loop of :class:`~diamondlab.engine.run.simulation.Simulation` what it
 needs (source samples, traces, quiet sources).  Every failure is a
 ``ValueError``/``TypeError`` naming the parameter.
 """
@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from diamondlab.engine.memory import check_host_memory
-from diamondlab.engine.plan import (
+from diamondlab.engine.measure.memory import check_host_memory
+from diamondlab.engine.run.plan import (
     ALGORITHM_CHOICES,
     PlanCore,
     check_scale,
@@ -47,8 +47,8 @@ __all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan", "SourcePoint", "
 
 #: Backends that run the Maxwell equation, by name.
 MAXWELL_BACKENDS = {
-    "cpu": "diamondlab.engine.yee_cpu_backend:YeeCPUBackend",
-    "cuda": "diamondlab.engine.yee_cuda_backend:YeeCUDABackend",
+    "cpu": "diamondlab.engine.backends.yee_cpu:YeeCPUBackend",
+    "cuda": "diamondlab.engine.backends.yee_cuda:YeeCUDABackend",
 }
 
 
@@ -225,7 +225,7 @@ class MaxwellPlan(PlanCore):
 
     def make_backend(self):
         """Allocate the fields (through a calculation window, or this MPI rank's slab, as
-        :meth:`~diamondlab.engine.plan.PlanCore.assemble_backend` builds it) and hand the backend the
+        :meth:`~diamondlab.engine.run.plan.PlanCore.assemble_backend` builds it) and hand the backend the
         scene, the dipoles, the probes and the CPML."""
         backend = self.assemble_backend()
         ph = self.physics
@@ -238,7 +238,7 @@ class MaxwellPlan(PlanCore):
               sources=(), probes=(), pml=0, backend_options=None, comm=None, window=None, window_dir=None,
               halo: str = "auto") -> MaxwellPlan:
         """Normalise and check a Maxwell run (see the module contract); ``comm``, ``window``, ``window_dir``
-        and ``halo`` as for the acoustic :class:`~diamondlab.engine.plan.RunPlan` (MPI ranks split x)."""
+        and ``halo`` as for the acoustic :class:`~diamondlab.engine.run.plan.RunPlan` (MPI ranks split x)."""
         if algorithm not in ALGORITHM_CHOICES:
             raise ValueError(f"algorithm must be one of {ALGORITHM_CHOICES}; got {algorithm!r}")
         shape = validate_shape(shape)
@@ -265,25 +265,29 @@ class MaxwellPlan(PlanCore):
         claim_ranks(_backend_class(name), comm, halo)
         if window_dir is None:
             check_host_memory(shape, _state_bytes(shape, physics))
-        chosen = "diamondtorre" if algorithm == "auto" else algorithm
-        reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
         scale = {"comm": comm, "window": window, "window_dir": window_dir, "halo": halo}
         try:
-            return cls._tiled(name, shape, params, chosen, physics, reason, size, nt, scale)
+            plan = cls._tiled(name, shape, params, algorithm, physics, size, nt, scale)
         except ValueError as err:
             if backend != "auto" or name == "cpu" or ranks > 1:
                 raise
             # "auto" picked the GPU, which cannot run this problem (a column over a block, no memory left)
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=4)
-            return cls._tiled("cpu", shape, params, chosen, physics, reason, size, nt, scale)
+            plan = cls._tiled("cpu", shape, params, algorithm, physics, size, nt, scale)
+        if algorithm == "auto" and plan.algorithm == "stepwise":
+            warnings.warn(f"algorithm 'auto' runs stepwise: {plan.algorithm_reason}", stacklevel=3)
+        return plan
 
     @classmethod
-    def _tiled(cls, name: str, shape, params: YeeParameters, algorithm, physics, reason, size, nt,
+    def _tiled(cls, name: str, shape, params: YeeParameters, algorithm, physics, size, nt,
                scale: dict) -> MaxwellPlan:
-        """The plan on backend ``name``: DTS and Nt (its defaults where not given: DTS fitted to what one
-        device holds), checked by the backend on the device's shape, the window's ghost rows, every rank's
-        slab."""
+        """The plan on backend ``name``: the algorithm (``"auto"``: the backend's), DTS and Nt (its defaults
+        where not given: DTS fitted to what one device holds), checked by the backend on the device's
+        shape, the window's ghost rows, every rank's slab."""
         bclass = _backend_class(name)
+        reason = "asked for"
+        if algorithm == "auto":
+            algorithm, reason = bclass.AUTO
         ranks = 1 if scale["comm"] is None else scale["comm"].size
         held = device_shape_of(shape, params.order, 0, ranks, 0, scale["window"], False, bclass.PARTS)
         default_size, default_nt = bclass.default_tiling(params.order)

@@ -1,4 +1,4 @@
-"""The Maxwell equation's simulation: :class:`~diamondlab.engine.simulation.Simulation` on the Yee grid.
+"""The Maxwell equation's simulation: :class:`~diamondlab.engine.run.simulation.Simulation` on the Yee grid.
 
 Contract
 --------
@@ -8,8 +8,8 @@ equation (``run``, ``stop``, progress, callbacks, snapshots, the non-finite
 check, Ctrl-C between sweeps), on the state of the Maxwell equation: ``E``
 and ``H`` (``H`` half a step behind), the Drude currents and the CPML's
 ``psi``, all starting at zero.  What differs is the plan
-(:class:`~diamondlab.engine.maxwell_plan.MaxwellPlan`) and the backend
-(:class:`~diamondlab.engine.yee_cpu_backend.YeeCPUBackend`).
+(:class:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan`) and the backend
+(:class:`~diamondlab.engine.backends.yee_cpu.YeeCPUBackend`).
 :attr:`~MaxwellSimulation.traces` holds the probes' values, one row a step
 (``E`` probes at ``t = (n + 1) dt``, ``H`` probes at ``(n + 1/2) dt``);
 :attr:`~MaxwellSimulation.field` is the component :attr:`view` (``"Ez"``).
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.maxwell_plan import MaxwellPlan
-from diamondlab.engine.simulation import Simulation
+from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+from diamondlab.engine.run.simulation import Simulation
 
 __all__ = ["MaxwellSimulation"]
 
@@ -48,8 +48,8 @@ class MaxwellSimulation(Simulation):
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
     comm, window, window_dir, halo
         MPI ranks (the grid split along x) and the calculation window, as for the acoustic equation
-        (:class:`~diamondlab.engine.simulation.Simulation`; the equation's state streams and travels:
-        :mod:`~diamondlab.engine.yee_parts`); bit for bit the run of one process in memory.
+        (:class:`~diamondlab.engine.run.simulation.Simulation`; the equation's state streams and travels:
+        :mod:`~diamondlab.engine.equations.maxwell_parts`); bit for bit the run of one process in memory.
 
     Examples
     --------

@@ -48,7 +48,7 @@ MEMORY_MARGIN_BYTES = 256 * 2**20
 def whole_torre_waits_starve(order: int, size: int, nt: int, shape, max_registers: int | None = None) -> bool:
     """Whether whole-torre waits leave the GPU idle on ``shape`` where tier-level waits would not.
 
-    The launch model (:func:`~diamondlab.engine.launchmodel.sweep_efficiency`) replays one
+    The launch model (:func:`~diamondlab.engine.measure.launchmodel.sweep_efficiency`) replays one
     sweep on the blocks the device holds (from the kernel's register cap and shared memory):
     True when whole-torre waits keep less than :data:`STARVED_LAUNCH` of them busy and
     tier-level waits (stage by stage, a wait every tier) keep a fifth more.  At 256^3, NO=8
@@ -60,7 +60,7 @@ def whole_torre_waits_starve(order: int, size: int, nt: int, shape, max_register
     (True, False)
     """
     from diamondlab.devices import H100
-    from diamondlab.engine.launchmodel import resident_blocks, sweep_efficiency
+    from diamondlab.engine.measure.launchmodel import resident_blocks, sweep_efficiency
     from diamondlab.kernels.cuda import sweep_block, sweep_register_cap, sweep_shared_bytes
 
     nz = int(shape[2])
@@ -280,12 +280,6 @@ class CUDABackend(Backend):
 
         limit = max_nz(order, 1)
         return int(shape[2]) > limit >= int(shape[0])
-
-    @classmethod
-    def window_class(cls) -> type:
-        from diamondlab.engine.cuda_window import StreamedCUDABackend
-
-        return StreamedCUDABackend
 
     @classmethod
     def claim_device(cls, comm) -> None:

@@ -2,8 +2,8 @@
 
 Contract
 --------
-The window (:mod:`~diamondlab.engine.window`) and the MPI ranks
-(:mod:`~diamondlab.engine.mpi`) run any equation whose backend names an
+The window (:mod:`~diamondlab.engine.scale.window`) and the MPI ranks
+(:mod:`~diamondlab.engine.scale.mpi`) run any equation whose backend names an
 :class:`EquationParts` (``Backend.PARTS``): the equation as a value, saying
 
 - its **state**, :meth:`EquationParts.layout`: the host arrays a run holds
@@ -169,7 +169,7 @@ def shifted(cell, axis: int, origin: int) -> tuple:
 @dataclass(frozen=True)
 class EquationParts:
     """The acoustic equation as the window and the ranks see it (see the module contract); an equation
-    with other state subclasses it (:class:`~diamondlab.engine.yee_parts.MaxwellParts`).
+    with other state subclasses it (:class:`~diamondlab.engine.equations.maxwell_parts.MaxwellParts`).
 
     >>> [a.name for a in ACOUSTIC.layout(None, (4, 3, 2))], ACOUSTIC.ghost_rows(4, 6), ACOUSTIC.split_axis
     (['u_prev', 'u'], 12, 1)

@@ -5,16 +5,16 @@ Contract
 :class:`SlabBackend` runs one rank's part of a run on any backend of any
 equation: the CPU engine, or one GPU per rank
 (:meth:`~diamondlab.engine.backends.Backend.claim_device`).  The equation
-(:class:`~diamondlab.engine.subdomain.EquationParts`) names the axis (the
+(:class:`~diamondlab.engine.scale.subdomain.EquationParts`) names the axis (the
 acoustic equation: y; Maxwell's: x, whose rows are long runs of its
-arrays), the ghost rows ``G`` (:meth:`~diamondlab.engine.subdomain.EquationParts.ghost_rows`:
+arrays), the ghost rows ``G`` (:meth:`~diamondlab.engine.scale.subdomain.EquationParts.ghost_rows`:
 ``Nt * order / 2`` for the acoustic equation, twice that for Maxwell's two
 half steps a step) and its state.  The grid is split along that axis into
 ``comm.size`` slabs of nearly equal width (:func:`slab_bounds`); rank ``r``
 owns rows ``[lo, hi)`` and holds the rows ``[lo - G, hi + G)`` clipped to
 the grid: the light cone of a sweep of ``Nt`` steps.  Before each
 sweep (or each call of ``step``) the ranks exchange the ghost rows of every
-state array with the ranks that own them (:mod:`~diamondlab.engine.halo`: through
+state array with the ranks that own them (:mod:`~diamondlab.engine.scale.halo`: through
 host memory, or GPU to GPU over CUDA IPC), then each rank runs the sweep on its
 slab alone.  The zero boundary that a slab's cut edge puts in place of its
 neighbour's rows corrupts at most ``order / 2`` rows per update, so after
@@ -37,8 +37,8 @@ import math
 import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper
-from diamondlab.engine.halo import connect
-from diamondlab.engine.subdomain import ACOUSTIC, ghost_rows
+from diamondlab.engine.scale.halo import connect
+from diamondlab.engine.scale.subdomain import ACOUSTIC, ghost_rows
 
 __all__ = ["SlabBackend", "predict_scaling", "slab_bounds"]
 
@@ -107,7 +107,7 @@ def _extended(bounds, r: int, ghosts: int, n: int) -> tuple[int, int]:
 class SlabBackend(Wrapper):
     """One rank's slab of a split run (see the module contract); the backend contract, collective.
 
-    The equation (``inner.PARTS``, :mod:`~diamondlab.engine.subdomain`) says the axis the ranks split
+    The equation (``inner.PARTS``, :mod:`~diamondlab.engine.scale.subdomain`) says the axis the ranks split
     (the acoustic equation: y; Maxwell's: x), the ghost rows a sweep needs and how to cut its physics.
 
     Parameters
@@ -119,7 +119,7 @@ class SlabBackend(Wrapper):
         The whole grid.
     comm : mpi4py communicator
     halo : {"auto", "host", "peer"}
-        The exchange path (:func:`~diamondlab.engine.halo.connect`).
+        The exchange path (:func:`~diamondlab.engine.scale.halo.connect`).
     """
 
     def __init__(self, inner: Backend, shape, comm, halo: str = "auto"):
@@ -148,7 +148,7 @@ class SlabBackend(Wrapper):
         local = [[(q, (lo - self.rows[0], hi - self.rows[0])) for q, (lo, hi) in pairs]
                  for pairs in (self._sends, self._recvs)]
         self._halo = connect(inner, comm, *local, halo)  # collective: every rank builds its slab now
-        #: how the ghost rows travel (:mod:`~diamondlab.engine.halo`)
+        #: how the ghost rows travel (:mod:`~diamondlab.engine.scale.halo`)
         self.halo_path: str = self._halo.description
 
     @staticmethod

@@ -19,7 +19,7 @@ written) or from :func:`measure_copy_bandwidth` on the current CUDA device.
 
 ``diamondlab bench --matrix`` runs the CUDA benchmark (:func:`benchmark`):
 per NO, the stepwise and the DiamondTorre rates (medians of several timed
-runs, CUDA events, :mod:`diamondlab.engine.measure`), their ratio, the
+runs, CUDA events, :mod:`diamondlab.engine.measure.bench`), their ratio, the
 model, the copy bandwidth measured in the same run and the sweep kernel's
 registers.
 """
@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 
 from diamondlab import devices
-from diamondlab.engine.measure import measure_backend, time_repeats
+from diamondlab.engine.measure.timing import measure_backend, time_repeats
 from diamondlab.geometry.locality import locality
 from diamondlab.numerics import validate_order
 
@@ -364,7 +364,7 @@ def compile_only(order: int, size: int, max_registers: int | None = None,
     """
     import numpy as np
 
-    from diamondlab.engine.cuda_backend import CUDABackend
+    from diamondlab.engine.backends.cuda import CUDABackend
     from diamondlab.kernels.cuda import kernel_resources
     from diamondlab.numerics import WaveParameters
 
@@ -394,8 +394,8 @@ def benchmark(shape=(512, 2048, 256), orders=(2, 4, 6, 8), nts=(8, 16, 32), step
     """
     import numpy as np
 
-    from diamondlab.engine.cuda_backend import CUDABackend
-    from diamondlab.engine.launchmodel import cuda_backend_efficiency
+    from diamondlab.engine.backends.cuda import CUDABackend
+    from diamondlab.engine.measure.launchmodel import cuda_backend_efficiency
     from diamondlab.kernels.cuda import SUPPORTED_SIZES, kernel_resources
     from diamondlab.numerics import WaveParameters
 
