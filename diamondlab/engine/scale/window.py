@@ -2,18 +2,22 @@
 
 Contract
 --------
-:class:`WindowBackend` keeps the two fields in host memory and runs every
-sweep (or every call of ``step``) window by window along x on one inner
-backend built for ``(window, ny, nz)``: it copies the window's rows of both
-levels in, runs the sweep there, and copies back the rows the window owns.
-Windows overlap by ``2 G`` rows, ``G = Nt * order / 2`` (the light cone of
-a sweep): a window's cut edges put zeros where its neighbours' rows are,
-which corrupts at most ``order / 2`` rows per step, so after a sweep every
-owned row is exact, and **the result equals the in-memory run bit for
-bit**.  Rows that a later window reads after an earlier one has written
-them are kept at their old level for it.  Sources are applied by every
-window that holds their cell, receivers recorded by the window that owns
-them; the medium is cut to each window.
+:class:`WindowBackend` keeps the equation's state in host memory (the
+arrays its backend's :class:`~diamondlab.engine.scale.subdomain.EquationParts`
+names: the acoustic equation's two levels; Maxwell's ``E``, ``H``, Drude
+current and CPML ``psi``) and runs every sweep (or every call of ``step``)
+window by window along x on one inner backend built for ``(window, ny, nz)``:
+it hands the inner backend the window's cut of the physics, copies the
+window's rows of every state array in, runs the sweep there, and copies
+back the rows the window owns.  Windows overlap by ``2 G`` rows, ``G`` the
+equation's ghost rows (``Nt * order / 2``; Maxwell's two half steps a step:
+``Nt * order``), the light cone of a sweep: a window's cut edges put zeros
+where its neighbours' rows are, which corrupts at most ``order / 2`` rows
+per update, so after a sweep every owned row is exact, and **the result
+equals the in-memory run bit for bit**.  Rows that a later window reads
+after an earlier one has written them are kept at their old level for it.
+Sources are applied by every window that holds their cell, receivers
+recorded by the window that owns them; the medium is cut to each window.
 
 What a sweep moves: each field crosses to the device and back once, plus
 the overlap: about ``2 * 2 * 4 * window / (window - 2G)`` bytes per cell
