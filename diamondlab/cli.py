@@ -144,6 +144,11 @@ def _velocity(text: str, shape):
         ) from None
 
 
+def _periodic_axes(text: str) -> str:
+    """``--periodic``: axes as ``y,z`` (or ``yz``), checked by the plan."""
+    return "".join(a.strip() for a in text.split(","))
+
+
 def _cell_component(text: str) -> tuple[tuple[int, int, int], str | None]:
     """``X,Y,Z[,COMPONENT]``: a cell of the grid (whole numbers) and a field component (``Ez``) or None."""
     parts = [p.strip() for p in text.split(",")]
@@ -231,7 +236,9 @@ _MAXWELL_FLAGS = (
      "help": "record a component (Ex .. Hz, default Ez) at a cell every step into OUT/traces.npz "
      "(repeatable; replaces the scene's probes)"}),
     ("--pml", {"type": _count(0), "default": None, "metavar": "W", "help": "CPML width in cells on every "
-     "face (default: the scene's, else 0: perfect conductor walls)"}),
+     "face of the axes that are not periodic (default: the scene's, else 0: perfect conductor walls)"}),
+    ("--periodic", {"type": _periodic_axes, "default": None, "metavar": "AXES", "help": "periodic axes, y "
+     "and/or z (e.g. y,z: a slab's cell; default: the scene's, else none)"}),
     ("--view", {"default": None, "choices": ["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"], "help": "the component the "
      "snapshots show (default: the scene's, else Ez)"}),
 )  # fmt: skip
@@ -513,7 +520,7 @@ def _check_equation_options(args) -> None:
                          "go to --out)")
     raise ValueError(f"{', '.join(given)} do{'es' if len(given) == 1 else ''} not apply to --equation "
                      "maxwell (acoustic options; Maxwell takes --scene, --dipole, --probe, --frequency, "
-                     "--fwidth, --pml and --view)")
+                     "--fwidth, --pml, --periodic and --view)")
 
 
 def _maxwell_waveform(args, scene: dict):
@@ -588,12 +595,13 @@ def _maxwell_problem(args):
             args.shape or scene.get("shape") or DEFAULT_SHAPE, args.order, size=args.dts, nt=args.nt,
             courant=args.courant, spacing=1.0 if args.spacing is None else args.spacing, backend=args.backend,
             algorithm=args.algorithm, materials=scene.get("materials", ()), sources=sources, probes=probes,
-            pml=pml,
+            pml=pml, periodic=args.periodic if args.periodic is not None else scene.get("periodic", ""),
         )  # fmt: skip
     except ValueError as err:  # a point or the CPML the plan refuses: from the flags or the scene?
         from_scene = f"--scene {args.scene}"
         origin = {"sources": "--dipole" if args.dipole else from_scene, "probes": "--probe" if args.probe
-                  else from_scene, "pml": "--pml" if args.pml is not None else from_scene}  # fmt: skip
+                  else from_scene, "pml": "--pml" if args.pml is not None else from_scene,
+                  "periodic": "--periodic" if args.periodic is not None else from_scene}  # fmt: skip
         key = next((k for k in origin if str(err).startswith(k) and k in scene), None)
         key = key or next((k for k in origin if str(err).startswith(k) and origin[k] != from_scene), None)
         if key is None:

@@ -585,6 +585,84 @@ def test_issue28_cli_refuses_a_bad_scene_naming_the_key_path(
 # ---------------------------------------------------------------- end of issue 28 (mx-h)
 
 
+# ---------------------------------------------------------------- issue 28: periodic Maxwell faces
+def _periodic_plan(shape=(16, 16, 8), order=2, pml=0, direction=None, box=None, **options):
+    """Build the plan of a Maxwell run (no field allocated) with a CPML given as ``(width, axes)`` and a
+    plane wave along ``direction`` in ``box``."""
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+    from diamondlab.maxwell import CPML, GaussianPulse, PlaneWave
+
+    if isinstance(pml, tuple):
+        pml = CPML(*pml)
+    if direction:
+        options["sources"] = [PlaneWave(direction, "z", GaussianPulse(0.1, 0.05), box)]
+    return MaxwellPlan.build(shape, order, backend="cpu", pml=pml, **options)
+
+
+PERIODIC_API_ROWS = [
+    ("periodic x", dict(periodic="x"), "periodic: x cannot be periodic: DiamondTorre sweeps its stages from "
+     "+x to -x in one pass, and a wrap in x would make the leftmost torres depend on the rightmost ones"),
+    ("periodic unknown axis", dict(periodic=("y", "w")),
+     "periodic must name axes among 'y' and 'z' once each"),
+    ("periodic axis twice", dict(periodic="yy"), "periodic must name axes among 'y' and 'z' once each"),
+    ("periodic y, ny not a multiple of 2R (DTS given)",
+     dict(shape=(16, 12, 8), order=4, size=2, periodic="y"),
+     "periodic y under DiamondTorre needs ny a multiple of 2R = 4 * DTS (the tiles' period in y): 2R = 8 "
+     "for DTS=2, got ny=12"),
+    ("periodic y, no DTS fits, DiamondTorre asked for",
+     dict(shape=(16, 14, 8), order=4, algorithm="diamondtorre", periodic="y"),
+     "ny=14 is not a multiple of 4 (DTS=1); or algorithm='stepwise'"),
+    ("CPML on a periodic axis", dict(pml=(4, 3.0, 0.05, 0.5, "xy"), periodic="yz"),
+     "pml: CPML axes='xy' puts layers on the periodic axis y: a periodic axis has no faces to absorb at"),
+    ("CPML axes unknown", dict(pml=(4, 3.0, 0.05, 0.5, "xw")),
+     "CPML axes must name axes among 'x', 'y', 'z' once each"),
+    ("plane wave box short of a periodic axis",
+     dict(periodic="yz", direction="+x", box=((4, 2, 0), (11, 15, 7))),
+     "the PlaneWave box ((4, 2, 0), (11, 15, 7)) must span the whole periodic axis y (y0 <= 0 and y1 >= 15)"),
+    ("plane wave along a periodic axis", dict(periodic="yz", direction="+y", box=((4, 0, 0), (11, 15, 7))),
+     "the PlaneWave travels along '+y', a periodic axis: it would wrap onto itself"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("options", "text"), _rows(PERIODIC_API_ROWS))
+def test_issue28_periodic_faces_refuse_bad_input_before_any_work(options, text, no_yee_work):
+    with pytest.raises(ValueError, match=".") as err:
+        _periodic_plan(**options)
+    assert text in str(err.value), str(err.value)
+
+
+PERIODIC_CLI_ROWS = [
+    ("--periodic x", [*MAXWELL, "--periodic", "x"], "--periodic: periodic: x cannot be periodic"),
+    ("--periodic y with a DTS whose 2R does not divide ny", [*MAXWELL, "--periodic", "y", "--dts", "3"],
+     "--periodic: periodic y under DiamondTorre needs ny a multiple of 2R = 2 * DTS (the tiles' period in "
+     "y): 2R = 6 for DTS=3, got ny=16"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "text"), _rows(PERIODIC_CLI_ROWS))
+def test_issue28_cli_refuses_bad_periodic_input(argv, text, files, tmp_path, monkeypatch, capsys, no_work,
+                                                 no_yee_work):
+    test_cli_refuses_bad_input_clearly_before_any_work(
+        argv, text, None, files, tmp_path, monkeypatch, capsys, no_work
+    )
+
+
+@pytest.mark.parametrize(("scene", "text"), [
+    ('{"periodic": ["y", "w"]}', "periodic must name axes among x, y, z once each"),
+    ('{"pml": {"width": 2, "axes": "xq"}}', "pml.axes must name axes among x, y, z once each"),
+    ('{"periodic": "yz", "pml": {"width": 2, "axes": "xz"}}', "pml: CPML axes='xz' puts layers on the "
+     "periodic axis z"),
+])  # fmt: skip
+def test_issue28_a_scene_with_bad_periodic_keys_is_refused(scene, text, files, tmp_path, monkeypatch,
+                                                          capsys, no_work, no_yee_work):
+    (tmp_path / "scene.json").write_text(scene)
+    monkeypatch.chdir(tmp_path)
+    assert main([*MAXWELL, "--scene", "scene.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("diamondlab: error: --scene scene.json: ") and text in err, err
+# ---------------------------------------------------------------- end of issue 28 (periodic)
+
+
 # ---------------------------------------------------------------- issue 28 (scale): Maxwell window and ranks
 class _FakeComm:
     """What the plan reads of a communicator (its checks run before any message)."""

@@ -22,7 +22,20 @@ may start once their tier ``k`` is done (:meth:`StageSchedule.pipeline_violation
 proves it for any timing), which shortens the critical path of a sweep from
 ``Nt`` tiers per stage to one.  :class:`StageSchedule` exposes plain int arrays that the kernels
 consume (``torre_x0``, ``torre_yc``, ``stage_start``) and a vertex-level API
-for tests and drawings.  NumPy only.
+for tests and drawings.
+
+``periodic_y=True``: the domain wraps in y (cell ``y`` and ``y + ny`` are
+one).  The tile lattice repeats every ``2 R`` in y, so when ``ny`` is a
+multiple of ``2 R`` the wrapped domain is tiled by the lattice itself: a
+stage keeps one torre per class of ``yc`` modulo ``ny`` (``ny / 2R``
+torres), and a tier's rows wrap modulo ``ny`` instead of being clipped
+(a torre across the face is one torre, run by one worker, not two clipped
+halves that would race on the cells beside the face).  Each torre then does
+what it and its images do on the infinite periodic grid, so every check
+here (:meth:`replay_in_place`, :meth:`pipeline_violations`, reading
+neighbours across the face) holds as on the open domain; :meth:`launch_order`
+keeps stage order (a wrapped dependency may lie in a later diagonal band).
+Another ``ny`` is refused (the lattice would not close on itself).  NumPy only.
 """
 
 from __future__ import annotations
@@ -63,6 +76,7 @@ class StageSchedule:
     torre: DiamondTorre
     nx: int
     ny: int
+    periodic_y: bool = False
     stage_m: np.ndarray = field(init=False, repr=False, compare=False)
     stage_start: np.ndarray = field(init=False, repr=False, compare=False)
     torre_x0: np.ndarray = field(init=False, repr=False, compare=False)
@@ -70,7 +84,7 @@ class StageSchedule:
     torre_stage: np.ndarray = field(init=False, repr=False, compare=False)
 
     @staticmethod
-    def check(torre: DiamondTorre, nx: int, ny: int) -> tuple[int, int]:
+    def check(torre: DiamondTorre, nx: int, ny: int, periodic_y: bool = False) -> tuple[int, int]:
         """Validate a schedule of ``torre`` over ``nx`` x ``ny`` without building it; return ``(nx, ny)``.
 
         >>> from diamondlab.geometry import DiamondTile
@@ -93,10 +107,14 @@ class StageSchedule:
                     " or a smaller DTS"
                 )
             sizes.append(value)
+        if periodic_y and sizes[1] % (2 * r):
+            tile = torre.tile
+            raise ValueError(f"periodic y needs ny a multiple of 2R={2 * r} (the diamond tiles' period in y "
+                             f"at NO={tile.order}, DTS={tile.size}); got ny={sizes[1]}")
         return sizes[0], sizes[1]
 
     def __post_init__(self):
-        nx, ny = self.check(self.torre, self.nx, self.ny)
+        nx, ny = self.check(self.torre, self.nx, self.ny, self.periodic_y)
         object.__setattr__(self, "nx", nx)
         object.__setattr__(self, "ny", ny)
         r = self.torre.tile.radius
@@ -108,7 +126,8 @@ class StageSchedule:
         x0s, ycs, owner, start = [], [], [], [0]
         for i, m in enumerate(stages):
             first = r * m - 2 * r * ((r * m - (1 - r)) // (2 * r))  # smallest yc >= 1 - R
-            yc = np.arange(first, self.ny + r - 1, 2 * r, dtype=np.int64)
+            end = first + self.ny if self.periodic_y else self.ny + r - 1  # one torre per class mod ny
+            yc = np.arange(first, end, 2 * r, dtype=np.int64)
             x0s.append(np.full(len(yc), r * m, dtype=np.int64))
             ycs.append(yc)
             owner.append(np.full(len(yc), i, dtype=np.int64))
@@ -149,6 +168,8 @@ class StageSchedule:
         yc = int(self.torre_yc[torre])
         rows = self.tile.rows()
         y = yc + rows[:, 0]
+        if self.periodic_y:
+            y = y % self.ny
         lo = np.maximum(x0 + rows[:, 1], 0)
         hi = np.minimum(x0 + rows[:, 2], self.nx - 1)
         keep = (y >= 0) & (y < self.ny) & (lo <= hi)
@@ -271,10 +292,9 @@ class StageSchedule:
                 for d in range(1, shs + 1):
                     reads.append(src[max(lo - d, 0) : max(hi + 1 - d, 0), y])
                     reads.append(src[min(lo + d, nx) : min(hi + 1 + d, nx), y])
-                    if y - d >= 0:
-                        reads.append(src[lo : hi + 1, y - d])
-                    if y + d < ny:
-                        reads.append(src[lo : hi + 1, y + d])
+                    for yn in (y - d, y + d):
+                        if self.periodic_y or 0 <= yn < ny:
+                            reads.append(src[lo : hi + 1, yn % ny])
                 wanted = [k + 1, k] + [k + 1] * (len(reads) - 2)
                 for got, want in zip(reads, wanted, strict=True):
                     if got.size and not np.all(got == want):
@@ -320,7 +340,8 @@ class StageSchedule:
         x0, yc = r * (a + b), r * (a - b)
         stage = self.stage_m[0] - (a + b)
         first = self.torre_yc[self.stage_start[stage]]
-        torre = self.stage_start[stage] + (yc - first) // (2 * r)
+        offset = (yc - first) % self.ny if self.periodic_y else yc - first
+        torre = self.stage_start[stage] + offset // (2 * r)
         # position in the tile, row by row: rows dy = 1-R .. R-1 of 2(R - |dy|) cells from dx = 1 - w
         dy, dx = y - yc, xs - x0
         widths = 2 * (r - np.abs(np.arange(1 - r, r)))
@@ -343,11 +364,15 @@ class StageSchedule:
         r = self.tile.radius
         deps = np.full((self.ntorres, 2), -1, dtype=np.int64)
         for st in range(1, self.nstages):
-            prev = {int(self.torre_yc[i]): i for i in self.stage_torres(st - 1)}
+            prev = {self._yclass(int(self.torre_yc[i])): i for i in self.stage_torres(st - 1)}
             for i in self.stage_torres(st):
                 for j, dy in enumerate((-r, r)):
-                    deps[i, j] = prev.get(int(self.torre_yc[i]) + dy, -1)
+                    deps[i, j] = prev.get(self._yclass(int(self.torre_yc[i]) + dy), -1)
         return deps
+
+    def _yclass(self, yc: int) -> int:
+        """``yc`` modulo ``ny`` on a periodic y (a torre and its images are one), else ``yc``."""
+        return yc % self.ny if self.periodic_y else yc
 
     def launch_order(self, band: int | None = None) -> np.ndarray:
         """The order in which a sweep hands torres out (a permutation of torre indices).
@@ -371,7 +396,7 @@ class StageSchedule:
         >>> bool(((d < 0) | (rank[np.maximum(d, 0)] < rank[:, None])).all())  # dependencies first
         True
         """
-        if band is None:
+        if band is None or self.periodic_y:  # a wrapped dependency may lie in a later band: stage order
             return np.arange(self.ntorres, dtype=np.int64)
         return np.lexsort((np.arange(self.ntorres), self.torre_stage, self._band_of(band))).astype(np.int64)
 
@@ -395,7 +420,7 @@ class StageSchedule:
         stage = self.torre_stage[order]
         if band is None:
             return np.split(order, np.flatnonzero(np.diff(stage)) + 1)
-        key = self._band_of(band)[order]
+        key = self._band_of(band)[order] if not self.periodic_y else np.zeros(len(order), np.int64)
         return np.split(order, np.flatnonzero((np.diff(stage) != 0) | (np.diff(key) != 0)) + 1)
 
     def pipelined_rounds(self, lag: int = 1) -> list[list[tuple[int, int]]]:
@@ -481,6 +506,8 @@ class StageSchedule:
             if k >= 1:
                 for dx, dy in offsets:
                     xn, yn = x + dx, y + dy
+                    if self.periodic_y:
+                        yn = yn % ny
                     inside = (xn >= 0) & (xn < nx) & (yn >= 0) & (yn < ny)
                     prev = np.full(len(x), -1, dtype=np.int64)
                     prev[inside] = self.owner(xn[inside], yn[inside], k - 1)[0]
@@ -504,6 +531,12 @@ class StageSchedule:
         return out * nz
 
 
-def stage_schedule(order: int = 2, size: int = 1, nt: int = 1, nx: int = 16, ny: int = 16) -> StageSchedule:
-    """Shortcut: ``StageSchedule(DiamondTorre(DiamondTile(order, size), nt), nx, ny)``."""
-    return StageSchedule(DiamondTorre(DiamondTile(order, size), nt), nx, ny)
+def stage_schedule(order: int = 2, size: int = 1, nt: int = 1, nx: int = 16, ny: int = 16,
+                   periodic_y: bool = False) -> StageSchedule:
+    """Shortcut: ``StageSchedule(DiamondTorre(DiamondTile(order, size), nt), nx, ny, periodic_y)``.
+
+    >>> s = stage_schedule(order=4, size=2, nt=5, nx=13, ny=16, periodic_y=True)
+    >>> s.replay_in_place(), s.pipeline_violations(0), len(s.vertices()) == 13 * 16 * 5
+    ([], [], True)
+    """
+    return StageSchedule(DiamondTorre(DiamondTile(order, size), nt), nx, ny, periodic_y)

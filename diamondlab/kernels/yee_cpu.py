@@ -19,6 +19,17 @@ of order ``2M``): ``diamondtorre`` runs the stages of a
 :class:`~diamondlab.geometry.StageSchedule` of ``2 nsteps`` tiers and equals
 ``stepwise`` bit for bit (one update function, no ``fastmath``).
 
+Periodic y and z (``wrap = (periodic y, periodic z)``): the halo is then no
+longer zero but the image of the other side.  Every column write is
+mirrored at once (:func:`mirror`, after the column's points): the column's
+z ends into its own z halo, a column within ``M`` of a y face into the ghost
+column that is its image.  A read of the halo therefore sees what the
+infinite periodic grid holds there, provided that grid's schedule is run:
+``diamondtorre`` takes a ``periodic_y`` schedule (one torre per class of
+``yc`` modulo ny, ``ny`` a multiple of ``2R``) and wraps its rows modulo
+``ny`` (:func:`~diamondlab.kernels.tile_rows.tile_row_wrapped`), so a torre
+across the face runs as one, as it and its images would.
+
 Every parallel iteration puts its thread in flush-to-zero mode and back
 (:func:`~diamondlab.kernels.cpu.flush_subnormals`, as the acoustic kernels:
 fields absorbed by the CPML decay into subnormals otherwise).
@@ -37,7 +48,7 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from diamondlab.kernels.cpu import flush_subnormals, restore_float_control
-from diamondlab.kernels.tile_rows import tile_row_cpu
+from diamondlab.kernels.tile_rows import tile_row_wrapped_cpu, wrap_y_cpu
 
 __all__ = ["column_materials", "generate_source", "yee_cpu_kernels"]
 
@@ -153,15 +164,15 @@ def {field}_column(ctx, X, Y, pml):
     planes) cell by cell, the interior in a loop without branches: no psi_z, the x/y layer terms only where
     the column lies in them, the coefficients hoisted where the column's interior is one material.\"\"\"
     (ex, ey, ez, hx, hy, hz, jx, jy, jz, mx, my, mz, colmat, table, drude, sx, sy, nz, nyz, zlo, zhi, zend,
-     psx, psy, psz, pxs, pys, pzs, w2) = ctx
+     psx, psy, psz, pxs, pys, pzs, w2y, w2z) = ctx
     lx, ly, lz, bxp, axp, byp, ayp, bz, az = pml
     u, v = X - M, Y - M
     ix, iy = lx[u], ly[v]
     base = uint64(X) * sx + uint64(Y) * sy
     mb = uint64(u) * nyz + uint64(v) * nz
     pxb = uint64(ix) * nyz + uint64(v) * nz if ix >= 0 else uint64(0)
-    pyb = (uint64(u) * w2 + uint64(iy)) * nz if iy >= 0 else uint64(0)
-    pzb = (uint64(u) * (nyz // nz) + uint64(v)) * w2
+    pyb = (uint64(u) * w2y + uint64(iy)) * nz if iy >= 0 else uint64(0)
+    pzb = (uint64(u) * (nyz // nz) + uint64(v)) * w2z
     bxu, axu, byv, ayv = bxp[u], axp[u], byp[v], ayp[v]
     m0, m1, m2 = colmat[0, u, v], colmat[1, u, v], colmat[2, u, v]
     uni = m0 >= 0 and m1 >= 0 and m2 >= 0
@@ -224,12 +235,33 @@ def column_points(E, H, half, step, X, Y, points, src, rec):
 
 
 @njit(nogil=True)
-def column(E, H, ctx, X, Y, half, step, pml_h, pml_e, points, src, rec):
+def mirror(F, X, Y, wy, wz):
+    """After column (X, Y) (padded) of ``F`` is written: its copies in the halo of a periodic z (the column's
+    own ends) and a periodic y (the ghost columns that are images of this one), written at once."""
+    ny, nz = F.shape[2] - 2 * M, F.shape[3] - 2 * M
+    if wz:
+        for c in range(3):
+            for g in range(M):
+                F[c, X, Y, g] = F[c, X, Y, M + (g - M + M * nz) % nz]
+                F[c, X, Y, M + nz + g] = F[c, X, Y, M + g % nz]
+    v = Y - M
+    if wy and (v < M or v >= ny - M):
+        for g in range(M):
+            if (g - M + M * ny) % ny == v:
+                F[:, X, g, :] = F[:, X, Y, :]
+            if g % ny == v:
+                F[:, X, M + ny + g, :] = F[:, X, Y, :]
+
+
+@njit(nogil=True)
+def column(E, H, ctx, X, Y, half, step, pml_h, pml_e, points, src, rec, wrap):
     if half == 0:
         h_column(ctx, X, Y, pml_h)
     else:
         e_column(ctx, X, Y, pml_e)
     column_points(E, H, half, step, X, Y, points, src, rec)
+    if wrap[0] or wrap[1]:
+        mirror(H if half == 0 else E, X, Y, wrap[0], wrap[1])
 
 
 @njit(nogil=True)
@@ -250,16 +282,16 @@ def context(E, H, J, drude, mat, table, pml_h, psi):
     zlo = uint64(M + lo)
     zhi = max(uint64(M + nz - lo), zlo)
     zend = uint64(M + nz)
-    w2 = psi[0].shape[1]
+    w2x, w2y, w2z = psi[0].shape[1], psi[1].shape[2], psi[2].shape[3]
     return (flat(E[0]), flat(E[1]), flat(E[2]), flat(H[0]), flat(H[1]), flat(H[2]), flat(J[0]), flat(J[1]),
             flat(J[2]), flat(index[0]), flat(index[1]), flat(index[2]), colmat, table, drude,
             uint64(E.shape[2] * E.shape[3]), uint64(E.shape[3]), uint64(nz), uint64(ny * nz), zlo, zhi, zend,
-            flat(psi[0]), flat(psi[1]), flat(psi[2]), uint64(w2 * ny * nz), uint64(nx * w2 * nz),
-            uint64(nx * ny * w2), uint64(w2))
+            flat(psi[0]), flat(psi[1]), flat(psi[2]), uint64(w2x * ny * nz), uint64(nx * w2y * nz),
+            uint64(nx * ny * w2z), uint64(w2y), uint64(w2z))
 
 
 @njit(parallel=True, nogil=True)
-def stepwise(E, H, J, drude, mat, table, nsteps, pml_h, pml_e, psi, points, src, rec):
+def stepwise(E, H, J, drude, mat, table, nsteps, pml_h, pml_e, psi, points, src, rec, wrap):
     """``nsteps`` steps: per half step, x planes in parallel, y columns in order, z innermost."""
     nx, ny = E.shape[1] - 2 * M, E.shape[2] - 2 * M
     ctx = context(E, H, J, drude, mat, table, pml_h, psi)
@@ -267,14 +299,15 @@ def stepwise(E, H, J, drude, mat, table, nsteps, pml_h, pml_e, psi, points, src,
         for X in prange(M, nx + M):
             saved = flush_subnormals()  # as the acoustic kernels: the thread's own mode back at the end
             for Y in range(M, ny + M):
-                column(E, H, ctx, X, Y, k % 2, k // 2, pml_h, pml_e, points, src, rec)
+                column(E, H, ctx, X, Y, k % 2, k // 2, pml_h, pml_e, points, src, rec, wrap)
             restore_float_control(saved)
 
 
 @njit(parallel=True, nogil=True)
 def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, stage_start, ntiers,
-                 pml_h, pml_e, psi, points, src, rec):
-    """One sweep of ``ntiers`` half steps (even): stages in order, the torres of a stage in parallel."""
+                 pml_h, pml_e, psi, points, src, rec, wrap):
+    """One sweep of ``ntiers`` half steps (even): stages in order, the torres of a stage in parallel; on a
+    periodic y (``wrap[0]``) a tile's rows wrap modulo ny."""
     nx, ny = E.shape[1] - 2 * M, E.shape[2] - 2 * M
     ctx = context(E, H, J, drude, mat, table, pml_h, psi)
     for s in range(len(stage_start) - 1):
@@ -288,9 +321,10 @@ def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, stage_s
                     x = ax + du
                     if x < 0 or x >= nx:
                         continue
-                    lo, hi = tile_row(du, radius, yc, ny)
+                    lo, hi = tile_row(du, radius, yc, ny, wrap[0])
                     for y in range(lo, hi + 1):
-                        column(E, H, ctx, x + M, y + M, k % 2, k // 2, pml_h, pml_e, points, src, rec)
+                        column(E, H, ctx, x + M, wrap_y(y, ny) + M, k % 2, k // 2, pml_h, pml_e, points, src,
+                               rec, wrap)
             restore_float_control(saved)
 '''
 
@@ -317,7 +351,7 @@ def yee_cpu_kernels(order: int) -> SimpleNamespace:
     """The kernels of the Yee scheme of ``order`` (2 or 4): ``stepwise`` and ``diamondtorre``, both taking
     ``mat = (index, column_materials(index, lz))``."""
     ns = {"np": np, "njit": njit, "prange": prange, "uint64": uint64, "M": order // 2,
-          "tile_row": tile_row_cpu, "flush_subnormals": flush_subnormals,
+          "tile_row": tile_row_wrapped_cpu, "wrap_y": wrap_y_cpu, "flush_subnormals": flush_subnormals,
           "restore_float_control": restore_float_control,
           "w1": np.float32(1.0 if order == 2 else 9.0 / 8.0),
           "w2": np.float32(0.0 if order == 2 else -1.0 / 24.0)}

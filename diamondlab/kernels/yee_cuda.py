@@ -26,8 +26,15 @@ column: ``nz <= 1024``):
 
 Both call the same device functions ``h_cell`` and ``e_cell`` (no
 ``fastmath``), so the two algorithms agree bit for bit on the GPU, as on
-the CPU; CPU and GPU agree to float32 rounding.  Importing this module does
-not import numba.cuda; :func:`yee_cuda_kernels` does, once per order.
+the CPU; CPU and GPU agree to float32 rounding.
+
+Periodic y and z (``wy``, ``wz``) as on the CPU (:mod:`diamondlab.kernels.yee_cpu`):
+a cell's thread writes the value it stored (after its points) into its
+images in the halo at once (``mirror``, before the progress flag that
+publishes it), and ``diamondtorre`` takes the ``periodic_y`` schedule
+(its dependencies wrap modulo ``ny``) and wraps a tile's rows modulo
+``ny``.  Importing this module does not import numba.cuda;
+:func:`yee_cuda_kernels` does, once per order.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from diamondlab.kernels.tile_rows import tile_row
+from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
 __all__ = ["MAX_NZ", "yee_cuda_kernels"]
 
@@ -65,7 +72,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
 
-    row = cuda.jit(device=True)(tile_row)
+    row = cuda.jit(device=True)(tile_row_wrapped)
+    wrap = cuda.jit(device=True)(wrap_y)
 
     # derivatives of flat field ``a`` at flat offset p along stride s: forward (H points), backward (E points)
     @cuda.jit(device=True)
@@ -199,31 +207,56 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                 rec[step, pt_slot[k]] = E[c * n + p]
 
     @cuda.jit(device=True)
+    def mirror(F, X, Y, Z, ny, nz, pz, sx, wy, wz):
+        """The three components of padded cell (X, Y, Z) of ``F``, just written, into their images in the
+        halo of a periodic y and z (every halo cell is the image of one cell: one thread writes it)."""
+        n = F.size // 3
+        p = X * sx + Y * pz + Z
+        v, w = Y - M, Z - M
+        for g in range(M):
+            if wz and (g - M + M * nz) % nz == w:
+                for c in range(3):
+                    F[c * n + p - Z + g] = F[c * n + p]
+            if wz and g % nz == w:
+                for c in range(3):
+                    F[c * n + p - Z + M + nz + g] = F[c * n + p]
+            if wy and (g - M + M * ny) % ny == v:
+                for c in range(3):
+                    F[c * n + p + (g - Y) * pz] = F[c * n + p]
+            if wy and g % ny == v:
+                for c in range(3):
+                    F[c * n + p + (M + ny + g - Y) * pz] = F[c * n + p]
+
+    @cuda.jit(device=True)
     def cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
         if half == 0:
             h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pbh, pah, psix, psiy, psiz)
         else:
             e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pbe, pae, psix, psiy, psiz)
-        if POINTS:
-            pz = lz.size + 2 * M
+        pz = lz.size + 2 * M
+        sx = (ly.size + 2 * M) * pz
+        if POINTS and pt_cell[((X - M) * ly.size + Y - M) * lz.size + Z - M]:  # this cell has points
             cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src,
-                        rec, pz, (ly.size + 2 * M) * pz)
+                        rec, pz, sx)
+        if wy or wz:
+            mirror(H if half == 0 else E, X, Y, Z, ly.size, lz.size, pz, sx, wy, wz)
 
     @cuda.jit
     def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
         """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell: a block per (x, y) column."""
         X = cuda.blockIdx.x + M  # noqa: N806 - padded indices
         Y = cuda.blockIdx.y + M  # noqa: N806
         Z = cuda.threadIdx.x + M  # noqa: N806
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
     @cuda.jit(device=True)
     def tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-             colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
-        """Tier ``k`` (half step ``k % 2`` of step ``k // 2``) of the torre at ``(x0, yc)``: one z."""
+             colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
+        """Tier ``k`` (half step ``k % 2`` of step ``k // 2``) of the torre at ``(x0, yc)``: one z (rows
+        wrapped modulo ny on a periodic y)."""
         nx = lx.size
         ny = ly.size
         Z = cuda.threadIdx.x + M  # noqa: N806
@@ -231,11 +264,11 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         for du in range(1 - radius, radius + 1):
             x = ax + du
             if x >= 0 and x < nx:
-                lo, hi = row(du, radius, yc, ny)
+                lo, hi = row(du, radius, yc, ny, wy)
                 for y in range(lo, hi + 1):
-                    cell(E, H, J, drude, mat, table, x + M, y + M, Z, k % 2, k // 2, lx, ly, lz, pbh, pah,
-                         pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
-                         src, rec)
+                    cell(E, H, J, drude, mat, table, x + M, wrap(y, ny) + M, Z, k % 2, k // 2, lx, ly, lz,
+                         pbh, pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind,
+                         pt_slot, pt_cell, src, rec, wy, wz)
 
     @cuda.jit(device=True)
     def wait_for(done, d, need):
@@ -247,7 +280,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     @cuda.jit
     def diamondtorre(E, H, J, drude, mat, table, radius, torre_x0, torre_yc, order, deps, done, counter,
                      ticket_base, flag0, ntiers, chunk, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-                     colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec):
+                     colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
         """A whole sweep in one launch: a block per torre, tickets in ``order``, tier-level waits.
 
         Thread 0 takes the next ticket from ``counter`` (minus ``ticket_base``, the tickets of earlier
@@ -279,7 +312,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                     cuda.threadfence()
                 cuda.syncthreads()
             tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec)
+                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
             cuda.syncthreads()
         if first:
             cuda.threadfence()

@@ -18,12 +18,20 @@ where the derivative is taken.  ``psi`` is held only in the layers: four
 float32 arrays a face pair (``(4, 2 width, ny, nz)`` along x, 16 bytes a
 layer cell and axis).  :meth:`CPML.profiles` gives, per axis, the layer
 index of every cell (-1 outside) and ``(b, a)`` at the ``E`` and ``H``
-derivative points.  NumPy only.
+derivative points.
+
+Faces per axis: ``CPML(width, axes="x")`` puts the layers on the faces of
+the named axes only (the others keep their perfect conductor, or are
+periodic); ``axes=None`` (the default, and what ``pml=width`` means) puts
+them on every axis that is not periodic.  A periodic axis has no faces: an
+``axes`` that names one is refused (:meth:`CPML.axis_widths`).  Periodic
+axes themselves are the run's ``periodic`` option
+(:mod:`diamondlab.engine.equations.maxwell_plan`).  NumPy only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,12 +59,16 @@ class CPML:
     [0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7]
     >>> bool(p.b_e[0] < p.b_e[3] < 1.0), float(p.a_e[6])
     (True, 0.0)
+    >>> CPML(12, axes="x").axis_widths(periodic="yz")
+    (12, 0, 0)
     """
 
     width: int = 0
     grading: float = 3.0
     alpha_max: float = 0.05
     sigma_ratio: float = 0.5
+    #: the axes whose two faces carry the layer ("x", "yz", ...); None: every axis that is not periodic
+    axes: str | None = None
 
     def __post_init__(self):
         w = self.width
@@ -67,6 +79,30 @@ class CPML:
             v = getattr(self, name)
             if not (isinstance(v, (int, float, np.number)) and np.isfinite(v) and v >= 0):
                 raise ValueError(f"CPML {name} must be a finite number >= 0; got {v!r}")
+        if self.axes is not None:
+            axes = self.axes
+            if (not isinstance(axes, str) or not axes or any(a not in "xyz" for a in axes)
+                    or len(set(axes)) != len(axes)):
+                raise ValueError(f"CPML axes must name axes among 'x', 'y', 'z' once each (e.g. 'x' or "
+                                 f"'xz'), or be None (every axis that is not periodic); got {axes!r}")
+            object.__setattr__(self, "axes", "".join(sorted(axes)))
+
+    def axis_widths(self, periodic=()) -> tuple[int, int, int]:
+        """The layer's width on each axis: ``width`` on :attr:`axes` (every axis not in ``periodic`` when
+        None), 0 elsewhere.  An axis both in :attr:`axes` and ``periodic`` is refused."""
+        if self.axes is None:
+            return tuple(0 if a in periodic else self.width for a in "xyz")
+        if self.width and (both := [a for a in self.axes if a in periodic]):
+            rest = "".join(a for a in self.axes if a not in periodic) or "x"
+            raise ValueError(f"pml: CPML axes={self.axes!r} puts layers on the periodic axis "
+                             f"{' and '.join(both)}: a periodic axis has no faces to absorb at; leave it out "
+                             f"of axes (e.g. axes={rest!r})")
+        return tuple(self.width if a in self.axes else 0 for a in "xyz")
+
+    def axis_profiles(self, shape, dt: float, periodic=()) -> list[AxisProfile]:
+        """:meth:`profiles` of each axis of ``shape``, without layers where :meth:`axis_widths` is 0."""
+        widths = self.axis_widths(periodic)
+        return [replace(self, width=w, axes=None).profiles(n, dt) for w, n in zip(widths, shape, strict=True)]
 
     @property
     def sigma_max(self) -> float:

@@ -28,11 +28,18 @@ medium (8 numbers) that every update reads:
 
 A Drude medium adds three float32 arrays of current (12 bytes a cell) to
 the run. ``eps``, ``eps_inf`` and ``mu`` must be at least 1 (the run's
-Courant limit is the vacuum's). NumPy only.
+Courant limit is the vacuum's).
+
+On a periodic axis (the run's ``periodic`` option) an object wraps:
+:func:`periodic_images` makes each object also hold its images one period
+away on either side (on every periodic axis and their combinations), so a
+sphere across the ``y`` face shows on both sides; an :class:`IndexArray`
+is per cell and needs nothing. NumPy only.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +60,7 @@ __all__ = [
     "has_drude",
     "material_table",
     "medium_at",
+    "periodic_images",
     "source_coefficient",
     "yee_positions",
 ]
@@ -281,6 +289,47 @@ class IndexArray:
         object.__setattr__(self, "media", media)
 
 
+@dataclass(frozen=True)
+class PeriodicImages:
+    """``obj`` and its images shifted by ``shifts`` (``(dx, dy, dz)`` each): what a periodic axis holds."""
+
+    obj: object
+    shifts: tuple
+
+    @property
+    def medium(self):
+        return self.obj.medium
+
+    def contains(self, x, y, z):
+        inside = self.obj.contains(x, y, z)
+        for dx, dy, dz in self.shifts:
+            inside = inside | self.obj.contains(x - dx, y - dy, z - dz)
+        return inside
+
+
+def periodic_images(objects, shape, periodic) -> tuple:
+    """``objects`` with each object (not an :class:`IndexArray`) wrapped on the ``periodic`` axes of
+    ``shape``: it also holds its images one period away on either side.
+
+    >>> s = Sphere((8, 0, 4), 2, Dielectric(4.0))
+    >>> (w,) = periodic_images([s], (16, 10, 8), "y")
+    >>> bool(s.contains(8, 9, 4)), bool(w.contains(8, 9, 4))
+    (False, True)
+    """
+    axes = ["xyz".index(a) for a in periodic]
+    if not axes:
+        return tuple(objects)
+    shifts = []
+    for combo in itertools.product((-1, 0, 1), repeat=len(axes)):
+        if any(combo):
+            d = [0, 0, 0]
+            for a, k in zip(axes, combo, strict=True):
+                d[a] = k * shape[a]
+            shifts.append(tuple(d))
+    shifts = tuple(shifts)
+    return tuple(obj if isinstance(obj, IndexArray) else PeriodicImages(obj, shifts) for obj in objects)
+
+
 def yee_positions(component: int, shape):
     """Broadcastable coordinates ``(x, y, z)`` of ``E`` component ``component`` (0, 1, 2) on ``shape``.
 
@@ -328,12 +377,13 @@ def _coefficients(medium, dt: float) -> list[float]:
     return [ca, cb, kj, bj, dt / mu, eps, mu, sigma]
 
 
-def material_table(objects, shape, dt: float, pec_faces: bool = False) -> MaterialTable:
+def material_table(objects, shape, dt: float, pec_faces: bool | str = False) -> MaterialTable:
     """Rasterise ``objects`` (later ones on top) onto the Yee grid of ``shape`` at time step ``dt``.
 
     ``pec_faces``: the grid's six outer planes are perfect conductors (the
     components tangential to a face held at zero on it), so that the domain
-    is a PEC box of ``n - 1`` cells along each axis.
+    is a PEC box of ``n - 1`` cells along each axis; or the axes whose faces
+    are (``"x"``, ``"xz"``, ...: a periodic axis has none).
 
     >>> t = material_table([Sphere((4, 4, 4), 2, Dielectric(4.0))], (8, 8, 8), dt=0.5)
     >>> t.index.shape, len(t.media), int(t.index[2, 4, 4, 4]), float(t.coefficients[1, 1])
@@ -364,11 +414,12 @@ def material_table(objects, shape, dt: float, pec_faces: bool = False) -> Materi
         for c in range(3):
             inside = np.broadcast_to(obj.contains(*yee_positions(c, shape)), shape)
             index[c][inside] = m
-    if pec_faces:  # the grid's outer planes: tangential E held at zero (a perfect conductor)
+    walls = "xyz" if pec_faces is True else (pec_faces or "")
+    if walls:  # the grid's outer planes: tangential E held at zero (a perfect conductor)
         wall = slot(PEC)
         for c in range(3):
             for a in range(3):
-                if a != c:
+                if a != c and "xyz"[a] in walls:
                     face = [slice(None)] * 3
                     for end in (0, shape[a] - 1):
                         face[a] = end

@@ -9,7 +9,7 @@ key path (``materials[1].medium.wp must be a number >= 0; got -1``).  The
 keys, all optional::
 
     {"shape": [24, 24, 24], "order": 2, "steps": 200, "courant": 0.5, "pml": 4,
-     "view": "Ez",
+     "periodic": ["y", "z"], "view": "Ez",
      "waveform": {"kind": "gaussian", "frequency": 0.1, "fwidth": 0.05},
      "materials": [
        {"shape": "sphere", "center": [12, 12, 12], "radius": 4,
@@ -26,7 +26,10 @@ Media: ``dielectric`` (``eps``, ``mu``, ``sigma``), ``drude`` (``eps_inf``,
 ``wp``, ``gamma``, ``sigma``) and ``pec`` (also the string ``"pec"``).
 Waveforms: ``gaussian`` (``frequency``, ``fwidth``, ``cutoff``), ``ricker``
 (``frequency``), ``cw`` (``frequency``, ``ramp``).  ``pml`` is a width in
-cells or ``{"width", "grading", "alpha_max", "sigma_ratio"}``.  The top-level
+cells or ``{"width", "grading", "alpha_max", "sigma_ratio", "axes"}`` (``axes``:
+the axes whose faces carry it, e.g. ``"x"``; default every axis that is not
+periodic).  ``periodic``: the periodic axes, ``["y", "z"]`` or ``"yz"``
+(:mod:`diamondlab.engine.equations.maxwell_plan`).  The top-level
 ``waveform`` is the one of every dipole without its own (and of the command
 line's ``--dipole``).  A source of ``"type": "planewave"`` is handed to
 ``diamondlab.maxwell.sources.PlaneWave`` where this version has one.
@@ -49,7 +52,8 @@ __all__ = ["SCENE_KEYS", "parse_scene", "read_scene"]
 
 #: The top-level keys of a scene.
 SCENE_KEYS = (
-    "shape", "order", "steps", "courant", "pml", "view", "waveform", "materials", "sources", "probes",
+    "shape", "order", "steps", "courant", "pml", "periodic", "view", "waveform", "materials", "sources",
+    "probes",
 )  # fmt: skip
 
 _AXES = ("x", "y", "z")
@@ -250,14 +254,26 @@ def _probe(value, path: str):
 
 def _pml(value, path: str):
     if isinstance(value, dict):
-        keys = _Keys(value, path, ("width", "grading", "alpha_max", "sigma_ratio"))
+        keys = _Keys(value, path, ("width", "grading", "alpha_max", "sigma_ratio", "axes"))
         width = keys.integer("width", required=True)
         numbers = {k: keys.number(k, low=0) for k in ("grading", "alpha_max", "sigma_ratio") if keys.has(k)}
+        if keys.has("axes"):
+            numbers["axes"] = _axes(keys.raw("axes"), keys.at("axes"))
         return _made(path, lambda: CPML(width, **numbers))
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{path} must be a width in cells >= 0 or a table (width, grading, alpha_max, "
                          f"sigma_ratio); got {_what(value)}")
     return CPML(value)
+
+
+def _axes(value, path: str) -> str:
+    """Axes as ``"yz"`` from ``"yz"`` or ``["y", "z"]`` (each of x, y, z at most once)."""
+    items = list(value) if isinstance(value, str) else value
+    bad = not isinstance(items, list) or any(not isinstance(a, str) or a not in _AXES for a in items)
+    if bad or not items or len(set(items)) != len(items):
+        raise ValueError(f"{path} must name axes among x, y, z once each (\"yz\" or [\"y\", \"z\"]); got "
+                         f"{_what(value)}")
+    return "".join(items)
 
 
 def parse_scene(scene: dict, default_waveform=None) -> dict:
@@ -290,6 +306,8 @@ def parse_scene(scene: dict, default_waveform=None) -> dict:
         out["view"] = keys.choice("view", COMPONENTS)
     if keys.has("pml"):
         out["pml"] = _pml(keys.raw("pml"), "pml")
+    if keys.has("periodic"):
+        out["periodic"] = _axes(keys.raw("periodic"), "periodic")
     wave = waveform(keys.raw("waveform"), "waveform") if keys.has("waveform") else None
     out["waveform"] = default_waveform or wave
     if keys.has("materials"):

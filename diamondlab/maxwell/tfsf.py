@@ -24,7 +24,12 @@ leaks out of the box but that rounding.  The 1D grid is driven by a hard
 source ``E = amplitude * waveform(t)`` :data:`MARGIN` cells before the box's
 entry face and ends in CPML layers of :data:`PML_1D` cells; it is advanced
 as samples are asked for (from step 0 again when an earlier step is asked).
-NumPy only.
+
+On a periodic axis (``periodic``) across the wave the box must span the
+whole axis (``lo <= 0`` and ``hi >= n - 1`` there): every point along it is
+then in the total field and the faces normal to it carry no corrections
+(a plane wave through a periodic cell, the Fresnel setup).  A wave along a
+periodic axis is refused.  NumPy only.
 """
 
 from __future__ import annotations
@@ -45,11 +50,15 @@ PML_1D = 32
 _OFFSETS = np.array([[0.5, 0, 0], [0, 0.5, 0], [0, 0, 0.5], [0, 0.5, 0.5], [0.5, 0, 0.5], [0.5, 0.5, 0]])
 
 
-def tfsf_bounds(shape, reach: int, pml: int) -> list[tuple[int, int]]:
+def tfsf_bounds(shape, reach: int, pml) -> list[tuple[int, int]]:
     """Per axis, the range ``[first, last]`` of the box's planes: its corrections reach ``reach`` cells
-    beyond it and must stay off the outer planes and out of the CPML."""
-    edge = max(pml, 1) + reach
-    return [(edge, n - 1 - edge) for n in shape]
+    beyond it and must stay off the outer planes and out of the CPML (``pml``: its width, or one per axis).
+
+    >>> tfsf_bounds((40, 20, 20), 2, (8, 0, 0))
+    [(10, 29), (3, 16), (3, 16)]
+    """
+    widths = (pml,) * 3 if isinstance(pml, (int, np.integer)) else tuple(pml)
+    return [(max(w, 1) + reach, n - 1 - max(w, 1) - reach) for n, w in zip(shape, widths, strict=True)]
 
 
 def _medium_indices(objects, component: int, cells: np.ndarray, media: list) -> np.ndarray:
@@ -78,16 +87,30 @@ class TFSF:
     """The corrections and the 1D incident grid of one plane wave ``wave`` on a grid of ``shape``
     (``params``: the run's :class:`~diamondlab.maxwell.scheme.YeeParameters`).  ``name`` prefixes errors."""
 
-    def __init__(self, wave, shape, params, materials=(), pml: int = 0, name: str = "sources[0]"):
+    def __init__(self, wave, shape, params, materials=(), pml=0, name: str = "sources[0]",
+                 periodic: str = ""):
         self.wave, self.params = wave, params
         m_reach = params.reach
         lo, hi = np.array(wave.box[0]), np.array(wave.box[1])
         bounds = tfsf_bounds(shape, m_reach, pml)
+        self.periodic = periodic = "".join(a for a in "xyz" if a in (periodic or ""))
+        if "xyz"[wave.axis] in periodic:
+            raise ValueError(f"{name}: the PlaneWave travels along {wave.direction!r}, a periodic axis: it "
+                             "would wrap onto itself; send it along an axis that is not periodic")
+        for a in periodic:
+            i, n = "xyz".index(a), shape["xyz".index(a)]
+            if lo[i] > 0 or hi[i] < n - 1:
+                raise ValueError(f"{name}: the PlaneWave box {wave.box} must span the whole periodic axis "
+                                 f"{a} ({a}0 <= 0 and {a}1 >= {n - 1}): a plane wave fills a periodic cell")
+            bounds[i] = (lo[i], hi[i])  # the whole axis: no faces there
+        widths = (pml,) * 3 if isinstance(pml, (int, np.integer)) else tuple(pml)
+        layer = f"{widths[0]}" if len(set(widths)) == 1 else f"{', '.join(map(str, widths))} (x, y, z)"
         if any(not (a <= l_ and h <= b) for (a, b), l_, h in zip(bounds, lo, hi, strict=True)):
             ranges = ", ".join(f"{'xyz'[i]} in [{a}, {b}]" for i, (a, b) in enumerate(bounds))
             raise ValueError(f"{name}: the PlaneWave box {wave.box} must lie within {ranges} on the grid "
                              f"{tuple(shape)} (its TFSF corrections reach {m_reach} cells beyond the box and "
-                             f"must stay off the outer planes and out of the CPML of {pml} cells)")
+                             f"must stay off the outer planes and out of the CPML of {layer} cells)")
+        self._shape = tuple(shape)
         w = params.weights.astype(np.float64)  # the kernels' float32 weights, exactly
         a, p = wave.axis, wave.polarization_axis
         q = 3 - a - p
@@ -96,7 +119,7 @@ class TFSF:
         entries = []
         for c in range(3):  # H_c reads E_p, E_c reads H_q, along the third axis
             for field, src, reads in ((1, p, 0), (0, q, 1)):  # field 1: an H point, 0: an E point
-                if c == src:
+                if c == src or "xyz"[3 - c - src] in periodic:  # a periodic axis has no faces
                     continue
                 b = 3 - c - src
                 sgn = 1.0 if src == (c + 2) % 3 else -1.0  # (curl F)_c = d_{c+1} F_{c+2} - d_{c+2} F_{c+1}
@@ -114,6 +137,9 @@ class TFSF:
         grids = []
         for t in t_axes:  # transverse storage indices whose positions lie in the box
             i = np.arange(lo[t] - 1, hi[t] + 2)
+            if "xyz"[t] in self.periodic:  # the whole periodic axis
+                grids.append(np.arange(self._shape[t]))
+                continue
             grids.append(i[(i + off[t] >= lo[t]) & (i + off[t] <= hi[t])])
         out = []
         near = sorted({i for face in (lo[b], hi[b]) for i in range(face - M - 1, face + M + 2)})

@@ -181,13 +181,14 @@ def test_bad_components():
 
 @pytest.mark.slow
 def test_cuda_kernels_under_the_simulator():
-    """DiamondTorre equals stepwise bit for bit on the (simulated) GPU with every feature (plane waves too),
-    and the GPU agrees with the CPU to float32 rounding (tests/engine/yee_cuda_sim_cases.py)."""
+    """DiamondTorre equals stepwise bit for bit on the (simulated) GPU with every feature (plane waves and
+    periodic faces too), and the GPU agrees with the CPU to float32 rounding
+    (tests/engine/yee_cuda_sim_cases.py)."""
     script = Path(__file__).with_name("yee_cuda_sim_cases.py")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count(": ok") == 4, out.stdout  # two with plane waves
+    assert out.stdout.count(": ok") == 6, out.stdout  # two with plane waves, one periodic, the bare kernels
 
 
 def test_auto_leaves_a_gpu_that_cannot_run_the_problem_for_the_cpu(monkeypatch):

@@ -3,9 +3,11 @@
 ``tests/engine/test_maxwell_simulation.py`` runs this file in a subprocess with
 ``NUMBA_ENABLE_CUDASIM=1`` (the pytest process stays out of simulator mode).
 Per case: DiamondTorre equals stepwise bit for bit on the (simulated) GPU,
-with a Drude sphere, a PEC box, a CPML, a dipole and probes (or, in the last
-cases, two TFSF plane waves: corrections on E and H components), and both agree
-with the CPU engine to float32 rounding.  Prints one line per case and exits
+with a Drude sphere, a PEC box, a CPML, a dipole and probes (or, in the
+plane-wave cases, two TFSF plane waves: corrections on E and H components;
+in the periodic case, y and z periodic, CPML on x, the sphere and the
+dipole across the y face), and both agree with the CPU engine to float32
+rounding.  Prints one line per case and exits
 non-zero on the first mismatch.
 """
 
@@ -13,17 +15,29 @@ from __future__ import annotations
 
 import sys
 
-#: (order, DTS, Nt, shape, pml, steps, plane waves)
+#: (order, DTS, Nt, shape, pml, steps, plane waves[, periodic y and z])
 CASES = [(2, 1, 2, (8, 7, 6), 2, 3, False), (4, 1, 2, (10, 9, 6), 2, 3, False),
-         (2, 1, 2, (7, 7, 7), 0, 6, True), (4, 1, 2, (8, 8, 8), 0, 3, True)]
+         (2, 1, 2, (7, 7, 7), 0, 6, True), (4, 1, 2, (8, 8, 8), 0, 3, True),
+         (4, 1, 2, (10, 8, 5), 2, 3, False, True)]
 
 
-def run_case(order, size, nt, shape, pml, steps, waves=False) -> str:
+def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False) -> str:
     import numpy as np
 
     from diamondlab import Simulation
     from diamondlab.engine.backends import planes_of
-    from diamondlab.maxwell import PEC, Box, ContinuousWave, Dipole, Drude, PlaneWave, Probe, Ricker, Sphere
+    from diamondlab.maxwell import (
+        CPML,
+        PEC,
+        Box,
+        ContinuousWave,
+        Dipole,
+        Drude,
+        PlaneWave,
+        Probe,
+        Ricker,
+        Sphere,
+    )
 
     c = tuple(n // 2 for n in shape)
     scene = dict(materials=[Sphere(c, 1.5, Drude(1.0, 1.0, 0.1)), Box((1, 1, 1), (2, 2, 2), PEC)],
@@ -34,6 +48,12 @@ def run_case(order, size, nt, shape, pml, steps, waves=False) -> str:
         box = ((edge,) * 3, tuple(n - 1 - edge for n in shape))
         scene.update(materials=[], sources=[PlaneWave("+x", "z", ContinuousWave(0.2, ramp=0), box, 100.0),
                                             PlaneWave("-z", "y", ContinuousWave(0.15, ramp=0), box, -50.0)])
+    if periodic:  # the sphere and the dipole across the y face, the PEC box across the z face
+        scene.update(materials=[Sphere((c[0], 0, c[2]), 1.5, Drude(1.0, 1.0, 0.1)),
+                                Box((1, 1, 0), (2, 2, 1), PEC)],
+                     sources=[Dipole((pml + 1, 0, c[2]), "Ez", Ricker(0.2), amplitude=100.0)],
+                     probes=[Probe((c[0], shape[1] - 1, 0), "Ez"), Probe((c[0] + 1, 0, c[2]), "Hy")],
+                     pml=CPML(pml, axes="x"), periodic="yz")
     rng = np.random.default_rng(order)
     start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
     runs = {}
@@ -68,7 +88,8 @@ def run_case(order, size, nt, shape, pml, steps, waves=False) -> str:
         scale = max(float(np.abs(b).max()), 1e-30)
         if not np.allclose(a, b, rtol=1e-4, atol=1e-5 * scale):
             raise SystemExit(f"order {order}: GPU and CPU differ beyond float32 rounding")
-    return f"order {order} DTS {size} Nt {nt} {shape}{' plane waves' if waves else ''}: ok"
+    kind = " plane waves" if waves else " periodic y, z" if periodic else ""
+    return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
 
 if __name__ == "__main__":

@@ -257,3 +257,29 @@ def test_launch_groups_are_independent_and_after_what_they_read(band):
     if band is None:
         assert all((s.time_levels_after(np.concatenate(groups[:k])) == s.time_levels(k)).all()
                    for k in (1, len(groups) // 2))
+
+
+@pytest.mark.parametrize(("order", "size", "nt", "nx", "ny"), [
+    (2, 1, 4, 9, 2), (2, 2, 4, 9, 8), (2, 3, 6, 11, 6), (4, 1, 5, 13, 4), (4, 2, 5, 13, 16),
+    (4, 2, 6, 17, 8)])
+def test_a_periodic_y_schedule_is_the_infinite_lattice(order, size, nt, nx, ny):
+    """With 2R | ny a stage keeps one torre per class of yc modulo ny and wraps its rows: every vertex once,
+    the in-place replay reading across the y face is clean, tier-level waits stay correct for any timing
+    (lag 0 as the open domain's; lag -1 fails as there); the open schedule's two clipped halves of a torre
+    across the face (R > 1), run one after the other, read the face's other side too early."""
+    s = stage_schedule(order, size, nt, nx, ny, periodic_y=True)
+    v = s.vertices()
+    assert len(v) == nx * ny * nt and len(np.unique(v, axis=0)) == len(v)
+    assert s.replay_in_place() == []
+    assert s.pipeline_violations(nt - 1) == [] and s.pipeline_violations(0) == []
+    assert s.pipeline_violations(-1)
+    torre, cell = s.owner(0, 0, 1)
+    assert int(torre) in s.stage_torres(int(s.torre_stage[torre]))
+    clipped = s._replay(stage_schedule(order, size, nt, nx, ny).iter_tiers())
+    assert bool(clipped) == (s.tile.radius > 1)  # R = 1: a tile is one row, none crosses the face
+
+
+def test_a_periodic_y_needs_ny_a_multiple_of_the_tile_period():
+    with pytest.raises(ValueError, match=r"periodic y needs ny a multiple of 2R=8 \(the diamond tiles' "
+                                         r"period in y at NO=4, DTS=2\); got ny=12"):
+        stage_schedule(4, 2, 3, 16, 12, periodic_y=True)

@@ -9,7 +9,13 @@ sweep of ``2h`` tiers (half steps) on the tile of the acoustic stencil of
 the same order (:mod:`diamondlab.kernels.yee_cpu`).  ``src_samples`` are
 ``(nrows, steps)``: what each row of source points (a dipole's, or a TFSF
 plane wave's corrections on ``E`` and ``H``) adds at each step;
-``take_traces`` gives ``(steps, nprobes)``.
+``take_traces`` gives ``(steps, nprobes)``.  ``set_physics(...,
+periodic="yz")`` makes y and/or z periodic: no perfect conductor on their
+faces, objects wrapped (:func:`~diamondlab.maxwell.materials.periodic_images`),
+the halo kept as the image of the other side (:func:`wrap_halo` where fields
+are set, the kernels' mirrored writes while they run) and, on a periodic y,
+the ``periodic_y`` stage schedule (``ny`` a multiple of ``2R``: the plan
+checks it).
 """
 
 from __future__ import annotations
@@ -17,14 +23,28 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
-from diamondlab.engine.equations.maxwell_parts import MAXWELL, axis_profiles
+from diamondlab.engine.equations.maxwell_parts import MAXWELL
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.yee_cpu import column_materials, yee_cpu_kernels
 from diamondlab.maxwell.boundaries import CPML
-from diamondlab.maxwell.materials import MaterialTable, material_table
+from diamondlab.maxwell.materials import MaterialTable, material_table, periodic_images
 from diamondlab.maxwell.sources import COMPONENTS
 
-__all__ = ["YeeCPUBackend"]
+__all__ = ["YeeCPUBackend", "wrap_halo"]
+
+
+def wrap_halo(padded: np.ndarray, halo: int, periodic: str) -> None:
+    """Fill the halo of ``padded`` (``(3, X, Y, Z)``, a halo of ``halo`` cells) on the ``periodic`` axes
+    (``"y"``, ``"z"``) with the cells it stands for on the other side, in place.
+
+    >>> f = np.zeros((3, 1, 6, 1), np.float32); f[0, 0, 1:5, 0] = [1, 2, 3, 4]
+    >>> wrap_halo(f, 1, "y"); f[0, 0, :, 0].tolist()
+    [4.0, 1.0, 2.0, 3.0, 4.0, 1.0]
+    """
+    for axis in (2, 3):
+        if "xyz"[axis - 1] in periodic:
+            n = padded.shape[axis] - 2 * halo
+            padded[...] = np.take(padded, halo + np.arange(-halo, n + halo) % n, axis=axis)
 
 
 def _column_tables(padded_xy, halo: int, points) -> tuple:
@@ -83,26 +103,36 @@ class YeeCPUBackend(Backend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None) -> None:
-        """The scene (objects of :mod:`diamondlab.maxwell.materials`, or their rasterised table), the dipoles
-        and probes (:mod:`diamondlab.maxwell.sources`) and the CPML (or a part's,
-        :class:`~diamondlab.engine.equations.maxwell_parts.CutCPML`); fields, currents and ``psi`` start
-        at zero."""
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None,
+                    periodic: str = "") -> None:
+        """The scene (objects of :mod:`diamondlab.maxwell.materials`, or their rasterised table: a window's or
+        an MPI rank's cut), the dipoles and probes (:mod:`diamondlab.maxwell.sources`), the CPML (or a
+        part's, :class:`~diamondlab.engine.equations.maxwell_parts.CutCPML`) and the periodic axes (``"y"``,
+        ``"z"``, ``"yz"``: checked by the plan); fields, currents and ``psi`` start at zero."""
         dt = self.params.dt
-        self.table = (materials if isinstance(materials, MaterialTable) else
-                      material_table(materials, self.shape, dt, pec_faces=True))
+        if "x" in periodic:
+            raise ValueError("periodic: x cannot be periodic (DiamondTorre sweeps x in one pass)")
+        self.periodic = "".join(a for a in "yz" if a in periodic)
+        self._wrap = ("y" in self.periodic, "z" in self.periodic)
+        self._schedules = {}
+        if isinstance(materials, MaterialTable):
+            self.table = materials
+        else:
+            walls = "".join(a for a in "xyz" if a not in self.periodic)
+            self.table = material_table(periodic_images(materials, self.shape, self.periodic), self.shape, dt,
+                                        pec_faces=walls)
         self._drude = self.table.drude
         self._j = np.zeros(self._padded if self._drude else (3, 1, 1, 1), dtype=np.float32)
         pml = pml or CPML(0)
         self.pml = pml
-        prof = axis_profiles(pml, self.shape, dt)
+        prof = pml.axis_profiles(self.shape, dt, self.periodic)
         self._pml_h = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_h, p.a_h)))
         self._pml_e = (*(p.layer for p in prof), *(a for p in prof for a in (p.b_e, p.a_e)))
         self._mat = (self.table.index, column_materials(self.table.index, prof[2].layer))
         nx, ny, nz = self.shape
-        w2 = max(2 * pml.width, 1)
-        self._psi = (np.zeros((4, w2, ny, nz), np.float32), np.zeros((4, nx, w2, nz), np.float32),
-                     np.zeros((4, nx, ny, w2), np.float32))
+        wx, wy, wz = (max(2 * w, 1) for w in pml.axis_widths(self.periodic))
+        self._psi = (np.zeros((4, wx, ny, nz), np.float32), np.zeros((4, nx, wy, nz), np.float32),
+                     np.zeros((4, nx, ny, wz), np.float32))
         rows = [getattr(d, "row", i) for i, d in enumerate(dipoles)]  # a Dipole, or a SourcePoint
         points = [(d.position, COMPONENTS.index(d.component), 0, r)
                   for d, r in zip(dipoles, rows, strict=True)]
@@ -126,6 +156,8 @@ class YeeCPUBackend(Backend):
         """Copy ``E`` and ``H`` (each ``(3, nx, ny, nz)``) into the padded fields."""
         self._e[self._interior] = e
         self._h[self._interior] = h
+        for f in (self._e, self._h):
+            wrap_halo(f, self.halo, self.periodic)
 
     def field_views(self):
         return self._e[self._interior], self._h[self._interior]
@@ -164,7 +196,8 @@ class YeeCPUBackend(Backend):
         cached = self._schedules.get(height)
         if cached is None:
             tile = DiamondTile(self.params.order, self.size)
-            cached = self._schedules[height] = StageSchedule(DiamondTorre(tile, 2 * height), *self.shape[:2])
+            cached = self._schedules[height] = StageSchedule(DiamondTorre(tile, 2 * height), *self.shape[:2],
+                                                             periodic_y=self._wrap[0])
         return cached
 
     def compile(self) -> None:
@@ -179,11 +212,11 @@ class YeeCPUBackend(Backend):
     def _args(self, height: int, src_samples) -> tuple:
         src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
         rec = np.zeros((height, max(self.nprobes, 1)), np.float32)
-        return (self._pml_h, self._pml_e, self._psi, self._points, src, rec)
+        return (self._pml_h, self._pml_e, self._psi, self._points, src, rec, self._wrap)
 
     def _keep(self, args) -> None:
         if self.nprobes:
-            self._taken.append(args[-1][:, : self.nprobes])
+            self._taken.append(args[5][:, : self.nprobes])
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._args(nsteps, src_samples)

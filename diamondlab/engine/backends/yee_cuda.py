@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
-from diamondlab.engine.backends.yee_cpu import YeeCPUBackend
-from diamondlab.engine.equations.maxwell_parts import axis_profiles
+from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
@@ -36,16 +35,29 @@ def _profiles(prof, which: str) -> tuple[np.ndarray, np.ndarray]:
     return b, a
 
 
+def _point_cells(points, shape, halo: int) -> np.ndarray:
+    """One byte a cell, 1 where a source or probe point lies (a thread looks no further elsewhere)."""
+    colstart, colcount, pt_z = points[:3]
+    flags = np.zeros(shape, np.uint8)
+    cols = np.argwhere(colstart >= 0)
+    counts = colcount[cols[:, 0], cols[:, 1]]
+    first = colstart[cols[:, 0], cols[:, 1]]
+    k = np.repeat(first, counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    xy = np.repeat(cols, counts, axis=0) - halo
+    flags[xy[:, 0], xy[:, 1], pt_z[k] - halo] = 1
+    return flags.ravel()
+
+
 class YeeCUDABackend(YeeCPUBackend):
     """Yee fields on the GPU (see the module contract)."""
 
     name = "cuda"
     #: (DTS, Nt) per order: the fastest of DTS 1/2/4 x Nt 8/16 on an H100 at 256^3 and 512x512x352
     #: (BENCHMARKS.md, "Maxwell on the GPU: one launch a sweep")
-    TILING = {2: (2, 8), 4: (1, 16)}
+    TILING = {2: (1, 16), 4: (1, 16)}
     #: What ``algorithm="auto"`` runs here, and why: the sweep reads every value through the caches (no
-    #: register tile yet) and measured 0.68-0.86x stepwise on an H100, so stepwise is the faster default
-    AUTO = ("stepwise", "stepwise: DiamondTorre's Maxwell sweep on the GPU measured 0.68-0.86x stepwise "
+    #: register tile yet) and measured 0.71-1.05x stepwise on an H100, so stepwise is the default there
+    AUTO = ("stepwise", "stepwise: DiamondTorre's Maxwell sweep on the GPU measured 0.71-1.05x stepwise "
                         "(no register tile yet; BENCHMARKS.md)")
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
@@ -65,7 +77,7 @@ class YeeCUDABackend(YeeCPUBackend):
         if not cls.available():
             raise RuntimeError(cls.unavailable_reason())
         cells = int(np.prod([n + 2 * params.reach for n in shape], dtype=np.int64))
-        need = 3 * 4 * cells * 3 + 3 * int(np.prod(shape, dtype=np.int64))  # E, H, J (worst case), index
+        need = 3 * 4 * cells * 3 + 4 * int(np.prod(shape, dtype=np.int64))  # E, H, J (worst), index, points
         from diamondlab.kernels.cuda import simulator_enabled
 
         free = None if simulator_enabled() else device_memory()[0]
@@ -92,13 +104,14 @@ class YeeCUDABackend(YeeCPUBackend):
         self.view = "Ez"
         self.set_physics()
 
-    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None) -> None:
+    def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "") -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
-        super().set_physics(materials, dipoles, probes, pml)
-        self.kernels = yee_cuda_kernels(self.params.order, pml=self.pml.width > 0,
+        super().set_physics(materials, dipoles, probes, pml, periodic)
+        self._stage_lists = {}  # the schedule follows periodic y
+        self.kernels = yee_cuda_kernels(self.params.order, pml=any(self.pml.axis_widths(self.periodic)),
                                         points=bool(self.ndipoles or self.nprobes), drude=self._drude)
         to = self._cuda.to_device
-        prof = axis_profiles(self.pml, self.shape, self.params.dt)
+        prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
         self._d_table = to(self.table.coefficients.ravel())
         self._d_index = to(self.table.index.ravel())
         self._d_j = to(self._j.ravel())
@@ -107,7 +120,8 @@ class YeeCUDABackend(YeeCPUBackend):
         bh, ah = _profiles(prof, "h")
         be, ae = _profiles(prof, "e")
         self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
-        self._d_points = tuple(to(a) for a in self._points)
+        cells = _point_cells(self._points, self.shape, self.halo)
+        self._d_points = (*(to(a) for a in self._points), to(cells))
         self.reset()
 
     def reset(self) -> None:
@@ -126,6 +140,7 @@ class YeeCUDABackend(YeeCPUBackend):
         for dev, host in ((self._e, e), (self._h, h)):
             padded = np.zeros(self._padded, np.float32)
             padded[self._interior] = host
+            wrap_halo(padded, self.halo, self.periodic)
             dev.copy_to_device(padded.ravel())
 
     def field_views(self):
@@ -236,7 +251,7 @@ class YeeCUDABackend(YeeCPUBackend):
     def _device_args(self, height: int, src_samples) -> tuple:
         src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
         rec = self._cuda.device_array((height, max(self.nprobes, 1)), np.float32)
-        return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec)
+        return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._device_args(nsteps, src_samples)
@@ -276,7 +291,7 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def _keep(self, args) -> None:
         if self.nprobes:
-            self._taken.append(args[-1])
+            self._taken.append(args[-3])  # rec, before the two periodic flags
 
     def take_traces(self) -> np.ndarray:
         rows, self._taken = self._taken, []

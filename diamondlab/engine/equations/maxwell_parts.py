@@ -48,16 +48,17 @@ from diamondlab.engine.scale.subdomain import (
 from diamondlab.maxwell.boundaries import CPML, AxisProfile
 from diamondlab.maxwell.materials import MaterialTable
 
-__all__ = ["MAXWELL", "CutCPML", "MaxwellParts", "axis_profiles"]
+__all__ = ["MAXWELL", "CutCPML", "MaxwellParts"]
 
 
 @dataclass(frozen=True)
 class CutCPML:
     """The CPML ``pml`` of a grid of ``whole`` cells as a part holding rows ``[held)`` along ``axis`` sees
-    it: the profiles of that axis cut (slots renumbered from 0), the others whole.
+    it: the profiles of that axis cut (slots renumbered from 0), the others whole; the widths (and so the
+    ``psi`` arrays' slot counts) the whole grid's.
 
     >>> cut = CutCPML(CPML(2), (10, 6, 6), 0, (1, 9))
-    >>> [p.layer.tolist() for p in axis_profiles(cut, (8, 6, 6), 0.5)][0]
+    >>> cut.axis_profiles((8, 6, 6), 0.5)[0].layer.tolist()
     [0, -1, -1, -1, -1, -1, -1, 1]
     """
 
@@ -70,8 +71,12 @@ class CutCPML:
     def width(self) -> int:
         return self.pml.width
 
-    def axis_profiles(self, dt: float) -> list[AxisProfile]:
-        profiles = axis_profiles(self.pml, self.whole, dt)
+    def axis_widths(self, periodic=()) -> tuple[int, int, int]:
+        return self.pml.axis_widths(periodic)
+
+    def axis_profiles(self, shape, dt: float, periodic=()) -> list[AxisProfile]:
+        """The whole grid's profiles, the cut axis's cut to the part's rows (``shape``: the part's)."""
+        profiles = self.pml.axis_profiles(self.whole, dt, periodic)
         lo, hi = self.held
         p = profiles[self.axis]
         cut = (np.ascontiguousarray(a[lo:hi]) for a in (p.b_e, p.a_e, p.b_h, p.a_h))
@@ -79,24 +84,12 @@ class CutCPML:
         return profiles
 
 
-def axis_profiles(pml, shape, dt: float) -> list[AxisProfile]:
-    """The profiles of the three axes of a grid of ``shape`` (a :class:`CutCPML`: of its part)."""
-    if isinstance(pml, CutCPML):
-        return pml.axis_profiles(dt)
-    return [pml.profiles(int(n), dt) for n in shape]
-
-
-def _layers(pml, shape) -> list[np.ndarray]:
-    """Which cells of each axis have a ``psi`` slot (the CPML's layer cells)."""
-    return [p.layer for p in axis_profiles(pml, shape, 1.0)]
-
-
 @dataclass(frozen=True)
 class MaxwellParts(EquationParts):
     """Maxwell's equations on the Yee grid (see the module contract).
 
     >>> from types import SimpleNamespace
-    >>> run = SimpleNamespace(pml=CPML(2), shape=(8, 6, 6), table=SimpleNamespace(drude=True))
+    >>> run = SimpleNamespace(pml=CPML(2), shape=(8, 6, 6), table=SimpleNamespace(drude=True), periodic="")
     >>> [(a.name, a.shape) for a in MAXWELL.layout(run, (8, 6, 6))][2:4]
     [('J', (3, 8, 6, 6)), ('psi_x', (4, 4, 6, 6))]
     >>> MAXWELL.ghost_rows(4, 16), MAXWELL.split_axis
@@ -111,18 +104,18 @@ class MaxwellParts(EquationParts):
         """``E``, ``H``, ``J`` (with a Drude medium), ``psi`` of the three axes, on a grid of ``shape`` (the
         backend's, or the whole grid of which it runs a part)."""
         nx, ny, nz = (int(n) for n in shape)
-        pml = backend.pml
+        pml, periodic = backend.pml, getattr(backend, "periodic", "")
         if tuple(shape) != tuple(backend.shape) and isinstance(pml, CutCPML):
             pml = pml.pml  # the whole grid's
-        w2 = max(2 * pml.width, 1)
+        wx, wy, wz = (max(2 * w, 1) for w in pml.axis_widths(periodic))
         cells = (3, nx, ny, nz)
         arrays = [StateArray(name, cells, (1, 2, 3), field=True) for name in ("E", "H")]
         if backend.table.drude:
             arrays.append(StateArray("J", cells, (1, 2, 3)))
-        lx, ly, lz = _layers(pml, (nx, ny, nz))
-        arrays += [StateArray("psi_x", (4, w2, ny, nz), (1, 2, 3), (lx, None, None)),
-                   StateArray("psi_y", (4, nx, w2, nz), (1, 2, 3), (None, ly, None)),
-                   StateArray("psi_z", (4, nx, ny, w2), (1, 2, 3), (None, None, lz))]
+        lx, ly, lz = (p.layer for p in pml.axis_profiles((nx, ny, nz), 1.0, periodic))
+        arrays += [StateArray("psi_x", (4, wx, ny, nz), (1, 2, 3), (lx, None, None)),
+                   StateArray("psi_y", (4, nx, wy, nz), (1, 2, 3), (None, ly, None)),
+                   StateArray("psi_z", (4, nx, ny, wz), (1, 2, 3), (None, None, lz))]
         return tuple(arrays)
 
     def current(self, state, view=None) -> np.ndarray:
@@ -133,10 +126,11 @@ class MaxwellParts(EquationParts):
         return state[c // 3][c % 3]
 
     def cut(self, physics: tuple, axis: int, held: tuple[int, int], owned: tuple[int, int]) -> PartPhysics:
-        """Cut ``set_physics`` arguments ``(table, points, probes, pml)`` of a Yee backend: a rasterised
-        :class:`~diamondlab.maxwell.materials.MaterialTable` of the whole grid, source points (dipoles,
-        TFSF corrections: ``position``, ``component``, ``row``), probes and a CPML."""
-        table, points, probes, pml = (tuple(physics) + (None, (), (), None))[:4]
+        """Cut ``set_physics`` arguments ``(table, points, probes, pml, periodic)`` of a Yee backend: a
+        rasterised :class:`~diamondlab.maxwell.materials.MaterialTable` of the whole grid, source points
+        (dipoles, TFSF corrections: ``position``, ``component``, ``row``), probes, a CPML and the periodic
+        axes (y, z: whole on every part)."""
+        table, points, probes, pml, periodic = tuple(physics) + (None, (), (), None, "")[len(physics):]
         probes = tuple(probes)
         columns = inside([p.position for p in probes], axis, owned)
         if table is None:
@@ -154,7 +148,7 @@ class MaxwellParts(EquationParts):
         seen = [dataclasses.replace(probes[i], position=shifted(probes[i].position, axis, held[0]))
                 for i in columns]
         cut_pml = CutCPML(pml if pml is not None else CPML(0), whole, axis, held)
-        return PartPhysics((part, mine, seen, cut_pml), None, columns, len(probes))
+        return PartPhysics((part, mine, seen, cut_pml, periodic), None, columns, len(probes))
 
 
 #: Maxwell's equations on the Yee grid: E, H, J, psi; two half steps a step; ranks split along x.

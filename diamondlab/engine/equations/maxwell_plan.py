@@ -6,14 +6,31 @@ Contract
 for the Maxwell equation: it normalises and checks, without allocating a
 field, the algorithm, the shape, DTS and Nt (Nt counts steps; a sweep is
 ``2 Nt`` half-step tiers), the scheme (:class:`~diamondlab.maxwell.scheme.YeeParameters`:
-order 2 or 4, the Courant limit of the order), the CPML width (both layers
-of an axis fit in it, with a cell between them), the materials' types, the
+order 2 or 4, the Courant limit of the order), the periodic axes, the CPML
+width (both layers of an axis fit in it, with a cell between them), the materials' types, the
 dipoles and probes (inside the grid; dipoles outside the CPML), the
 frequencies the sources carry (at least 2 cells a wavelength), and the
 backend and host memory.  The :class:`MaxwellPhysics` it holds gives the
 run loop of :class:`~diamondlab.engine.run.simulation.Simulation` what it
 needs (source samples, traces, quiet sources).  Every failure is a
 ``ValueError``/``TypeError`` naming the parameter.
+
+Boundaries: every face is a perfect conductor unless ``pml`` puts a CPML
+inside it or ``periodic`` makes its axis periodic.  ``periodic`` names the
+periodic axes, ``"y"``, ``"z"`` or ``("y", "z")`` (``"yz"``; as Meep's
+periodic cell, no Bloch phase); ``pml=W`` (or ``CPML(W)``) puts layers on
+every axis that is not periodic, ``CPML(W, axes="x")`` on the named ones
+only (naming a periodic axis is refused).  The usual slab cell is
+``periodic="yz", pml=CPML(12, axes="x")`` (or just ``pml=12``).  x cannot
+be periodic: DiamondTorre sweeps its stages from +x to -x in one pass, and a
+wrap in x would make the last (leftmost) torres feed the first (rightmost)
+ones of the same sweep.  A periodic y under DiamondTorre needs ``ny`` a
+multiple of the tile's period ``2R`` (``R = DTS * order / 2``): with DTS not
+given the largest default DTS that fits is taken, and ``algorithm="auto"``
+runs stepwise (with a warning) where none does; a DTS given that does not fit
+is refused.  Objects wrap across a
+periodic face (:func:`~diamondlab.maxwell.materials.periodic_images`); a
+plane wave's box spans a periodic axis whole (:mod:`diamondlab.maxwell.tfsf`).
 """
 
 from __future__ import annotations
@@ -37,13 +54,13 @@ from diamondlab.engine.run.plan import (
     device_shape_of,
 )
 from diamondlab.maxwell.boundaries import CPML
-from diamondlab.maxwell.materials import has_drude, material_table, source_coefficient
+from diamondlab.maxwell.materials import has_drude, material_table, periodic_images, source_coefficient
 from diamondlab.maxwell.scheme import YeeParameters
 from diamondlab.maxwell.sources import COMPONENTS, Dipole, PlaneWave, Probe
 from diamondlab.maxwell.tfsf import TFSF
 from diamondlab.numerics import validate_shape
 
-__all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan", "SourcePoint", "SourceRows"]
+__all__ = ["MAXWELL_BACKENDS", "MaxwellPhysics", "MaxwellPlan", "SourcePoint", "SourceRows", "periodic_axes"]
 
 #: Backends that run the Maxwell equation, by name.
 MAXWELL_BACKENDS = {
@@ -86,16 +103,20 @@ class SourceRows:
 class MaxwellPhysics:
     """The scene, dipoles, probes and CPML of a Maxwell run (checked; see the module contract)."""
 
-    def __init__(self, shape, params: YeeParameters, materials=(), sources=(), probes=(), pml=0):
+    def __init__(self, shape, params: YeeParameters, materials=(), sources=(), probes=(), pml=0,
+                 periodic=""):
         self.shape = shape
+        self.periodic = periodic = periodic_axes(periodic)
         self.materials = tuple(materials or ())
         self.sources = _listed(sources, "sources", (Dipole, PlaneWave))
         self.receivers = _listed(probes, "probes", Probe)
         self.pml = pml if isinstance(pml, CPML) else CPML(pml)
-        w = self.pml.width
-        if w and 2 * w >= min(shape):
+        self.pml_widths = widths = self.pml.axis_widths(periodic)
+        if any(2 * w >= n for w, n in zip(widths, shape, strict=True) if w):
             raise ValueError(f"pml must leave at least one cell between the layers of every axis: width "
-                             f"{w} on a grid of {shape} (at most {(min(shape) - 1) // 2})")
+                             f"{self.pml.width} on a grid of {shape} (at most "
+                             f"{(min(n for w, n in zip(widths, shape, strict=True) if w) - 1) // 2})")
+        self.scene = periodic_images(self.materials, shape, periodic)  # the objects as rasterised
         for what, points in (("sources", self.sources), ("probes", self.receivers)):
             for i, p in enumerate(points):
                 if isinstance(p, PlaneWave):
@@ -104,12 +125,15 @@ class MaxwellPhysics:
                     raise ValueError(f"{what}[{i}] at {p.position} lies outside the grid {shape}")
         dipoles = [(i, d) for i, d in enumerate(self.sources) if isinstance(d, Dipole)]
         for i, d in dipoles:
-            if any(c in (0, n - 1) for c, n in zip(d.position, shape, strict=True)):
+            walls = [(c, n) for c, n, a in zip(d.position, shape, "xyz", strict=True) if a not in periodic]
+            if any(c in (0, n - 1) for c, n in walls):
                 raise ValueError(f"sources[{i}] at {d.position} lies on the grid's outer plane (a perfect "
                                  "conductor): move it inside")
-            if w and any(c < w or c >= n - w for c, n in zip(d.position, shape, strict=True)):
-                raise ValueError(f"sources[{i}] at {d.position} lies in the CPML (pml={w} cells on every "
-                                 "face): move it inside")
+            if any(c < w or c >= n - w for c, n, w in zip(d.position, shape, widths, strict=True)):
+                axes = "".join(a for a, w in zip("xyz", widths, strict=True) if w)
+                where = "on every face" if axes == "xyz" else f"on the faces of {axes}"
+                raise ValueError(f"sources[{i}] at {d.position} lies in the CPML (pml={self.pml.width} cells "
+                                 f"{where}): move it inside")
         for i, d in enumerate(self.sources):
             top = d.waveform.max_frequency
             if top * params.spacing > 0.5:
@@ -118,10 +142,10 @@ class MaxwellPhysics:
         self.params = params
         self.drude = has_drude(self.materials)
         # what a dipole's unit current adds to its E component in a step: -cb of its cell
-        self.dipole_factors = {i: -source_coefficient(self.materials, COMPONENTS.index(d.component),
+        self.dipole_factors = {i: -source_coefficient(self.scene, COMPONENTS.index(d.component),
                                                       d.position, params.dt) for i, d in dipoles}
         # the plane waves' corrections (checked: the box on the grid, off the CPML, in one medium)
-        self.tfsf = {i: TFSF(d, shape, params, self.materials, w, name=f"sources[{i}]")
+        self.tfsf = {i: TFSF(d, shape, params, self.scene, widths, name=f"sources[{i}]", periodic=periodic)
                      for i, d in enumerate(self.sources) if isinstance(d, PlaneWave)}
         points, owner, self._rows = [], [], {}
         for i, d in enumerate(self.sources):
@@ -171,13 +195,58 @@ class MaxwellPhysics:
 
     def summary(self) -> str:
         parts = [f"{len(self.materials)} object{'s' if len(self.materials) != 1 else ''}"]
-        if self.pml.width:
-            parts.append(f"CPML {self.pml.width}")
+        if any(self.pml_widths):
+            parts.append(f"CPML {self.pml.width}" + (f" on {self.pml.axes}" if self.pml.axes else ""))
+        if self.periodic:
+            parts.append(f"periodic {self.periodic}")
         dipoles = [d for d in self.sources if isinstance(d, Dipole)]
         waves = [d for d in self.sources if isinstance(d, PlaneWave)]
         parts += [f"{len(p)} {n}" for n, p in (("dipoles", dipoles), ("plane waves", waves),
                                                 ("probes", self.receivers)) if p]
         return ", ".join(parts)
+
+
+def periodic_axes(periodic) -> str:
+    """The periodic axes as a string (``""``, ``"y"``, ``"z"``, ``"yz"``) from ``"yz"``, ``("y", "z")``, None.
+
+    >>> periodic_axes(("z", "y")), periodic_axes(None)
+    ('yz', '')
+    >>> periodic_axes("x")
+    Traceback (most recent call last):
+    ...
+    ValueError: periodic: x cannot be periodic: DiamondTorre sweeps its stages from +x to -x in one pass, ...
+    """
+    if periodic is None:
+        return ""
+    items = list(periodic) if isinstance(periodic, str) else periodic
+    try:
+        items = [str(a) for a in items] if all(isinstance(a, str) for a in items) else None
+    except TypeError:
+        items = None
+    if items is None or any(a not in "xyz" or len(a) != 1 for a in items) or len(set(items)) != len(items):
+        raise ValueError(f"periodic must name axes among 'y' and 'z' once each (e.g. 'yz' or ('y', 'z')); "
+                         f"got {periodic!r}")
+    if "x" in items:
+        raise ValueError("periodic: x cannot be periodic: DiamondTorre sweeps its stages from +x to -x in "
+                         "one pass, and a wrap in x would make the leftmost torres depend on the rightmost "
+                         "ones of the same sweep; make y and/or z periodic (a slab's normal along x)")
+    return "".join(a for a in "yz" if a in items)
+
+
+def _periodic_size(order: int, ny: int, asked, default: int) -> tuple[int, str]:
+    """DTS under a periodic y: ``asked`` if ``2R`` divides ``ny``, else the largest DTS up to ``default``
+    that does (when DTS was not given); with what is wrong where none fits (``""`` if fine)."""
+    shs = order // 2
+    rule = f"periodic y under DiamondTorre needs ny a multiple of 2R = {order} * DTS (the tiles' period in y)"
+    if asked is not None:
+        if ny % (2 * shs * asked):
+            return asked, f"{rule}: 2R = {2 * shs * asked} for DTS={asked}, got ny={ny}; pick a DTS with " \
+                          f"{2 * shs} * DTS dividing ny, or change ny"
+        return asked, ""
+    for s in range(default, 0, -1):
+        if ny % (2 * shs * s) == 0:
+            return s, ""
+    return default, f"{rule}: ny={ny} is not a multiple of {2 * shs} (DTS=1)"
 
 
 def _backend_class(name: str):
@@ -191,9 +260,9 @@ def _state_bytes(shape, physics: MaxwellPhysics) -> int:
     reach = physics.params.reach
     cells = int(np.prod([n + 2 * reach for n in shape], dtype=np.int64))
     drude = physics.drude
-    w = physics.pml.width
+    wx, wy, wz = physics.pml_widths
     nx, ny, nz = shape
-    psi = 16 * 2 * w * (ny * nz + nx * nz + nx * ny)
+    psi = 16 * 2 * (wx * ny * nz + wy * nx * nz + wz * nx * ny)
     return cells * 12 * (2 + drude) + 3 * nx * ny * nz + psi
 
 
@@ -221,7 +290,10 @@ class MaxwellPlan(PlanCore):
     def table(self):
         """The scene rasterised on the whole grid (:func:`~diamondlab.maxwell.materials.material_table`,
         the grid's faces PEC): what the backend, each window and each MPI rank run (cut to their rows)."""
-        return material_table(self.physics.materials, self.shape, self.params.dt, pec_faces=True)
+        periodic = self.physics.periodic
+        walls = "".join(a for a in "xyz" if a not in periodic)
+        return material_table(periodic_images(self.physics.materials, self.shape, periodic), self.shape,
+                              self.params.dt, pec_faces=walls)
 
     def make_backend(self):
         """Allocate the fields (through a calculation window, or this MPI rank's slab, as
@@ -229,14 +301,14 @@ class MaxwellPlan(PlanCore):
         scene, the dipoles, the probes and the CPML."""
         backend = self.assemble_backend()
         ph = self.physics
-        backend.set_physics(self.table, ph.source_points.points, ph.receivers, ph.pml)
+        backend.set_physics(self.table, ph.source_points.points, ph.receivers, ph.pml, ph.periodic)
         return backend
 
     @classmethod
     def build(cls, shape=(64, 64, 64), order: int = 2, *, size=None, nt=None, courant=None, dt=None,
               spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto", materials=(),
-              sources=(), probes=(), pml=0, backend_options=None, comm=None, window=None, window_dir=None,
-              halo: str = "auto") -> MaxwellPlan:
+              sources=(), probes=(), pml=0, periodic="", backend_options=None, comm=None, window=None,
+              window_dir=None, halo: str = "auto") -> MaxwellPlan:
         """Normalise and check a Maxwell run (see the module contract); ``comm``, ``window``, ``window_dir``
         and ``halo`` as for the acoustic :class:`~diamondlab.engine.run.plan.RunPlan` (MPI ranks split x)."""
         if algorithm not in ALGORITHM_CHOICES:
@@ -247,7 +319,7 @@ class MaxwellPlan(PlanCore):
                                       or value < 1):
                 raise ValueError(f"{name} must be an int >= 1 (default: the backend's); got {value!r}")
         params = YeeParameters(order=order, courant=courant, dt=dt, spacing=spacing)
-        physics = MaxwellPhysics(shape, params, materials, sources, probes, pml)
+        physics = MaxwellPhysics(shape, params, materials, sources, probes, pml, periodic)
         if backend != "auto" and backend not in MAXWELL_BACKENDS:
             raise ValueError(f"backend must be one of {('auto', *MAXWELL_BACKENDS)} for the Maxwell "
                              f"equation; got {backend!r}")
@@ -274,8 +346,6 @@ class MaxwellPlan(PlanCore):
             # "auto" picked the GPU, which cannot run this problem (a column over a block, no memory left)
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=4)
             plan = cls._tiled("cpu", shape, params, algorithm, physics, size, nt, scale)
-        if algorithm == "auto" and plan.algorithm == "stepwise":
-            warnings.warn(f"algorithm 'auto' runs stepwise: {plan.algorithm_reason}", stacklevel=3)
         return plan
 
     @classmethod
@@ -285,14 +355,23 @@ class MaxwellPlan(PlanCore):
         where not given: DTS fitted to what one device holds), checked by the backend on the device's
         shape, the window's ghost rows, every rank's slab."""
         bclass = _backend_class(name)
-        reason = "asked for"
+        asked, given, reason = algorithm, size, "asked for"
         if algorithm == "auto":
             algorithm, reason = bclass.AUTO
+            if algorithm == "stepwise":
+                warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=4)
         ranks = 1 if scale["comm"] is None else scale["comm"].size
         held = device_shape_of(shape, params.order, 0, ranks, 0, scale["window"], False, bclass.PARTS)
         default_size, default_nt = bclass.default_tiling(params.order)
         size = max(1, min(default_size, min(held[:2]) // params.order)) if size is None else int(size)
         nt = default_nt if nt is None else int(nt)
+        if "y" in physics.periodic and algorithm == "diamondtorre":
+            size, problem = _periodic_size(params.order, shape[1], given, size)
+            if problem and asked == "auto" and given is None:
+                warnings.warn(f"algorithm 'auto': {problem}; running stepwise", stacklevel=4)
+                algorithm, reason = "stepwise", problem
+            elif problem:
+                raise ValueError(f"{problem}; or algorithm='stepwise'")
         plan = cls(shape, params, algorithm, name, size, nt, MappingProxyType({}), physics, reason, **scale)
         if scale["window"] is not None:
             check_window(bclass, params, shape, nt, scale["window"])

@@ -43,7 +43,11 @@ class MaxwellSimulation(Simulation):
     sources : sequence of :class:`~diamondlab.maxwell.sources.Dipole`
     probes : sequence of :class:`~diamondlab.maxwell.sources.Probe`
     pml : int or :class:`~diamondlab.maxwell.boundaries.CPML`
-        CPML width in cells on every face (0: the perfect conductor beyond the grid).
+        CPML width in cells on every face of the axes that are not periodic (0: the perfect conductor
+        beyond the grid); ``CPML(width, axes="x")`` on the faces of the named axes only.
+    periodic : str or sequence of str
+        The periodic axes: ``"y"``, ``"z"`` or ``("y", "z")`` (x cannot be: see
+        :mod:`~diamondlab.engine.equations.maxwell_plan`); under DiamondTorre ``ny`` a multiple of ``2R``.
     backend, algorithm : str
         ``"auto"``/``"cpu"``; ``"auto"``/``"diamondtorre"``/``"stepwise"`` (bit for bit the same).
     comm, window, window_dir, halo
@@ -65,15 +69,15 @@ class MaxwellSimulation(Simulation):
 
     def __init__(self, shape=(64, 64, 64), order: int = 2, *, equation: str = "maxwell", size=None, nt=None,
                  courant=None, dt=None, spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto",
-                 materials=(), sources=(), probes=(), pml=0, step: int = 0, comm=None, window=None,
-                 window_dir=None, halo: str = "auto"):
+                 materials=(), sources=(), probes=(), pml=0, periodic="", step: int = 0, comm=None,
+                 window=None, window_dir=None, halo: str = "auto"):
         if equation != "maxwell":
             raise ValueError(f"MaxwellSimulation runs equation='maxwell'; got {equation!r}")
         self._check_start(None, None, step)
         plan = MaxwellPlan.build(shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing,
                                  backend=backend, algorithm=algorithm, materials=materials, sources=sources,
-                                 probes=probes, pml=pml, comm=comm, window=window, window_dir=window_dir,
-                                 halo=halo)
+                                 probes=probes, pml=pml, periodic=periodic, comm=comm, window=window,
+                                 window_dir=window_dir, halo=halo)
         self._start(plan, "zero", None, step)
 
     equation = "maxwell"
