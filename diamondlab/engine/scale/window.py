@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper, planes_of
-from diamondlab.engine.scale.subdomain import PartPhysics, rows_index
+from diamondlab.engine.scale.subdomain import PartPhysics, rows_index, rows_size
 
 __all__ = [
     "STREAMED_BACKENDS", "StreamGroup", "WindowBackend", "bytes_per_cell", "check_window_dir",
@@ -299,14 +299,15 @@ class WindowBackend(Wrapper):
             self._state = host_arrays([a.shape for a in layout], self._directory)
 
     def bytes_per_sweep(self) -> int:
-        """Bytes a sweep moves across the bus: both levels of every window, in and out."""
-        nx, ny, nz = self.shape
-        return round(bytes_per_cell(nx, self.window, len(self.chunks)) * nx * ny * nz)
+        """Bytes a sweep moves across the bus: every state array's rows of every window, in and out (the
+        acoustic equation: both levels; Maxwell's: E, H, the Drude current and psi)."""
+        return 8 * sum(rows_size(self.layout, 0, e0, e1) for e0, e1, _, _ in self.chunks)
 
     def traffic(self) -> dict:
         """What a sweep moves across the bus (:func:`describe_traffic` says it in words)."""
-        moved = bytes_per_cell(self.shape[0], self.window, len(self.chunks))
-        return {"windows": len(self.chunks), "bytes_per_cell_sweep": moved, "overlapped": False}
+        nx, ny, nz = self.shape
+        return {"windows": len(self.chunks), "bytes_per_cell_sweep": self.bytes_per_sweep() / (nx * ny * nz),
+                "overlapped": False}
 
     # ------------------------------------------------------------ the backend contract
     def state_views(self):
