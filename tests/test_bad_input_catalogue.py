@@ -701,7 +701,8 @@ MAXWELL_RECORD_ROWS = [
     ("mx initial other courant", [*MX_RECORD, "{mx}", "--courant", "0.3"],
      "differs from this run's 0.3 (the Courant number or the spacing differs)"),
     ("mx initial other pml", [*MAXWELL, "--pml", "3", "--initial", "{mx}"],
-     "the record's pml CPML(width=2, grading=3.0, alpha_max=0.05, sigma_ratio=0.5) differs from this run's "
+     "the record's pml CPML(width=2, grading=3.0, alpha_max=0.05, sigma_ratio=0.75, axes=None) differs "
+     "from this run's "
      "CPML(width=3"),
     ("mx initial other materials", [*MAXWELL, "--scene", "{sphere}", "--initial", "{mx}"],
      "the record was made with other materials (another scene) than this run's: give the scene it was saved "
@@ -865,3 +866,42 @@ def test_issue28_cli_refuses_a_bad_eps_averaging_in_the_scene(
         scene, text, files, tmp_path, monkeypatch, capsys, no_work, no_yee_work
     )
 # ---------------------------------------------------------------- end of issue 28 (mie)
+
+
+# ---------------------------------------------------------------- issue 28 (scale): Maxwell window and ranks
+class _FakeComm:
+    """What the plan reads of a communicator (its checks run before any message)."""
+
+    def __init__(self, size, rank=0):
+        self.size, self.rank = size, rank
+
+
+MAXWELL_SCALE_ROWS = [
+    ("window below the ghost rows", {"window": 32, "nt": 4, "order": 4},
+     "window must hold more than 2 x 16 ghost rows (the rows a sweep of Nt steps reads beyond a window, on "
+     "each side): window >= 33; got 32"),
+    ("window not an int", {"window": 2.5}, "window must be an int >= 1 (x rows the device holds at a time)"),
+    ("window and comm", {"window": 40, "comm": _FakeComm(2)}, "window and comm together are not built yet"),
+    ("window_dir without window", {"window_dir": "."},
+     "window_dir keeps a calculation window's fields in files"),
+    ("more ranks than x rows", {"comm": _FakeComm(80)},
+     "80 MPI ranks need nx >= 80 (one row each at least); got nx=60"),
+    ("slab too thin for the tile", {"comm": _FakeComm(12), "size": 6},
+     "comm: rank 0 of 12 holds 9 of nx=60 rows (owned and ghost rows), too few for this tile"),
+    ("halo unknown", {"comm": _FakeComm(2), "halo": "nvlink"},
+     "halo must be one of ('auto', 'host', 'peer')"),
+    ("halo peer on the CPU", {"comm": _FakeComm(2), "halo": "peer"},
+     "halo='peer' (GPU to GPU) needs GPU ranks; backend 'cpu'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kwargs", "text"), _rows(MAXWELL_SCALE_ROWS))
+def test_issue28_maxwell_window_and_ranks_refuse_bad_input_before_any_allocation(kwargs, text, no_yee_work):
+    import re
+
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+
+    kw = {"order": 2, "size": 1, "nt": 2, **kwargs}
+    with pytest.raises(ValueError, match=re.escape(text)):
+        MaxwellPlan.build((60, 18, 14), kw.pop("order"), backend="cpu", **kw)
+# ---------------------------------------------------------------- end of issue 28 (scale)

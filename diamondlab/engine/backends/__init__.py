@@ -25,8 +25,9 @@ offers::
     step(nsteps[, src_samples])   # queue stepwise time stepping
     sweep(height[, src_samples])  # queue one DiamondTorre sweep, 1 <= height <= nt
     take_traces()            # receiver values recorded since the last call (waits for the work)
-    get_rows(y0, y1)         # both levels' rows [y0, y1) along y: a host (2, nx, y1 - y0, nz) array
-    set_rows(y0, y1, rows)   # the inverse (the ghost rows of an MPI slab)
+    state_layout(), state_views(), state(), set_state(arrays)   # every state array (window, MPI)
+    get_rows(lo, hi)         # rows [lo, hi) of the state along the split axis: flat host float32
+    set_rows(lo, hi, rows)   # the inverse (the ghost rows of an MPI slab)
     agree(flags)             # clock-based decisions made common to the processes of a run (MPI)
     synchronize()            # wait until queued work is done (timing)
     options                  # the speed options in force (a dict; may be empty)
@@ -60,6 +61,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from diamondlab.engine.scale.subdomain import ACOUSTIC, EquationParts, rows_index, rows_size
+
 __all__ = [
     "BACKENDS", "Backend", "Wrapper", "available_backends", "get_backend", "planes_of", "register_backend",
     "resolve_backend",
@@ -78,6 +81,8 @@ class Backend(abc.ABC):
     #: Whether it offers ``pack_rows``/``unpack_rows`` on device buffers that CUDA IPC can reach
     #: (:class:`~diamondlab.engine.scale.halo.PeerHalo`: MPI ghost rows from GPU to GPU).
     PEER_HALO: ClassVar[bool] = False
+    #: The equation as the window and the MPI ranks see it (:mod:`~diamondlab.engine.scale.subdomain`).
+    PARTS: ClassVar[EquationParts] = ACOUSTIC
 
     # ------------------------------------------------------------ class facts
     @staticmethod
@@ -185,15 +190,54 @@ class Backend(abc.ABC):
         """Writable host views ``(u^{n-1}, u^n)`` of the two levels, or ``(None, None)`` (not on the host)."""
         return None, None
 
-    def get_rows(self, y0: int, y1: int):
-        """Rows ``[y0, y1)`` along y of ``(u^{n-1}, u^n)``: a host ``(2, nx, y1 - y0, nz)`` float32 array,
-        valid until the next call (the halo an MPI neighbour needs)."""
-        return np.stack([level[:, y0:y1] for level in self.field_views()])
+    # ------------------------------------------------------------ the state, by rows (window, MPI ranks)
+    def state_layout(self, shape=None) -> tuple:
+        """The state arrays of this run's physics on a grid of ``shape`` (default: the backend's):
+        :meth:`~diamondlab.engine.scale.subdomain.EquationParts.layout` of :attr:`PARTS`."""
+        return self.PARTS.layout(self, self.shape if shape is None else shape)
 
-    def set_rows(self, y0: int, y1: int, rows) -> None:
-        """Write ``rows`` (as :meth:`get_rows` returns them) into rows ``[y0, y1)`` of both levels."""
-        for level, values in zip(self.field_views(), rows, strict=True):
-            level[:, y0:y1] = values
+    def state_views(self):
+        """Writable host views of the state arrays (:meth:`state_layout`), or None (not on the host)."""
+        views = self.field_views()
+        return None if views[0] is None else tuple(views)
+
+    def state(self) -> tuple:
+        """Host copies of the state arrays."""
+        return tuple(self.fields())
+
+    def set_state(self, arrays) -> None:
+        """Write the state arrays (host arrays as :meth:`state` returns them)."""
+        self.set_fields(*arrays)
+
+    def _row_pieces(self, lo: int, hi: int, views) -> list:
+        """``(view, index)`` of rows ``[lo, hi)`` along the split axis in each of the state's ``views``."""
+        axis = self.PARTS.split_axis
+        pieces = [(v, rows_index(a, axis, lo, hi)) for a, v in zip(self.state_layout(), views, strict=True)]
+        return [(v, i) for v, i in pieces if i is not None]
+
+    def rows_size(self, lo: int, hi: int) -> int:
+        """Floats in :meth:`get_rows` of rows ``[lo, hi)``."""
+        return rows_size(self.state_layout(), self.PARTS.split_axis, lo, hi)
+
+    def get_rows(self, lo: int, hi: int):
+        """Rows ``[lo, hi)`` along the split axis (:attr:`PARTS`) of every state array, flat float32 on the
+        host, valid until the next call (the halo an MPI neighbour needs; a backend whose state is on a
+        device copies it all here unless it moves only the rows)."""
+        views = self.state_views()
+        pieces = self._row_pieces(lo, hi, self.state() if views is None else views)
+        return np.concatenate([v[i].ravel() for v, i in pieces])
+
+    def set_rows(self, lo: int, hi: int, rows) -> None:
+        """Write ``rows`` (as :meth:`get_rows` returns them) into rows ``[lo, hi)`` of the state."""
+        views = self.state_views()
+        state = self.state() if views is None else views
+        rows, at = np.asarray(rows).reshape(-1), 0
+        for v, i in self._row_pieces(lo, hi, state):
+            n = v[i].size
+            v[i] = rows[at:at + n].reshape(v[i].shape)
+            at += n
+        if views is None:
+            self.set_state(state)
 
     def set_physics(self, medium=None, sources=(), receivers=()) -> None:  # pragma: no cover - contract
         raise NotImplementedError(f"backend {self.name!r} does not run velocity models, sponges, sources "

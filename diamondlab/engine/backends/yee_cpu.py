@@ -23,10 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.engine.equations.maxwell_parts import MAXWELL
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.yee_cpu import column_materials, yee_cpu_kernels
 from diamondlab.maxwell.boundaries import CPML
-from diamondlab.maxwell.materials import material_table, periodic_images
+from diamondlab.maxwell.materials import MaterialTable, material_table, periodic_images
 from diamondlab.maxwell.sources import COMPONENTS
 
 __all__ = ["PSI_NAMES", "YeeCPUBackend", "wrap_halo"]
@@ -88,6 +89,7 @@ class YeeCPUBackend(Backend):
     AUTO = ("diamondtorre", "DiamondTorre, the default")
 
     name = "cpu"
+    PARTS = MAXWELL
     #: (DTS, Nt) per order: tiles of radius 8 to 12 cells, Nt in steps (2 Nt tiers)
     TILING = {2: (8, 16), 4: (4, 16)}
 
@@ -119,21 +121,25 @@ class YeeCPUBackend(Backend):
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml: CPML | None = None,
                     periodic: str = "", monitors=None, eps_averaging: bool = True) -> None:
-        """The scene (objects of :mod:`diamondlab.maxwell.materials`), the dipoles and probes
-        (:mod:`diamondlab.maxwell.sources`), the CPML, the periodic axes (``"y"``, ``"z"``, ``"yz"``:
-        checked by the plan) and the monitors' points (a
+        """The scene (objects of :mod:`diamondlab.maxwell.materials`, or their rasterised table: a window's or
+        an MPI rank's cut), the dipoles and probes (:mod:`diamondlab.maxwell.sources`), the CPML (or a
+        part's, :class:`~diamondlab.engine.equations.maxwell_parts.CutCPML`), the periodic axes (``"y"``,
+        ``"z"``, ``"yz"``: checked by the plan) and the monitors' points (a
         :class:`~diamondlab.maxwell.monitors.MonitorLayout`: recorded after the probes, transformed each
-        sweep; ``eps_averaging``: the subpixel averaging of dielectric interfaces); fields, currents, ``psi``
-        and the DFT sums start at zero."""
+        sweep; ``eps_averaging``: the subpixel averaging of dielectric interfaces, where a scene is given);
+        fields, currents, ``psi`` and the DFT sums start at zero."""
         dt = self.params.dt
         if "x" in periodic:
             raise ValueError("periodic: x cannot be periodic (DiamondTorre sweeps x in one pass)")
         self.periodic = "".join(a for a in "yz" if a in periodic)
         self._wrap = ("y" in self.periodic, "z" in self.periodic)
         self._schedules = {}
-        walls = "".join(a for a in "xyz" if a not in self.periodic)
-        self.table = material_table(periodic_images(materials, self.shape, self.periodic), self.shape, dt,
-                                    pec_faces=walls, eps_averaging=eps_averaging)
+        if isinstance(materials, MaterialTable):
+            self.table = materials
+        else:
+            walls = "".join(a for a in "xyz" if a not in self.periodic)
+            self.table = material_table(periodic_images(materials, self.shape, self.periodic), self.shape, dt,
+                                        pec_faces=walls, eps_averaging=eps_averaging)
         self._drude = self.table.drude
         self._j = np.zeros(self._padded if self._drude else (3, 1, 1, 1), dtype=np.float32)
         pml = pml or CPML(0)
@@ -214,29 +220,37 @@ class YeeCPUBackend(Backend):
         return self._e[self._interior], self._h[self._interior]
 
     def state_names(self) -> tuple[str, ...]:
-        """The arrays of :meth:`state`: ``E``, ``H``, ``J`` with a Drude medium, ``psi_x/y/z`` with a CPML."""
+        """The arrays of :meth:`named_state`: ``E``, ``H``, ``J`` with a Drude medium, ``psi_x/y/z`` with a
+        CPML."""
         return ("E", "H", *(("J",) if self._drude else ()), *(PSI_NAMES if self.pml.width else ()))
 
-    def state(self) -> dict[str, np.ndarray]:
-        """Host copies of everything the next step reads (see :meth:`state_names`): ``E``, ``H`` and the
-        Drude current ``J`` as ``(3, nx, ny, nz)``, each axis's CPML ``psi`` as the kernels hold it."""
-        e, h = self.fields()
-        out = {"E": e, "H": h}
-        if self._drude:
-            out["J"] = self._j[self._interior].copy()
-        if self.pml.width:
-            out.update((name, p.copy()) for name, p in zip(PSI_NAMES, self._psi, strict=True))
-        return out
+    def state_views(self):
+        """``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi``
+        (:mod:`~diamondlab.engine.equations.maxwell_parts`)."""
+        currents = (self._j[self._interior],) if self._drude else ()
+        return (*self.field_views(), *currents, *self._psi)
 
-    def set_state(self, state) -> None:
-        """Set what :meth:`state` returned (checked by the caller; after :meth:`reset`: a ``J`` or ``psi``
-        not given stays zero)."""
-        self.set_fields(state["E"], state["H"])
-        if self._drude and "J" in state:
-            self._j[self._interior] = state["J"]
-        for name, p in zip(PSI_NAMES, self._psi, strict=True):
-            if self.pml.width and name in state:
-                p[...] = state[name]
+    def state(self) -> tuple:
+        return tuple(np.array(a) for a in self.state_views())
+
+    def set_state(self, arrays) -> None:
+        for mine, values in zip(self.state_views(), arrays, strict=True):
+            mine[...] = values
+
+    def named_state(self) -> dict[str, np.ndarray]:
+        """:meth:`state` by name (see :meth:`state_names`): ``E``, ``H`` and the Drude current ``J`` as
+        ``(3, nx, ny, nz)``, each axis's CPML ``psi`` as the kernels hold it."""
+        arrays = self.state()
+        names = ("E", "H", *(("J",) if self._drude else ()), *PSI_NAMES)
+        return {n: a for n, a in zip(names, arrays, strict=True) if n in self.state_names()}
+
+    def set_named_state(self, state) -> None:
+        """Set what :meth:`named_state` returned (checked by the caller; after :meth:`reset`: a ``J`` or
+        ``psi`` not given stays zero)."""
+        names = ("E", "H", *(("J",) if self._drude else ()), *PSI_NAMES)
+        arrays = [state[n] if n in state and n in self.state_names() else a
+                  for n, a in zip(names, self.state(), strict=True)]
+        self.set_state(arrays)
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return self._e[self._interior].copy(), self._h[self._interior].copy()

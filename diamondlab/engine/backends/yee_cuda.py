@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
-from diamondlab.engine.backends.yee_cpu import PSI_NAMES, YeeCPUBackend, wrap_halo
+from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
 
@@ -174,26 +174,63 @@ class YeeCUDABackend(YeeCPUBackend):
     def field_views(self):
         return None, None
 
-    def state(self) -> dict[str, np.ndarray]:
-        """As on the CPU, copied from the device."""
-        e, h = self.fields()
-        out = {"E": e, "H": h}
+    def _device_state(self) -> tuple:
+        """The state arrays on the device (flat), as :meth:`state_views` orders them on the CPU."""
+        return (self._e, self._h, *((self._d_j,) if self._drude else ()), *self._d_psi)
+
+    def state_views(self):
+        return None
+
+    def state(self) -> tuple:
+        """Host copies of ``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi``."""
+        out = list(self.fields())
         if self._drude:
-            out["J"] = np.ascontiguousarray(self._d_j.copy_to_host().reshape(self._padded)[self._interior])
-        if self.pml.width:
-            out.update((name, p.copy_to_host()) for name, p in zip(PSI_NAMES, self._d_psi, strict=True))
+            out.append(np.ascontiguousarray(self._d_j.copy_to_host().reshape(self._padded)[self._interior]))
+        return (*out, *(p.copy_to_host() for p in self._d_psi))
+
+    # ghost rows of MPI ranks (split along x): whole runs of each device array, copied as they lie
+    def _row_blocks(self, lo: int, hi: int) -> list:
+        """Device views of x rows ``[lo, hi)`` of every state array: a contiguous block per component of
+        ``E``, ``H``, ``J`` (with their y and z padding, zero) and per plane of each ``psi``."""
+        from diamondlab.engine.scale.subdomain import rows_index
+
+        _, px, py, pz = self._padded
+        plane, m = py * pz, self.halo
+        blocks = [dev[c * px * plane + (lo + m) * plane: c * px * plane + (hi + m) * plane]
+                  for dev in self._device_state()[:3 if self._drude else 2] for c in range(3)]
+        for a, dev in zip(self.state_layout()[-3:], self._d_psi, strict=True):
+            index = rows_index(a, 0, lo, hi)
+            if index is not None:
+                blocks += [dev[k, index[1]] for k in range(dev.shape[0])]
+        return blocks
+
+    def rows_size(self, lo: int, hi: int) -> int:
+        return sum(int(b.size) for b in self._row_blocks(lo, hi))
+
+    def get_rows(self, lo: int, hi: int) -> np.ndarray:
+        """x rows ``[lo, hi)`` of the state on the host: only those rows cross the bus."""
+        blocks = self._row_blocks(lo, hi)
+        out, at = np.empty(sum(int(b.size) for b in blocks), np.float32), 0
+        for b in blocks:
+            b.copy_to_host(out[at:at + b.size].reshape(b.shape))
+            at += b.size
         return out
 
-    def set_state(self, state) -> None:
-        """As on the CPU, copied to the device."""
-        self.set_fields(state["E"], state["H"])
-        if self._drude and "J" in state:
-            padded = np.zeros(self._padded, np.float32)
-            padded[self._interior] = state["J"]
-            self._d_j.copy_to_device(padded.ravel())
-        for name, p in zip(PSI_NAMES, self._d_psi, strict=True):
-            if self.pml.width and name in state:
-                p.copy_to_device(np.ascontiguousarray(state[name], dtype=np.float32))
+    def set_rows(self, lo: int, hi: int, rows) -> None:
+        rows, at = np.ascontiguousarray(rows, dtype=np.float32).reshape(-1), 0
+        for b in self._row_blocks(lo, hi):
+            b.copy_to_device(rows[at:at + b.size].reshape(b.shape))
+            at += b.size
+
+    def set_state(self, arrays) -> None:
+        arrays = list(arrays)
+        self.set_fields(arrays[0], arrays[1])
+        for dev, host in zip(self._device_state()[2:], arrays[2:], strict=True):
+            if dev is self._d_j:
+                padded = np.zeros(self._padded, np.float32)
+                padded[self._interior] = host
+                host = padded.ravel()
+            dev.copy_to_device(np.ascontiguousarray(host, dtype=np.float32))
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return tuple(np.ascontiguousarray(f.copy_to_host().reshape(self._padded)[self._interior])

@@ -38,6 +38,7 @@ plane wave's box spans a periodic axis whole (:mod:`diamondlab.maxwell.tfsf`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import warnings
 from dataclasses import dataclass
@@ -47,9 +48,16 @@ from typing import NamedTuple
 import numpy as np
 
 from diamondlab.engine.measure.memory import check_host_memory
-from diamondlab.engine.run.plan import ALGORITHM_CHOICES, PlanCore
+from diamondlab.engine.run.plan import (
+    ALGORITHM_CHOICES,
+    PlanCore,
+    check_scale,
+    check_window,
+    claim_ranks,
+    device_shape_of,
+)
 from diamondlab.maxwell.boundaries import CPML
-from diamondlab.maxwell.materials import has_drude, periodic_images, source_coefficient
+from diamondlab.maxwell.materials import has_drude, material_table, periodic_images, source_coefficient
 from diamondlab.maxwell.monitors import MONITORS, monitor_layout
 from diamondlab.maxwell.scheme import YeeParameters
 from diamondlab.maxwell.sources import COMPONENTS, Dipole, PlaneWave, Probe
@@ -284,9 +292,6 @@ class MaxwellPlan(PlanCore):
     """
 
     equation = "maxwell"
-    comm = None
-    ranks = 1
-    window = None
 
     @property
     def host_bytes(self) -> int:
@@ -298,21 +303,33 @@ class MaxwellPlan(PlanCore):
     def backend_class(self):
         return _backend_class(self.backend)
 
+    @functools.cached_property
+    def table(self):
+        """The scene rasterised on the whole grid (:func:`~diamondlab.maxwell.materials.material_table`,
+        the grid's faces PEC): what the backend, each window and each MPI rank run (cut to their rows)."""
+        periodic = self.physics.periodic
+        walls = "".join(a for a in "xyz" if a not in periodic)
+        return material_table(periodic_images(self.physics.materials, self.shape, periodic), self.shape,
+                              self.params.dt, pec_faces=walls, eps_averaging=self.physics.eps_averaging)
+
     def make_backend(self):
-        """Allocate the fields and hand the backend the scene, the dipoles, the probes, the CPML and the
-        monitors."""
-        backend = self.backend_class.from_plan(self)
+        """Allocate the fields (through a calculation window, or this MPI rank's slab, as
+        :meth:`~diamondlab.engine.run.plan.PlanCore.assemble_backend` builds it) and hand the backend the
+        scene, the dipoles, the probes, the CPML and the monitors."""
+        backend = self.assemble_backend()
         ph = self.physics
-        backend.set_physics(ph.materials, ph.source_points.points, ph.receivers, ph.pml, ph.periodic,
-                            ph.monitor_layout, ph.eps_averaging)
+        backend.set_physics(self.table, ph.source_points.points, ph.receivers, ph.pml, ph.periodic,
+                            ph.monitor_layout)
         return backend
 
     @classmethod
     def build(cls, shape=(64, 64, 64), order: int = 2, *, size=None, nt=None, courant=None, dt=None,
               spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto", materials=(),
               sources=(), probes=(), pml=0, periodic="", monitors=(), eps_averaging: bool = True,
-              backend_options=None) -> MaxwellPlan:
-        """Normalise and check a Maxwell run (see the module contract)."""
+              backend_options=None, comm=None, window=None, window_dir=None,
+              halo: str = "auto") -> MaxwellPlan:
+        """Normalise and check a Maxwell run (see the module contract); ``comm``, ``window``, ``window_dir``
+        and ``halo`` as for the acoustic :class:`~diamondlab.engine.run.plan.RunPlan` (MPI ranks split x)."""
         if algorithm not in ALGORITHM_CHOICES:
             raise ValueError(f"algorithm must be one of {ALGORITHM_CHOICES}; got {algorithm!r}")
         shape = validate_shape(shape)
@@ -335,38 +352,54 @@ class MaxwellPlan(PlanCore):
         if backend_options:
             raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
                              f"backend {name!r} (it takes: none)")
-        check_host_memory(shape, _state_bytes(shape, physics, 64 if nt is None else nt))
-        chosen = "diamondtorre" if algorithm == "auto" else algorithm
-        reason = "asked for" if algorithm != "auto" else "DiamondTorre, the default"
+        if (comm is not None or window is not None) and physics.monitors:
+            raise ValueError("monitors (DFT planes, fluxes) run in one process in memory: not through a "
+                             "calculation window or MPI ranks yet; drop monitors, or comm and window")
+        ranks, window, window_dir = check_scale(shape, comm, window, window_dir, halo,
+                                                _state_bytes(shape, physics, 64 if nt is None else nt))
+        claim_ranks(_backend_class(name), comm, halo)
+        if window_dir is None:
+            check_host_memory(shape, _state_bytes(shape, physics, 64 if nt is None else nt))
+        scale = {"comm": comm, "window": window, "window_dir": window_dir, "halo": halo}
         try:
-            size_, nt_ = cls._tiling(name, params, shape, size, nt)
+            plan = cls._tiled(name, shape, params, algorithm, physics, size, nt, scale)
         except ValueError as err:
-            if backend != "auto" or name == "cpu":
+            if backend != "auto" or name == "cpu" or ranks > 1:
                 raise
             # "auto" picked the GPU, which cannot run this problem (a column over a block, no memory left)
             warnings.warn(f"backend 'auto': the GPU cannot run this ({err}); using the CPU", stacklevel=4)
-            name = "cpu"
-            size_, nt_ = cls._tiling(name, params, shape, size, nt)
-        chosen, reason = algorithm, "asked for"
+            plan = cls._tiled("cpu", shape, params, algorithm, physics, size, nt, scale)
+        return plan
+
+    @classmethod
+    def _tiled(cls, name: str, shape, params: YeeParameters, algorithm, physics, size, nt,
+               scale: dict) -> MaxwellPlan:
+        """The plan on backend ``name``: the algorithm (``"auto"``: the backend's), DTS and Nt (its defaults
+        where not given: DTS fitted to what one device holds), checked by the backend on the device's
+        shape, the window's ghost rows, every rank's slab."""
+        bclass = _backend_class(name)
+        asked, given, reason = algorithm, size, "asked for"
         if algorithm == "auto":
-            chosen, reason = _backend_class(name).AUTO
-            if chosen == "stepwise":
-                warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=3)
-        if "y" in physics.periodic and chosen == "diamondtorre":
-            size_, problem = _periodic_size(params.order, shape[1], size, size_)
-            if problem and algorithm == "auto" and size is None:
-                warnings.warn(f"algorithm 'auto': {problem}; running stepwise", stacklevel=3)
-                chosen, reason = "stepwise", problem
+            algorithm, reason = bclass.AUTO
+            if algorithm == "stepwise":
+                warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=4)
+        ranks = 1 if scale["comm"] is None else scale["comm"].size
+        held = device_shape_of(shape, params.order, 0, ranks, 0, scale["window"], False, bclass.PARTS)
+        default_size, default_nt = bclass.default_tiling(params.order)
+        size = max(1, min(default_size, min(held[:2]) // params.order)) if size is None else int(size)
+        nt = default_nt if nt is None else int(nt)
+        if "y" in physics.periodic and algorithm == "diamondtorre":
+            size, problem = _periodic_size(params.order, shape[1], given, size)
+            if problem and asked == "auto" and given is None:
+                warnings.warn(f"algorithm 'auto': {problem}; running stepwise", stacklevel=4)
+                algorithm, reason = "stepwise", problem
             elif problem:
                 raise ValueError(f"{problem}; or algorithm='stepwise'")
-        return cls(shape, params, chosen, name, size_, nt_, MappingProxyType({}), physics, reason)
-
-    @staticmethod
-    def _tiling(name: str, params: YeeParameters, shape, size, nt) -> tuple[int, int]:
-        """DTS and Nt on backend ``name`` (its defaults where not given), checked by the backend."""
-        bclass = _backend_class(name)
-        default_size, default_nt = bclass.default_tiling(params.order)
-        size = max(1, min(default_size, min(shape[:2]) // params.order)) if size is None else int(size)
-        nt = default_nt if nt is None else int(nt)
-        bclass.check(params, shape, size, nt, {})
-        return size, nt
+        plan = cls(shape, params, algorithm, name, size, nt, MappingProxyType({}), physics, reason, **scale)
+        if scale["window"] is not None:
+            check_window(bclass, params, shape, nt, scale["window"])
+        if ranks > 1:
+            plan.check_slabs()
+        else:
+            bclass.check(params, plan.device_shape, size, nt, {})
+        return plan

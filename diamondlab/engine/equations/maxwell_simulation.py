@@ -73,6 +73,10 @@ class MaxwellSimulation(Simulation):
         bit for bit.
     step : int, optional
         The time level of ``initial`` (default: a state's or record's ``step``, else 0).
+    comm, window, window_dir, halo
+        MPI ranks (the grid split along x) and the calculation window, as for the acoustic equation
+        (:class:`~diamondlab.engine.run.simulation.Simulation`; the equation's state streams and travels:
+        :mod:`~diamondlab.engine.equations.maxwell_parts`); bit for bit the run of one process in memory.
 
     Examples
     --------
@@ -106,7 +110,8 @@ class MaxwellSimulation(Simulation):
     def __init__(self, shape=(64, 64, 64), order: int = 2, *, equation: str = "maxwell", size=None, nt=None,
                  courant=None, dt=None, spacing: float = 1.0, backend: str = "auto", algorithm: str = "auto",
                  materials=(), sources=(), probes=(), pml=0, periodic="", monitors=(), dft_planes=(),
-                 eps_averaging: bool = True, initial="zero", step: int | None = None):
+                 eps_averaging: bool = True, initial="zero", step: int | None = None, comm=None,
+                 window=None, window_dir=None, halo: str = "auto"):
         if equation != "maxwell":
             raise ValueError(f"MaxwellSimulation runs equation='maxwell'; got {equation!r}")
         if step is None:
@@ -120,7 +125,8 @@ class MaxwellSimulation(Simulation):
         plan = MaxwellPlan.build(shape, order, size=size, nt=nt, courant=courant, dt=dt, spacing=spacing,
                                  backend=backend, algorithm=algorithm, materials=materials, sources=sources,
                                  probes=probes, pml=pml, periodic=periodic, monitors=monitors or dft_planes,
-                                 eps_averaging=eps_averaging)
+                                 eps_averaging=eps_averaging, comm=comm, window=window,
+                                 window_dir=window_dir, halo=halo)
         self._start(plan, initial, None, step)
 
     equation = "maxwell"
@@ -186,7 +192,7 @@ class MaxwellSimulation(Simulation):
             initial = check_maxwell_state(initial, self.plan)
         self.backend.reset()
         if not isinstance(initial, str):
-            self.backend.set_state(initial)
+            self.backend.set_named_state(initial)
         self._initial = initial
         self._restart_clock()
 
@@ -196,7 +202,7 @@ class MaxwellSimulation(Simulation):
         simulation of the same scene continues from it (:func:`~diamondlab.engine.outputs.io.save_run`
         writes it to a file)."""
         with self._exclusive("read its state", read=True):
-            return {**self.backend.state(), "step": np.int64(self.time_step)}
+            return {**self.backend.named_state(), "step": np.int64(self.time_step)}
 
     @property
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
@@ -226,7 +232,7 @@ class MaxwellSimulation(Simulation):
         ``H`` is half a step behind ``E``, so this moves by ``O(dt)`` about the conserved value
         ``(1/2) sum(eps |E^n|^2 + mu H^{n-1/2} . H^{n+1/2})`` of the leapfrog.
         """
-        table = self.backend.table
+        table = self.plan.table
         e, h = self.fields
         eps = table.coefficients[table.index, 5]
         mu = table.coefficients[table.index, 6]

@@ -44,11 +44,14 @@ from diamondlab.engine.measure.memory import check_host_memory, host_bytes
 from diamondlab.engine.run.autotune import autotune
 from diamondlab.engine.scale.halo import HALO_CHOICES
 from diamondlab.engine.scale.mpi import SlabBackend
-from diamondlab.engine.scale.subdomain import ghost_rows
+from diamondlab.engine.scale.subdomain import ACOUSTIC
 from diamondlab.engine.scale.window import WindowBackend, check_window_dir, streamed_backend, window_chunks
 from diamondlab.numerics import WaveParameters, validate_shape
 
-__all__ = ["ALGORITHMS", "ALGORITHM_CHOICES", "PlanCore", "RunPlan", "default_tiling", "fitted_size"]
+__all__ = [
+    "ALGORITHMS", "ALGORITHM_CHOICES", "PlanCore", "RunPlan", "check_scale", "check_window", "claim_ranks",
+    "default_tiling", "device_shape_of", "fitted_size",
+]
 
 #: What a plan runs.
 ALGORITHMS = ("diamondtorre", "stepwise")
@@ -98,11 +101,13 @@ def _backend_class(name: str) -> type[Backend]:
     return get_backend(resolve_backend(name) if name == "auto" else name)
 
 
-def _device_shape(shape, order: int, nt: int, ranks: int, rank: int, window, swap_xz: bool):
-    """What one device runs (:attr:`RunPlan.device_shape`); ``nt=0`` leaves out an MPI slab's ghost rows
-    (rank 0's own rows are the widest)."""
+def device_shape_of(shape, order: int, nt: int, ranks: int, rank: int, window, swap_xz: bool, parts=None):
+    """What one device runs (:attr:`PlanCore.device_shape`) of a run of ``ranks`` MPI ranks or a ``window``;
+    ``nt=0`` leaves out an MPI slab's ghost rows
+    (rank 0's own rows are the widest); ``parts``: the equation's
+    (:class:`~diamondlab.engine.scale.subdomain.EquationParts`, default the acoustic one)."""
     if ranks > 1:
-        return SlabBackend.slab_shape(shape, order, nt, ranks, rank)
+        return SlabBackend.slab_shape(shape, order, nt, ranks, rank, parts or ACOUSTIC)
     if swap_xz:
         return shape[::-1]
     return shape if window is None else (window, *shape[1:])
@@ -113,9 +118,60 @@ def _check_slab(backend_class, params, shape, slab, size, nt, options, rank, ran
     try:
         return backend_class.check(params, slab, size, nt, options)
     except ValueError as err:
-        raise ValueError(f"comm: rank {rank} of {ranks} holds {slab[1]} of ny={shape[1]} rows (owned and "
-                         f"ghost rows), too few for this tile: {err}; use fewer ranks or a smaller size "
-                         "(DTS)") from err
+        a = backend_class.PARTS.split_axis
+        raise ValueError(f"comm: rank {rank} of {ranks} holds {slab[a]} of n{'xyz'[a]}={shape[a]} rows "
+                         f"(owned and ghost rows), too few for this tile: {err}; use fewer ranks or a "
+                         "smaller size (DTS)") from err
+
+
+def check_window(backend_class, params, shape, nt: int, window) -> None:
+    """A calculation window of ``window`` x rows must hold the ghost rows of the equation's sweep.
+
+    >>> from diamondlab.engine.backends.cpu import CPUBackend
+    >>> from diamondlab.numerics import WaveParameters
+    >>> try:
+    ...     check_window(CPUBackend, WaveParameters(order=2), (30, 8, 8), 6, 12)
+    ... except ValueError as err:
+    ...     print(str(err)[-20:])
+    window >= 13; got 12
+    """
+    window_chunks(shape[0], window, backend_class.PARTS.ghost_rows(params.order, nt))
+
+
+def check_scale(shape, comm, window, window_dir, halo: str, state_bytes: int):
+    """Normalise and check ``comm``, ``window``, ``window_dir`` and ``halo`` of any equation's plan (before
+    the backend is known); returns ``(ranks, window, window_dir)``."""
+    if comm is not None and not all(isinstance(getattr(comm, a, None), (int, np.integer))
+                                    for a in ("size", "rank")):
+        raise TypeError(f"comm must be an MPI communicator (e.g. mpi4py's MPI.COMM_WORLD) or None; "
+                        f"got {comm!r}")
+    ranks = 1 if comm is None else int(comm.size)
+    if window is not None:
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+            raise ValueError(f"window must be an int >= 1 (x rows the device holds at a time) or None; "
+                             f"got {window!r}")
+        window = None if window >= shape[0] else int(window)  # the whole grid fits: no window
+        if window is not None and ranks > 1:
+            raise ValueError("window and comm together are not built yet: use one of them")
+    if window_dir is not None:
+        if window is None:
+            raise ValueError("window_dir keeps a calculation window's fields in files: give window (x "
+                             "rows the device holds) too, smaller than the grid's nx")
+        window_dir = check_window_dir(window_dir, state_bytes)
+    if halo not in HALO_CHOICES:
+        raise ValueError(f"halo must be one of {HALO_CHOICES}; got {halo!r}")
+    return ranks, window, window_dir
+
+
+def claim_ranks(backend_class, comm, halo: str) -> None:
+    """With several MPI ranks: the exchange path ``halo`` must suit ``backend_class``, and each rank binds
+    its device (before the backend's check opens one)."""
+    if comm is None or comm.size < 2:
+        return
+    if halo == "peer" and not backend_class.PEER_HALO:
+        raise ValueError(f"halo='peer' (GPU to GPU) needs GPU ranks; backend {backend_class.name!r} "
+                         "exchanges through the host: use halo='auto' or 'host'")
+    backend_class.claim_device(comm)
 
 
 @dataclass(frozen=True)
@@ -134,11 +190,62 @@ class PlanCore:
     physics: object = field(repr=False)
     #: why this algorithm runs (``"asked for"``, or the backend's reason for ``algorithm="auto"``)
     algorithm_reason: str = "asked for"
+    #: the MPI communicator whose ranks split the grid (along the equation's axis; None: one process)
+    comm: object = field(default=None, repr=False, compare=False)
+    #: x rows the device holds at a time (:mod:`~diamondlab.engine.scale.window`); None: the whole grid
+    window: int | None = None
+    #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.scale.halo.HALO_CHOICES`)
+    halo: str = "auto"
+    #: a calculation window's state in files in this folder
+    #: (:func:`~diamondlab.engine.scale.window.host_arrays`)
+    window_dir: str | None = None
+    #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.backends.axes`: a tall
+    #: column)
+    swap_xz: bool = False
 
     @property
     def cells(self) -> int:
         nx, ny, nz = self.shape
         return nx * ny * nz
+
+    @property
+    def ranks(self) -> int:
+        """MPI ranks that share the grid (1: this process alone)."""
+        return 1 if self.comm is None else self.comm.size
+
+    @property
+    def device_shape(self) -> tuple[int, int, int]:
+        """The shape the backend allocates: the window's with a calculation window, this rank's slab with
+        MPI ranks, the grid's with x and z swapped for a tall column, else the grid's."""
+        rank = 0 if self.comm is None else self.comm.rank
+        return device_shape_of(self.shape, self.params.order, self.nt, self.ranks, rank, self.window,
+                             self.swap_xz, self.backend_class.PARTS)
+
+    def check_slabs(self) -> None:
+        """Every rank's slab (owned rows and ghost rows) must hold the backend's tile (MPI ranks)."""
+        parts = self.backend_class.PARTS
+        for rank in range(self.ranks):  # slab_shape refuses ranks that would hold no row
+            slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, rank, parts)
+            _check_slab(self.backend_class, self.params, self.shape, slab, self.size, self.nt,
+                        dict(self.options), rank, self.ranks)
+
+    def assemble_backend(self) -> Backend:
+        """The backend of this plan, any equation's: on a tall column's swapped axes, streamed through a
+        calculation window (the device's own streaming, else window by window), this rank's slab of MPI
+        ranks, or the whole grid; the physics not yet handed over."""
+        streamed = streamed_backend(self.backend_class) if self.algorithm == "diamondtorre" else None
+        if self.swap_xz:
+            return SwappedXZBackend(self.backend_class.from_plan(replace(self, shape=self.device_shape,
+                                                                         swap_xz=False)))
+        if self.window is not None and streamed is not None:
+            return streamed.from_plan(self)
+        if self.window is not None:
+            inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, window=None))
+            return WindowBackend(inner, self.shape, self.window_dir)
+        if self.ranks > 1:
+            inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, comm=None))
+            return SlabBackend(inner, self.shape, self.comm, self.halo)
+        return self.backend_class.from_plan(self)
 
 
 @dataclass(frozen=True)
@@ -156,31 +263,6 @@ class RunPlan(PlanCore):
     ValueError: backend_options ['band'] do not apply to backend 'cpu' (it takes: none)
     """
 
-    #: the MPI communicator whose ranks split the grid along y (None: one process)
-    comm: object = field(default=None, repr=False, compare=False)
-    #: x rows the device holds at a time (:mod:`~diamondlab.engine.scale.window`); None: the whole grid
-    window: int | None = None
-    #: how MPI ranks exchange ghost rows (:data:`~diamondlab.engine.scale.halo.HALO_CHOICES`)
-    halo: str = "auto"
-    #: the backend runs the grid with x and z swapped (:mod:`~diamondlab.engine.backends.axes`: a tall column)
-    swap_xz: bool = False
-    #: a calculation window's fields in files in this folder
-    #: (:func:`~diamondlab.engine.scale.window.host_fields`)
-    window_dir: str | None = None
-
-    @property
-    def ranks(self) -> int:
-        """MPI ranks that share the grid (1: this process alone)."""
-        return 1 if self.comm is None else self.comm.size
-
-    @property
-    def device_shape(self) -> tuple[int, int, int]:
-        """The shape the backend allocates: the window's with a calculation window, this rank's slab with
-        MPI ranks, the grid's with x and z swapped for a tall column, else the grid's."""
-        rank = 0 if self.comm is None else self.comm.rank
-        return _device_shape(self.shape, self.params.order, self.nt, self.ranks, rank, self.window,
-                             self.swap_xz)
-
     @property
     def backend_class(self) -> type[Backend]:
         return get_backend(self.backend)
@@ -188,20 +270,7 @@ class RunPlan(PlanCore):
     def make_backend(self) -> Backend:
         """Allocate the backend's fields and hand it the medium and the points (one kernel variant);
         with several MPI ranks, this rank's slab (:class:`~diamondlab.engine.scale.mpi.SlabBackend`)."""
-        streamed = streamed_backend(self.backend_class) if self.algorithm == "diamondtorre" else None
-        if self.swap_xz:
-            backend = SwappedXZBackend(self.backend_class.from_plan(replace(self, shape=self.device_shape,
-                                                                            swap_xz=False)))
-        elif self.window is not None and streamed is not None:
-            backend = streamed.from_plan(self)
-        elif self.window is not None:
-            inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, window=None))
-            backend = WindowBackend(inner, self.shape, self.window_dir)
-        elif self.ranks > 1:
-            inner = self.backend_class.from_plan(replace(self, shape=self.device_shape, comm=None))
-            backend = SlabBackend(inner, self.shape, self.comm, self.halo)
-        else:
-            backend = self.backend_class.from_plan(self)
+        backend = self.assemble_backend()
         if self.physics.needs_backend:
             ph = self.physics
             backend.set_physics(ph.medium(self.params.dt), ph.source_points.cells, ph.receiver_points.cells)
@@ -245,31 +314,10 @@ class RunPlan(PlanCore):
         physics = Physics(shape, spacing, velocity, sources, receivers, sponge)
         params = WaveParameters(order=order, spacing=spacing, velocity=physics.velocity_max, courant=courant,
                                 dt=dt)  # fmt: skip
-        if comm is not None and not all(isinstance(getattr(comm, a, None), (int, np.integer))
-                                        for a in ("size", "rank")):
-            raise TypeError(f"comm must be an MPI communicator (e.g. mpi4py's MPI.COMM_WORLD) or None; "
-                            f"got {comm!r}")
-        ranks = 1 if comm is None else int(comm.size)
-        if window is not None:
-            if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-                raise ValueError(f"window must be an int >= 1 (x rows the device holds at a time) or None; "
-                                 f"got {window!r}")
-            window = None if window >= shape[0] else int(window)  # the whole grid fits: no window
-            if window is not None and ranks > 1:
-                raise ValueError("window and comm together are not built yet: use one of them")
-        if window_dir is not None:
-            if window is None:
-                raise ValueError("window_dir keeps a calculation window's fields in files: give window (x "
-                                 "rows the device holds) too, smaller than the grid's nx")
-            window_dir = check_window_dir(window_dir, 8 * int(np.prod(shape, dtype=np.int64)))
-        if halo not in HALO_CHOICES:
-            raise ValueError(f"halo must be one of {HALO_CHOICES}; got {halo!r}")
+        ranks, window, window_dir = check_scale(shape, comm, window, window_dir, halo,
+                                                8 * int(np.prod(shape, dtype=np.int64)))
         name = resolve_backend(backend)
-        if ranks > 1:
-            if halo == "peer" and not get_backend(name).PEER_HALO:
-                raise ValueError(f"halo='peer' (GPU to GPU) needs GPU ranks; backend {name!r} exchanges "
-                                 "through the host: use halo='auto' or 'host'")
-            get_backend(name).claim_device(comm)  # before the backend's check opens a device
+        claim_ranks(get_backend(name), comm, halo)
         if backend == "auto" and name == "cpu" and backend_options:
             warnings.warn(f"backend 'auto' runs on the CPU here: backend_options {backend_options} "
                           "(GPU speed options) are ignored", stacklevel=stacklevel)
@@ -292,14 +340,6 @@ class RunPlan(PlanCore):
             warnings.warn(f"algorithm 'auto' runs stepwise: {plan.algorithm_reason}", stacklevel=stacklevel)
         return plan
 
-    def check_slabs(self) -> None:
-        """Every rank's slab (owned rows and ghost rows) must hold the backend's tile (MPI ranks)."""
-
-        for rank in range(self.ranks):  # slab_shape refuses ranks that would hold no row
-            slab = SlabBackend.slab_shape(self.shape, self.params.order, self.nt, self.ranks, rank)
-            _check_slab(self.backend_class, self.params, self.shape, slab, self.size, self.nt,
-                        dict(self.options), rank, self.ranks)
-
     @classmethod
     def _for_backend(cls, name, shape, params, algorithm, physics, size, nt, options, window=None,
                      comm=None, window_dir=None) -> RunPlan:
@@ -317,7 +357,7 @@ class RunPlan(PlanCore):
                              "which MPI ranks and a calculation window do not do yet: put the longest axis "
                              "along x")
         # what one device holds before Nt is known (MPI: the widest rank's own rows, on every rank alike)
-        held = _device_shape(shape, params.order, 0, ranks, 0, window, swap_xz)
+        held = device_shape_of(shape, params.order, 0, ranks, 0, window, swap_xz, backend_class.PARTS)
         if size == "auto" or nt == "auto":
             tuned = autotune(params, held, name)
             size = tuned.size if size == "auto" else size
@@ -335,7 +375,8 @@ class RunPlan(PlanCore):
             # the default Nt keeps a slab's ghost rows (Nt NO / 2 a side) within a quarter of its own
             nt = min(default_nt, max(1, (shape[1] // ranks) // (2 * params.order)))
         nt = default_nt if nt is None else int(nt)
-        device_shape = _device_shape(shape, params.order, nt, ranks, rank, window, swap_xz)
+        device_shape = device_shape_of(shape, params.order, nt, ranks, rank, window, swap_xz,
+                                       backend_class.PARTS)
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, device_shape, medium)
@@ -350,6 +391,6 @@ class RunPlan(PlanCore):
         if streamed is not None:
             streamed.check_window(params, shape, size, nt, window, options)
         elif window is not None:
-            window_chunks(shape[0], window, ghost_rows(params.order, nt))  # holds its ghost rows
+            check_window(backend_class, params, shape, nt, window)  # holds its ghost rows
         return cls(shape, params, algorithm, name, size, nt, MappingProxyType(options), physics, reason,
                    comm=comm, window=window, swap_xz=swap_xz, window_dir=window_dir)

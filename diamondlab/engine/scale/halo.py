@@ -3,8 +3,10 @@
 Contract
 --------
 An exchange moves, once per sweep, the rows each rank owns to the ranks
-whose ghost rows they are (both levels), given as ``sends`` and ``recvs``:
-``[(rank, (y0, y1)), ...]`` in the slab's own row numbers.  Every rank calls
+whose ghost rows they are (every state array: both levels of the acoustic
+equation, Maxwell's fields, currents and ``psi``; rows along the equation's
+split axis), given as ``sends`` and ``recvs``: ``[(rank, (lo, hi)), ...]``
+in the slab's own row numbers.  Every rank calls
 :meth:`exchange` at the same point of the run (it is collective over the
 neighbours).  Two paths (``halo=`` names them, ``description`` says which ran):
 
@@ -53,18 +55,26 @@ class HostHalo:
 
     def __init__(self, backend, comm, sends, recvs):
         self.backend, self.comm, self.sends, self.recvs = backend, comm, sends, recvs
-        nx, _, nz = backend.shape
-        self._inbox = {q: np.empty((2, nx, y1 - y0, nz), dtype=np.float32) for q, (y0, y1) in recvs}
+        self._inbox: dict[int, np.ndarray] = {}
+
+    def _box(self, q: int, lo: int, hi: int) -> np.ndarray:
+        """The inbox of rows ``[lo, hi)`` from rank ``q``, flat, as large as the state's rows (which the
+        physics sets: a Drude current, a CPML's ``psi``)."""
+        size = self.backend.rows_size(lo, hi)
+        if q not in self._inbox or self._inbox[q].size != size:
+            self._inbox[q] = np.empty(size, dtype=np.float32)
+        return self._inbox[q]
 
     def exchange(self) -> None:
         from mpi4py import MPI
 
-        requests = [self.comm.Irecv(self._inbox[q], source=q, tag=_TAG_ROWS) for q, _ in self.recvs]
-        for q, (y0, y1) in self.sends:  # get_rows' buffer per range lives until the next exchange
-            requests.append(self.comm.Isend(self.backend.get_rows(y0, y1), dest=q, tag=_TAG_ROWS))
+        requests = [self.comm.Irecv(self._box(q, *rows), source=q, tag=_TAG_ROWS) for q, rows in self.recvs]
+        sent = [self.backend.get_rows(lo, hi) for _, (lo, hi) in self.sends]  # alive until the waits end
+        requests += [self.comm.Isend(rows, dest=q, tag=_TAG_ROWS)
+                     for (q, _), rows in zip(self.sends, sent, strict=True)]
         MPI.Request.Waitall(requests)
-        for q, (y0, y1) in self.recvs:
-            self.backend.set_rows(y0, y1, self._inbox[q])
+        for q, (lo, hi) in self.recvs:
+            self.backend.set_rows(lo, hi, self._inbox[q])
 
 
 class PeerHalo:

@@ -1,18 +1,23 @@
-"""Several processes over MPI: the domain split along y, each rank a slab with ghost rows.
+"""Several processes over MPI: the domain split along one axis, each rank a slab with ghost rows.
 
 Contract
 --------
-:class:`SlabBackend` runs one rank's part of a run on any backend: the CPU
-engine, or one GPU per rank (:meth:`~diamondlab.engine.backends.Backend.claim_device`).  The grid is
-split along y into ``comm.size`` slabs of nearly equal width
-(:func:`slab_bounds`); rank ``r`` owns rows ``[y0, y1)`` and holds the rows
-``[y0 - G, y1 + G)`` clipped to the grid, with ``G = Nt * order / 2`` ghost
-rows on each side: the light cone of a sweep of ``Nt`` steps.  Before each
-sweep (or each call of ``step``) the ranks exchange the ghost rows of both
-levels with the ranks that own them (:mod:`~diamondlab.engine.scale.halo`: through
+:class:`SlabBackend` runs one rank's part of a run on any backend of any
+equation: the CPU engine, or one GPU per rank
+(:meth:`~diamondlab.engine.backends.Backend.claim_device`).  The equation
+(:class:`~diamondlab.engine.scale.subdomain.EquationParts`) names the axis (the
+acoustic equation: y; Maxwell's: x, whose rows are long runs of its
+arrays), the ghost rows ``G`` (:meth:`~diamondlab.engine.scale.subdomain.EquationParts.ghost_rows`:
+``Nt * order / 2`` for the acoustic equation, twice that for Maxwell's two
+half steps a step) and its state.  The grid is split along that axis into
+``comm.size`` slabs of nearly equal width (:func:`slab_bounds`); rank ``r``
+owns rows ``[lo, hi)`` and holds the rows ``[lo - G, hi + G)`` clipped to
+the grid: the light cone of a sweep of ``Nt`` steps.  Before each
+sweep (or each call of ``step``) the ranks exchange the ghost rows of every
+state array with the ranks that own them (:mod:`~diamondlab.engine.scale.halo`: through
 host memory, or GPU to GPU over CUDA IPC), then each rank runs the sweep on its
 slab alone.  The zero boundary that a slab's cut edge puts in place of its
-neighbour's rows corrupts at most ``order / 2`` rows per step, so after
+neighbour's rows corrupts at most ``order / 2`` rows per update, so after
 ``Nt`` steps every owned row is exact: **each rank's owned rows equal the
 single-process result bit for bit**, whatever the algorithm (the ghost rows
 are recomputed by both neighbours: the price of exchanging once per sweep).
@@ -33,25 +38,27 @@ import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper
 from diamondlab.engine.scale.halo import connect
-from diamondlab.engine.scale.subdomain import PartPhysics, ghost_rows
+from diamondlab.engine.scale.subdomain import ACOUSTIC, ghost_rows
 
 __all__ = ["SlabBackend", "predict_scaling", "slab_bounds"]
 
 
-def slab_bounds(ny: int, ranks: int) -> list[tuple[int, int]]:
-    """The ``[y0, y1)`` rows each of ``ranks`` ranks owns: widths differ by at most one.
+def slab_bounds(n: int, ranks: int, axis: str = "y") -> list[tuple[int, int]]:
+    """The ``[lo, hi)`` rows of the split ``axis`` (``n`` cells) each of ``ranks`` ranks owns: widths
+    differ by at most one.
 
     >>> slab_bounds(10, 3)
     [(0, 4), (4, 7), (7, 10)]
     """
-    if not 1 <= ranks <= ny:
-        raise ValueError(f"{ranks} MPI ranks need ny >= {ranks} (one row each at least); got ny={ny}")
-    base, extra = divmod(ny, ranks)
-    bounds, y = [], 0
+    if not 1 <= ranks <= n:
+        raise ValueError(f"{ranks} MPI ranks need n{axis} >= {ranks} (one row each at least); got "
+                         f"n{axis}={n}")
+    base, extra = divmod(n, ranks)
+    bounds, lo = [], 0
     for r in range(ranks):
         width = base + (r < extra)
-        bounds.append((y, y + width))
-        y += width
+        bounds.append((lo, lo + width))
+        lo += width
     return bounds
 
 
@@ -92,18 +99,22 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
     return {"compute": compute, "exchange": exchange, "speedup": speedup, "efficiency": speedup / ranks}
 
 
-def _extended(bounds, r: int, ghosts: int, ny: int) -> tuple[int, int]:
-    y0, y1 = bounds[r]
-    return max(0, y0 - ghosts), min(ny, y1 + ghosts)
+def _extended(bounds, r: int, ghosts: int, n: int) -> tuple[int, int]:
+    lo, hi = bounds[r]
+    return max(0, lo - ghosts), min(n, hi + ghosts)
 
 
 class SlabBackend(Wrapper):
-    """One rank's slab of a y-split run (see the module contract); the backend contract, collective.
+    """One rank's slab of a split run (see the module contract); the backend contract, collective.
+
+    The equation (``inner.PARTS``, :mod:`~diamondlab.engine.scale.subdomain`) says the axis the ranks split
+    (the acoustic equation: y; Maxwell's: x), the ghost rows a sweep needs and how to cut its physics.
 
     Parameters
     ----------
     inner : Backend
-        The host backend built for :attr:`slab_shape` (``(nx, y1 - y0 + ghosts, nz)``).
+        The host backend built for :meth:`slab_shape` (the whole grid but ``[lo - G, hi + G)`` along the
+        split axis).
     shape : (nx, ny, nz)
         The whole grid.
     comm : mpi4py communicator
@@ -114,10 +125,12 @@ class SlabBackend(Wrapper):
     def __init__(self, inner: Backend, shape, comm, halo: str = "auto"):
         super().__init__(inner, shape, f"{inner.name} x {comm.size} MPI ranks")
         self.comm = comm
-        ny = self.shape[1]
-        self.ghosts = ghost_rows(self.params.order, self.nt)
-        self.bounds = slab_bounds(ny, comm.size)
-        self.extended = [_extended(self.bounds, r, self.ghosts, ny) for r in range(comm.size)]
+        self.parts = inner.PARTS
+        self.axis = axis = self.parts.split_axis
+        n = self.shape[axis]
+        self.ghosts = self.parts.ghost_rows(self.params.order, self.nt)
+        self.bounds = slab_bounds(n, comm.size, "xyz"[axis])
+        self.extended = [_extended(self.bounds, r, self.ghosts, n) for r in range(comm.size)]
         self.owned = self.bounds[comm.rank]
         self.rows = self.extended[comm.rank]
         # what this rank sends to / receives from each other rank: rows of the whole grid
@@ -131,36 +144,37 @@ class SlabBackend(Wrapper):
                 self._sends.append((q, send))
             if recv[1] > recv[0]:
                 self._recvs.append((q, recv))
-        self._physics = PartPhysics.cut(None, (), (), 1, self.rows, self.owned)
-        local = [[(q, (y0 - self.rows[0], y1 - self.rows[0])) for q, (y0, y1) in pairs]
+        self._physics = self.parts.cut((), axis, self.rows, self.owned)
+        local = [[(q, (lo - self.rows[0], hi - self.rows[0])) for q, (lo, hi) in pairs]
                  for pairs in (self._sends, self._recvs)]
         self._halo = connect(inner, comm, *local, halo)  # collective: every rank builds its slab now
         #: how the ghost rows travel (:mod:`~diamondlab.engine.scale.halo`)
         self.halo_path: str = self._halo.description
 
     @staticmethod
-    def slab_shape(shape, order: int, nt: int, ranks: int, rank: int) -> tuple[int, int, int]:
-        """The shape of the slab that ``rank`` holds (owned and ghost rows)."""
-        bounds = slab_bounds(int(shape[1]), ranks)
-        y0, y1 = _extended(bounds, rank, ghost_rows(order, nt), int(shape[1]))
-        return int(shape[0]), y1 - y0, int(shape[2])
+    def slab_shape(shape, order: int, nt: int, ranks: int, rank: int, parts=ACOUSTIC) -> tuple[int, int, int]:
+        """The shape of the slab that ``rank`` holds (owned and ghost rows) of an equation's ``parts``."""
+        axis = parts.split_axis
+        bounds = slab_bounds(int(shape[axis]), ranks, "xyz"[axis])
+        lo, hi = _extended(bounds, rank, parts.ghost_rows(order, nt), int(shape[axis]))
+        return tuple(hi - lo if a == axis else int(n) for a, n in enumerate(shape))
 
     # ------------------------------------------------------------ the ghost exchange
-    def _local(self, y0: int, y1: int) -> slice:
-        return slice(y0 - self.rows[0], y1 - self.rows[0])
-
     def _exchange(self) -> None:
-        """Ghost rows of both levels from the ranks that own them (every rank calls it)."""
+        """Ghost rows of the state from the ranks that own them (every rank calls it)."""
         if self.comm.size > 1:
             self._halo.exchange()
 
-    def _gather(self, local: np.ndarray) -> np.ndarray:
-        """The whole grid's array from every rank's owned rows (on every rank)."""
-        owned = np.ascontiguousarray(local[:, self._local(*self.owned)].transpose(1, 0, 2))
-        counts = [(y1 - y0) * self.shape[0] * self.shape[2] for y0, y1 in self.bounds]
-        out = np.empty((self.shape[1], self.shape[0], self.shape[2]), dtype=np.float32)
+    def _gather(self, local: np.ndarray, axis: int | None = None) -> np.ndarray:
+        """The whole grid's array (along array ``axis``: the split one's) from every rank's owned rows."""
+        axis = self.axis if axis is None else axis
+        lo, hi = self.owned[0] - self.rows[0], self.owned[1] - self.rows[0]
+        owned = np.ascontiguousarray(np.moveaxis(np.take(local, np.arange(lo, hi), axis=axis), axis, 0))
+        rest = owned.shape[1:]
+        counts = [(b - a) * int(np.prod(rest)) for a, b in self.bounds]
+        out = np.empty((self.shape[self.axis], *rest), dtype=np.float32)
         self.comm.Allgatherv(owned, [out, counts])
-        return np.ascontiguousarray(out.transpose(1, 0, 2))
+        return np.ascontiguousarray(np.moveaxis(out, 0, axis))
 
     # ------------------------------------------------------------ the backend contract
     def agree(self, flags: tuple) -> tuple:
@@ -172,39 +186,61 @@ class SlabBackend(Wrapper):
     def field_views(self):
         return None, None  # the whole grid is not on one rank
 
-    def set_fields(self, prev, curr) -> None:
-        """The whole grid's ``(u^{n-1}, u^n)`` (every rank passes them): each rank keeps its slab."""
-        rows = slice(*self.rows)
-        self.inner.set_fields(np.ascontiguousarray(prev[:, rows]), np.ascontiguousarray(curr[:, rows]))
+    def _field_arrays(self) -> list:
+        return [a for a in self.inner.state_layout() if a.field]
+
+    def set_fields(self, *fields) -> None:
+        """The whole grid's fields (``(u^{n-1}, u^n)``; Maxwell's ``(E, H)``; every rank passes them): each
+        rank keeps its slab."""
+        rows = []
+        for a, f in zip(self._field_arrays(), fields, strict=True):
+            index = (slice(None),) * a.axes[self.axis] + (slice(*self.rows),)
+            rows.append(np.ascontiguousarray(np.asarray(f)[index]))
+        self.inner.set_fields(*rows)
 
     def fields(self):
-        prev, curr = self.inner.fields()
-        return self._gather(prev), self._gather(curr)
+        return tuple(self._gather(f, a.axes[self.axis])
+                     for a, f in zip(self._field_arrays(), self.inner.fields(), strict=True))
+
+    def reset(self) -> None:
+        """Every state array of the slab to zero (an equation whose simulation resets the backend)."""
+        self.inner.reset()
+
+    @property
+    def view(self):
+        return getattr(self.inner, "view", None)
+
+    @view.setter
+    def view(self, name) -> None:
+        self.inner.view = name
 
     def current_view(self):
         return self._gather(self.inner.current_view())
 
     def planes(self, index, strides):
         """The whole grid's planes, cut by each rank from its owned rows (only the planes travel)."""
-        ix, iy, iz = (int(i) for i in index)
-        sy = int(strides[1])
+        index = [int(i) for i in index]
+        a, i, s = self.axis, index[self.axis], int(strides[self.axis])
         (r0, r1), (o0, o1) = self.rows, self.owned
-        ly = iy - r0 if r0 <= iy < r1 else (iy - r0) % sy  # a slab row with the samples' residue
-        if ly < r1 - r0:
-            xy, xz, yz = self.inner.planes((ix, ly, iz), strides)
-            ys = r0 + ly % sy + sy * np.arange(xy.shape[1])  # the grid rows of the sampled columns
-            keep = (ys >= o0) & (ys < o1)
-            mine = (xy[:, keep], xz if o0 <= iy < o1 else None, yz[keep])
+        local = i - r0 if r0 <= i < r1 else (i - r0) % s  # a slab row with the samples' residue
+        pairs = ((0, 1), (0, 2), (1, 2))  # the grid axes of xy, xz, yz
+        if local < r1 - r0:
+            index[a] = local
+            planes = self.inner.planes(tuple(index), strides)
+            rows = r0 + local % s + s * np.arange(len(range(local % s, r1 - r0, s)))  # the sampled grid rows
+            keep = (rows >= o0) & (rows < o1)
+            mine = tuple(np.take(p, np.flatnonzero(keep), axis=pair.index(a)) if a in pair else
+                         (p if o0 <= i < o1 else None) for p, pair in zip(planes, pairs, strict=True))
         else:  # no sampled row on this slab
             mine = (None, None, None)
         pieces = self.comm.allgather(mine)  # in rank order: owned rows ascend
-        xy = np.concatenate([p[0] for p in pieces if p[0] is not None], axis=1)
-        yz = np.concatenate([p[2] for p in pieces if p[2] is not None], axis=0)
-        return xy, next(p[1] for p in pieces if p[1] is not None), yz
+        return tuple(np.concatenate([p[k] for p in pieces if p[k] is not None], axis=pair.index(a))
+                     if a in pair else next(p[k] for p in pieces if p[k] is not None)
+                     for k, pair in enumerate(pairs))
 
-    def set_physics(self, medium=None, sources=(), receivers=()) -> None:
+    def set_physics(self, *physics) -> None:
         """The medium's slab, the sources whose cell is in the slab, the receivers whose row is owned."""
-        self._physics = PartPhysics.cut(medium, sources, receivers, 1, self.rows, self.owned)
+        self._physics = self.parts.cut(physics, self.axis, self.rows, self.owned)
         self._physics.apply(self.inner)
 
     def step(self, nsteps: int, src_samples=None) -> None:

@@ -2,18 +2,22 @@
 
 Contract
 --------
-:class:`WindowBackend` keeps the two fields in host memory and runs every
-sweep (or every call of ``step``) window by window along x on one inner
-backend built for ``(window, ny, nz)``: it copies the window's rows of both
-levels in, runs the sweep there, and copies back the rows the window owns.
-Windows overlap by ``2 G`` rows, ``G = Nt * order / 2`` (the light cone of
-a sweep): a window's cut edges put zeros where its neighbours' rows are,
-which corrupts at most ``order / 2`` rows per step, so after a sweep every
-owned row is exact, and **the result equals the in-memory run bit for
-bit**.  Rows that a later window reads after an earlier one has written
-them are kept at their old level for it.  Sources are applied by every
-window that holds their cell, receivers recorded by the window that owns
-them; the medium is cut to each window.
+:class:`WindowBackend` keeps the equation's state in host memory (the
+arrays its backend's :class:`~diamondlab.engine.scale.subdomain.EquationParts`
+names: the acoustic equation's two levels; Maxwell's ``E``, ``H``, Drude
+current and CPML ``psi``) and runs every sweep (or every call of ``step``)
+window by window along x on one inner backend built for ``(window, ny, nz)``:
+it hands the inner backend the window's cut of the physics, copies the
+window's rows of every state array in, runs the sweep there, and copies
+back the rows the window owns.  Windows overlap by ``2 G`` rows, ``G`` the
+equation's ghost rows (``Nt * order / 2``; Maxwell's two half steps a step:
+``Nt * order``), the light cone of a sweep: a window's cut edges put zeros
+where its neighbours' rows are, which corrupts at most ``order / 2`` rows
+per update, so after a sweep every owned row is exact, and **the result
+equals the in-memory run bit for bit**.  Rows that a later window reads
+after an earlier one has written them are kept at their old level for it.
+Sources are applied by every window that holds their cell, receivers
+recorded by the window that owns them; the medium is cut to each window.
 
 What a sweep moves: each field crosses to the device and back once, plus
 the overlap: about ``2 * 2 * 4 * window / (window - 2G)`` bytes per cell
@@ -44,11 +48,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper, planes_of
-from diamondlab.engine.scale.subdomain import PartPhysics, ghost_rows
+from diamondlab.engine.scale.subdomain import PartPhysics, rows_index, rows_size
 
 __all__ = [
     "STREAMED_BACKENDS", "StreamGroup", "WindowBackend", "bytes_per_cell", "check_window_dir",
-    "describe_traffic", "host_fields", "rows_overlap", "stream_plan", "streamed_backend", "window_chunks",
+    "describe_traffic", "host_arrays", "host_fields", "rows_overlap", "stream_plan", "streamed_backend",
+    "window_chunks",
 ]
 
 #: The backends that stream DiamondTorre sweeps through a calculation window on their device, by the
@@ -90,20 +95,30 @@ def check_window_dir(directory, nbytes: int) -> str:
     return path
 
 
+def host_arrays(shapes, directory: str | None = None) -> tuple[np.ndarray, ...]:
+    """Float32 zero arrays of ``shapes`` on the host: in memory, or (``directory``) ``numpy.memmap`` files
+    there that no name points to (the space is freed when they are closed, even after a crash: no file
+    remains).
+
+    >>> e, psi = host_arrays([(3, 4, 3, 2), (4, 2, 3, 2)], tempfile.gettempdir())
+    >>> type(e).__name__, psi.shape, float(abs(e).sum())
+    ('memmap', (4, 2, 3, 2), 0.0)
+    """
+    shapes = [tuple(int(n) for n in shape) for shape in shapes]
+    if directory is None:
+        return tuple(np.zeros(shape, dtype=np.float32) for shape in shapes)
+    return tuple(np.memmap(tempfile.TemporaryFile(dir=directory), dtype=np.float32, mode="w+", shape=shape)
+                 for shape in shapes)
+
+
 def host_fields(shape, directory: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The two levels of a window run on the host, zero: in memory, or (``directory``) ``numpy.memmap``
-    files there that no name points to (the space is freed when they are closed, even after a crash:
-    no file remains).
+    """The two levels of an acoustic window run on the host, zero (:func:`host_arrays`).
 
     >>> prev, curr = host_fields((4, 3, 2), tempfile.gettempdir())
     >>> type(curr).__name__, float(abs(prev).sum())
     ('memmap', 0.0)
     """
-    if directory is None:
-        return np.zeros(shape, dtype=np.float32), np.zeros(shape, dtype=np.float32)
-    shape = tuple(int(n) for n in shape)
-    return tuple(np.memmap(tempfile.TemporaryFile(dir=directory), dtype=np.float32, mode="w+", shape=shape)
-                 for _ in range(2))
+    return host_arrays([shape, shape], directory)
 
 
 def window_chunks(nx: int, window: int, ghosts: int) -> list[tuple[int, int, int, int]]:
@@ -116,8 +131,8 @@ def window_chunks(nx: int, window: int, ghosts: int) -> list[tuple[int, int, int
     if window >= nx:
         return [(0, nx, 0, nx)]
     if window < 2 * ghosts + 1:
-        raise ValueError(f"window must hold more than 2 x {ghosts} ghost rows (Nt * NO / 2 on each side): "
-                         f"window >= {2 * ghosts + 1}; got {window}")
+        raise ValueError(f"window must hold more than 2 x {ghosts} ghost rows (the rows a sweep of Nt steps "
+                         f"reads beyond a window, on each side): window >= {2 * ghosts + 1}; got {window}")
     chunks, o0 = [], 0
     while True:
         if nx - o0 <= window - ghosts:  # the last window: flush with the grid's far end
@@ -250,7 +265,9 @@ def describe_traffic(traffic: dict, nt: int) -> str:
 
 
 class WindowBackend(Wrapper):
-    """The fields in host memory, each sweep run window by window on ``inner`` (see the module contract).
+    """The state in host memory, each sweep run window by window on ``inner`` (see the module contract),
+    for any equation: what streams is the state arrays of ``inner.PARTS``
+    (:mod:`~diamondlab.engine.scale.subdomain`).
 
     Parameters
     ----------
@@ -259,89 +276,132 @@ class WindowBackend(Wrapper):
     shape : (nx, ny, nz)
         The whole grid.
     directory : str, optional
-        Keep the two fields in files there (:func:`host_fields`) instead of memory.
+        Keep the state in files there (:func:`host_arrays`) instead of memory.
     """
 
     def __init__(self, inner: Backend, shape, directory: str | None = None):
         super().__init__(inner, shape, f"{inner.name}, window of {inner.shape[0]} x rows")
         self.window = inner.shape[0]
-        self.ghosts = ghost_rows(self.params.order, self.nt)
+        self.parts = inner.PARTS
+        self.ghosts = self.parts.ghost_rows(self.params.order, self.nt)
         self.chunks = window_chunks(self.shape[0], self.window, self.ghosts)
-        self._prev, self._curr = host_fields(self.shape, directory)
+        self._directory = directory
+        self.layout: tuple = ()
+        self._allocate()
         self._physics: list[PartPhysics] | None = None  # per window
         self._taken: list[np.ndarray] = []
 
+    def _allocate(self) -> None:
+        """Host state of the whole grid for the inner backend's physics (again where that changed it)."""
+        layout = self.inner.state_layout(self.shape)
+        if [(a.name, a.shape) for a in layout] != [(a.name, a.shape) for a in self.layout]:
+            self.layout = layout
+            self._state = host_arrays([a.shape for a in layout], self._directory)
+
     def bytes_per_sweep(self) -> int:
-        """Bytes a sweep moves across the bus: both levels of every window, in and out."""
-        nx, ny, nz = self.shape
-        return round(bytes_per_cell(nx, self.window, len(self.chunks)) * nx * ny * nz)
+        """Bytes a sweep moves across the bus: every state array's rows of every window, in and out (the
+        acoustic equation: both levels; Maxwell's: E, H, the Drude current and psi)."""
+        return 8 * sum(rows_size(self.layout, 0, e0, e1) for e0, e1, _, _ in self.chunks)
 
     def traffic(self) -> dict:
         """What a sweep moves across the bus (:func:`describe_traffic` says it in words)."""
-        moved = bytes_per_cell(self.shape[0], self.window, len(self.chunks))
-        return {"windows": len(self.chunks), "bytes_per_cell_sweep": moved, "overlapped": False}
+        nx, ny, nz = self.shape
+        return {"windows": len(self.chunks), "bytes_per_cell_sweep": self.bytes_per_sweep() / (nx * ny * nz),
+                "overlapped": False}
 
     # ------------------------------------------------------------ the backend contract
-    def field_views(self):
-        return self._prev, self._curr
+    def state_views(self):
+        return self._state
 
-    def set_fields(self, prev, curr) -> None:
-        for field, level in ((self._prev, prev), (self._curr, curr)):
-            if level is not field:
-                field[...] = level
+    def state(self):
+        return tuple(np.array(a) for a in self._state)  # plain arrays, also of fields in files
+
+    def set_state(self, arrays) -> None:
+        for mine, values in zip(self._state, arrays, strict=True):
+            if values is not mine:
+                mine[...] = values
+
+    def _fields(self) -> list:
+        return [v for a, v in zip(self.layout, self._state, strict=True) if a.field]
+
+    def field_views(self):
+        return tuple(self._fields())
+
+    def set_fields(self, *fields) -> None:
+        for mine, values in zip(self._fields(), fields, strict=True):
+            if values is not mine:
+                mine[...] = values
 
     def fields(self):
-        return np.array(self._prev), np.array(self._curr)  # plain arrays, also of fields in files
+        return tuple(np.array(v) for v in self._fields())
+
+    def reset(self) -> None:
+        """The whole state to zero (an equation whose simulation resets the backend)."""
+        for a in self._state:
+            a.fill(0.0)
+        self._taken = []
 
     def current_view(self):
-        view = self._curr.view()
+        view = self.parts.current(self._state, getattr(self, "view", None)).view()
         view.flags.writeable = False
         return view
 
     def planes(self, index, strides):
         return planes_of(self.current_view(), index, strides)
 
-    def set_physics(self, medium=None, sources=(), receivers=()) -> None:
+    def set_physics(self, *physics) -> None:
         """Cut the medium and the points to each window (the windows apply them one at a time)."""
-        self._physics = [PartPhysics.cut(medium, sources, receivers, 0, (e0, e1), (o0, o1))
-                         for e0, e1, o0, o1 in self.chunks]
+        self._physics = [self.parts.cut(physics, 0, (e0, e1), (o0, o1)) for e0, e1, o0, o1 in self.chunks]
         self._physics[0].apply(self.inner)  # now: compile() builds the kernel variant every window runs
+        self._allocate()
 
     @property
     def _nreceivers(self) -> int:
         return 0 if self._physics is None else self._physics[0].nreceivers
 
+    def _load(self, e0: int, e1: int, stash) -> None:
+        """Rows ``[e0, e1)`` of the state into the inner backend: from the host, at their old level where an
+        earlier window wrote them already (``stash``: ``(x0, x1, copies of those rows)``)."""
+        views = self.inner.state_views()
+        # on a device: the window's state as the inner backend holds it, on the host, then copied in
+        local = views if views is not None else [np.zeros(a.shape, np.float32) for a in
+                                                 self.inner.state_layout()]
+        for a, host, mine in zip(self.layout, self._state, local, strict=True):
+            if (src := rows_index(a, 0, e0, e1)) is not None:
+                mine[rows_index(a, 0, e0, e1, e0)] = host[src]
+        for x0, x1, olds in stash:
+            lo, hi = max(e0, x0), min(e1, x1)
+            if hi > lo:
+                for a, old, mine in zip(self.layout, olds, local, strict=True):
+                    if (src := rows_index(a, 0, lo, hi, x0)) is not None:
+                        mine[rows_index(a, 0, lo, hi, e0)] = old[src]
+        if views is None:
+            self.inner.set_state(local)
+
     def _run(self, height: int, src_samples, advance) -> None:
-        prev, curr = self._prev, self._curr
-        stash: list[tuple[int, np.ndarray, np.ndarray]] = []  # old rows written already: (x0, prev, curr)
+        stash: list[tuple] = []  # old rows written already: (x0, x1, a copy of each array's rows)
         steps_traces = np.zeros((height, self._nreceivers), dtype=np.float32)
         for k, (e0, e1, o0, o1) in enumerate(self.chunks):
-            p_in, c_in = self.inner.field_views()  # on the host: fill the inner fields in place
-            if p_in is None:
-                p_in, c_in = np.empty_like(prev[e0:e1]), np.empty_like(curr[e0:e1])
-            p_in[...], c_in[...] = prev[e0:e1], curr[e0:e1]
-            for x0, p_old, c_old in stash:  # rows an earlier window wrote: their level before this sweep
-                a, b = max(e0, x0), min(e1, x0 + len(p_old))
-                if b > a:
-                    p_in[a - e0:b - e0], c_in[a - e0:b - e0] = p_old[a - x0:b - x0], c_old[a - x0:b - x0]
-            self.inner.set_fields(p_in, c_in)
-            if self._physics is None:
+            part = None if self._physics is None else self._physics[k]
+            if part is not None and len(self.chunks) > 1:
+                part.apply(self.inner)  # first: a backend may set its state arrays anew with its physics
+            self._load(e0, e1, stash)
+            if part is None:
                 advance(height, src_samples)
             else:
-                part = self._physics[k]
-                if len(self.chunks) > 1:
-                    part.apply(self.inner)
                 advance(height, part.samples(src_samples))
                 if part.nreceivers:
                     part.place(self.inner.take_traces(), steps_traces)
             later = min((c[0] for c in self.chunks[k + 1:]), default=o1)
             if later < o1:  # a later window reads some of these rows at the old level
-                a = max(o0, later)
-                stash.append((a, prev[a:o1].copy(), curr[a:o1].copy()))
-            new_prev, new_curr = self.inner.field_views()
-            if new_prev is None:
-                new_prev, new_curr = self.inner.fields()
-            prev[o0:o1], curr[o0:o1] = new_prev[o0 - e0:o1 - e0], new_curr[o0 - e0:o1 - e0]
+                a0 = max(o0, later)
+                stash.append((a0, o1, [None if (i := rows_index(a, 0, a0, o1)) is None else host[i].copy()
+                                       for a, host in zip(self.layout, self._state, strict=True)]))
+            views = self.inner.state_views()
+            new = views if views is not None else self.inner.state()
+            for a, host, mine in zip(self.layout, self._state, new, strict=True):
+                if (dst := rows_index(a, 0, o0, o1)) is not None:
+                    host[dst] = mine[rows_index(a, 0, o0, o1, e0)]
         if self._nreceivers:
             self._taken.append(steps_traces)
 

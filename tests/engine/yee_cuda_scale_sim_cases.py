@@ -1,0 +1,76 @@
+"""Maxwell through a calculation window and by MPI rows on the CUDA backend, under Numba's CUDA simulator.
+
+A script, not a test module: ``tests/engine/test_maxwell_scale.py`` runs it in a subprocess with
+``NUMBA_ENABLE_CUDASIM=1``.  Per case, a run whose state (``E``, ``H``, the Drude current, ``psi``)
+streams window by window through the (simulated) GPU equals the in-memory GPU run bit for bit; and the
+x rows an MPI rank sends (:meth:`~diamondlab.engine.backends.yee_cuda.YeeCUDABackend.get_rows`: copied as
+they lie on the device) land where they came from.  Prints one line per case; exits non-zero on a mismatch.
+"""
+
+from __future__ import annotations
+
+import sys
+
+SHAPE = (14, 9, 8)
+#: (order, Nt, window, steps, plane wave): windows of Nt order ghost rows a side (CPML, Drude sphere and a
+#: dipole; or a TFSF plane wave)
+CASES = [(2, 1, 7, 4, False), (4, 1, 9, 3, True)]
+
+
+def run_case(order, nt, window, steps, wave) -> str:
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.maxwell import ContinuousWave, Dipole, Drude, PlaneWave, Probe, Ricker, Sphere
+
+    pml = 2
+    scene = dict(materials=[Sphere((7, 4, 4), 1.5, Drude(1.0, 1.0, 0.1))],
+                 sources=[Dipole((4, 4, 4), "Ez", Ricker(0.2), amplitude=100.0)],
+                 probes=[Probe((8, 4, 4), "Ez"), Probe((11, 5, 3), "Hy")], pml=pml)
+    if wave:  # the largest box the grid allows, no CPML, no objects near its faces
+        edge = order // 2 + 1
+        box = ((edge,) * 3, tuple(n - 1 - edge for n in SHAPE))
+        scene.update(materials=[], pml=0,
+                     sources=[PlaneWave("+x", "z", ContinuousWave(0.2, ramp=0), box, 100.0)])
+    rng = np.random.default_rng(order)
+    start = [rng.standard_normal((3, *SHAPE)).astype(np.float32) for _ in range(2)]
+    sims = [Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w, **scene)
+            for w in (window, None)]
+    for sim in sims:
+        sim.reset(start)
+        sim.run(steps)
+    windowed, whole = sims
+    if len(windowed.backend.chunks) < 2:
+        raise SystemExit(f"order {order}: one window only")
+    for a, b in zip([*windowed.fields, windowed.traces], [*whole.fields, whole.traces], strict=True):
+        if not np.array_equal(a, b):
+            raise SystemExit(f"order {order}: the window run differs from the in-memory run")
+    if not (np.abs(whole.traces).max() > 0 and (wave or np.abs(windowed.backend.state()[3]).max() > 0)):
+        raise SystemExit(f"order {order}: nothing reached the probes or the CPML")
+    # the rows an MPI rank sends: x rows of every state array, from one backend into a fresh one
+    source = whole.backend
+    target = Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", **scene).backend
+    lo, hi = 1, 5  # rows of the low CPML layer and beyond it
+    target.set_rows(lo, hi, source.get_rows(lo, hi))
+    if target.rows_size(lo, hi) != source.get_rows(lo, hi).size:
+        raise SystemExit(f"order {order}: rows_size is not the size of get_rows")
+    layout = source.state_layout()
+    from diamondlab.engine.scale.subdomain import rows_index
+
+    for a, got, want in zip(layout, target.state(), source.state(), strict=True):
+        index = rows_index(a, 0, lo, hi)
+        mask = np.zeros(a.shape, dtype=bool)
+        if index is not None:
+            mask[index] = True
+        if not (np.array_equal(got[mask], want[mask]) and not got[~mask].any()):
+            raise SystemExit(f"order {order}: x rows {lo}..{hi} of {a.name} did not land where they were")
+    return f"order {order} Nt {nt} window {window}{' plane wave' if wave else ''}: ok"
+
+
+if __name__ == "__main__":
+    import warnings
+
+    warnings.simplefilter("ignore")
+    for case in CASES:
+        print(run_case(*case), flush=True)
+    sys.exit(0)
