@@ -130,7 +130,10 @@ class MaxwellParts(EquationParts):
         rasterised :class:`~diamondlab.maxwell.materials.MaterialTable` of the whole grid, source points
         (dipoles, TFSF corrections: ``position``, ``component``, ``row``), probes, a CPML and the periodic
         axes (y, z: whole on every part)."""
-        table, points, probes, pml, periodic = tuple(physics) + (None, (), (), None, "")[len(physics):]
+        physics = tuple(physics)
+        if len(physics) > 5 and physics[5] is not None and physics[5].npoints:  # the plan refuses them first
+            raise ValueError("monitors run in one process in memory, not through a window or MPI ranks")
+        table, points, probes, pml, periodic = physics[:5] + (None, (), (), None, "")[len(physics[:5]):]
         probes = tuple(probes)
         columns = inside([p.position for p in probes], axis, owned)
         if table is None:
