@@ -95,11 +95,15 @@ class Backend(abc.ABC):
         """Why not, and what to do instead (for the error when it is asked for anyway)."""
         return ""
 
+    #: Default (DTS, Nt) per order, where one pair serves every shape and medium
+    TILING: dict = {}
+
     @classmethod
-    @abc.abstractmethod
     def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
         """Default (DTS, Nt) for stencil order ``order`` (on ``shape`` where it matters; ``medium``:
-        the run's :attr:`~diamondlab.media.Medium.variant`, where the backend's best tile may differ)."""
+        the run's :attr:`~diamondlab.media.Medium.variant`, where the backend's best tile may differ);
+        :attr:`TILING`'s unless a backend knows better."""
+        return cls.TILING[order]
 
     @classmethod
     def choose_algorithm(cls, order: int, shape, medium: str = "constant") -> tuple[str, str]:

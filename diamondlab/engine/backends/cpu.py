@@ -42,11 +42,6 @@ class CPUBackend(Backend):
     TILING = {2: (12, 48), 4: (6, 48), 6: (4, 48), 8: (3, 48)}
 
     @classmethod
-    def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
-        """Default (DTS, Nt) for stencil order ``order`` (any ``shape``, any medium)."""
-        return cls.TILING[order]
-
-    @classmethod
     def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
         """(DTS, Nt) pairs the auto-tuner measures: tile radii of about 8, 12 and 16 cells, Nt = 4 R."""
         shs = order // 2

@@ -94,10 +94,6 @@ class YeeCPUBackend(Backend):
     TILING = {2: (8, 16), 4: (4, 16)}
 
     @classmethod
-    def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
-        return cls.TILING[order]
-
-    @classmethod
     def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:
         shs = order // 2
         return [(max(1, r // shs), 2 * r) for r in (8, 12, 16)]
