@@ -215,11 +215,6 @@ class YeeCPUBackend(Backend):
     def field_views(self):
         return self._e[self._interior], self._h[self._interior]
 
-    def state_names(self) -> tuple[str, ...]:
-        """The arrays of :meth:`named_state`: ``E``, ``H``, ``J`` with a Drude medium, ``psi_x/y/z`` with a
-        CPML."""
-        return ("E", "H", *(("J",) if self._drude else ()), *(PSI_NAMES if self.pml.width else ()))
-
     def state_views(self):
         """``E``, ``H``, ``J`` (with a Drude medium) and the three ``psi``
         (:mod:`~diamondlab.engine.equations.maxwell_parts`)."""
@@ -232,21 +227,8 @@ class YeeCPUBackend(Backend):
     def set_state(self, arrays) -> None:
         for mine, values in zip(self.state_views(), arrays, strict=True):
             mine[...] = values
-
-    def named_state(self) -> dict[str, np.ndarray]:
-        """:meth:`state` by name (see :meth:`state_names`): ``E``, ``H`` and the Drude current ``J`` as
-        ``(3, nx, ny, nz)``, each axis's CPML ``psi`` as the kernels hold it."""
-        arrays = self.state()
-        names = ("E", "H", *(("J",) if self._drude else ()), *PSI_NAMES)
-        return {n: a for n, a in zip(names, arrays, strict=True) if n in self.state_names()}
-
-    def set_named_state(self, state) -> None:
-        """Set what :meth:`named_state` returned (checked by the caller; after :meth:`reset`: a ``J`` or
-        ``psi`` not given stays zero)."""
-        names = ("E", "H", *(("J",) if self._drude else ()), *PSI_NAMES)
-        arrays = [state[n] if n in state and n in self.state_names() else a
-                  for n, a in zip(names, self.state(), strict=True)]
-        self.set_state(arrays)
+        for f in (self._e, self._h):  # a periodic axis's halo holds the cells it stands for
+            wrap_halo(f, self.halo, self.periodic)
 
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
         return self._e[self._interior].copy(), self._h[self._interior].copy()

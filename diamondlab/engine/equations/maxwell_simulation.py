@@ -193,7 +193,9 @@ class MaxwellSimulation(Simulation):
             initial = check_maxwell_state(initial, self.plan)
         self.backend.reset()
         if not isinstance(initial, str):
-            self.backend.set_named_state(initial)
+            names = self._state_names()
+            arrays = [initial.get(n, a) for n, a in zip(names, self.backend.state(), strict=True)]
+            self.backend.set_state(arrays)  # (a J or psi not given stays zero)
         self._initial = initial
         self._restart_clock()
 
@@ -203,7 +205,17 @@ class MaxwellSimulation(Simulation):
         simulation of the same scene continues from it (:func:`~diamondlab.engine.outputs.io.save_run`
         writes it to a file)."""
         with self._exclusive("read its state", read=True):
-            return {**self.backend.named_state(), "step": np.int64(self.time_step)}
+            named = dict(zip(self._state_names(), self.backend.state(), strict=True))
+            if not self.physics.pml.width:
+                named = {n: a for n, a in named.items() if not n.startswith("psi")}
+            return {**named, "step": np.int64(self.time_step)}
+
+    def _state_names(self) -> tuple[str, ...]:
+        """The names of the backend's state arrays, in the order of the equation's layout
+        (:mod:`~diamondlab.engine.equations.maxwell_parts`): E, H, J with a Drude medium, psi_x/y/z."""
+        from diamondlab.engine.backends.yee_cpu import PSI_NAMES
+
+        return ("E", "H", *(("J",) if self.physics.drude else ()), *PSI_NAMES)
 
     @property
     def fields(self) -> tuple[np.ndarray, np.ndarray]:
