@@ -227,6 +227,14 @@ class YeeCPUBackend(Backend):
     def set_state(self, arrays) -> None:
         for mine, values in zip(self.state_views(), arrays, strict=True):
             mine[...] = values
+        self._wrap_halos()
+
+    def set_rows(self, lo: int, hi: int, rows) -> None:
+        """As the contract's, then the periodic halos (a window's or a rank's rows come without them)."""
+        super().set_rows(lo, hi, rows)
+        self._wrap_halos()
+
+    def _wrap_halos(self) -> None:
         for f in (self._e, self._h):  # a periodic axis's halo holds the cells it stands for
             wrap_halo(f, self.halo, self.periodic)
 
