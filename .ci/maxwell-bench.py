@@ -60,6 +60,8 @@ def main() -> None:
     ap.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts of the physics scene")
     ap.add_argument("--chunk", type=int, nargs="+", default=[None], help="CUDA sweep: tiers between waits")
     ap.add_argument("--band", type=int, nargs="+", default=[None], help="CUDA sweep: diagonal bands")
+    ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
+                    help="CUDA sweep of a plain scene: the tile in registers, or read through the caches")
     args = ap.parse_args()
     shape = tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)
     parts = tuple(args.parts or (PARTS if args.physics else ()))
@@ -67,18 +69,20 @@ def main() -> None:
     device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
     for order in args.orders:
         runs = [("stepwise", None, None, None, None)] + [
-            ("diamondtorre", d, n, c, b)
-            for d in args.dts for n in args.nt for c in args.chunk for b in args.band]
-        for algorithm, size, nt, chunk, band in runs:
+            ("diamondtorre", d, n, c, b, t)
+            for d in args.dts for n in args.nt for c in args.chunk for b in args.band for t in args.tile]
+        runs[0] += ("registers",)
+        for algorithm, size, nt, chunk, band, tile in runs:
             sim = Simulation(shape, order, equation="maxwell", algorithm=algorithm, backend=args.backend,
                              size=size, nt=nt, **kw)
-            for name, value in (("chunk", chunk), ("band", band)):
+            for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers")):
                 if value is not None:
                     setattr(sim.backend, name, value)
             model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude="drude" in parts)
             row = dict(backend=args.backend, order=order, algorithm=algorithm, shape=shape, size=sim.size,
                        nt=sim.nt,
                        chunk=getattr(sim.backend, "chunk", None), band=getattr(sim.backend, "band", None),
+                       tile=tile if getattr(sim.backend, "plain", False) and size else None,
                        physics=",".join(parts), **_rate(sim, args.steps, args.repeats),
                        model_bytes=round(model.bytes_per_update, 1), model=model.rate / 1e9)
             print(json.dumps(row), flush=True)

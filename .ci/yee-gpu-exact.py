@@ -2,6 +2,7 @@
 many torres in flight (the waits on progress flags are what keeps it exact), per order, DTS, chunk, band.
 
     python .ci/yee-gpu-exact.py            # prints one line a case, exits 1 on the first mismatch
+    python .ci/yee-gpu-exact.py plain      # a plain scene (media only): the sweep with its tile in registers
 """
 
 import sys
@@ -9,7 +10,18 @@ import sys
 import numpy as np
 
 from diamondlab import Simulation
-from diamondlab.maxwell import Dipole, Drude, GaussianPulse, PlaneWave, Probe, Ricker, Sphere
+from diamondlab.maxwell import (
+    PEC,
+    Box,
+    Dielectric,
+    Dipole,
+    Drude,
+    GaussianPulse,
+    PlaneWave,
+    Probe,
+    Ricker,
+    Sphere,
+)
 
 SHAPE = (96, 160, 64)
 
@@ -23,17 +35,30 @@ def scene(order):
                 probes=[Probe(c, "Ez"), Probe((60, 100, 30), "Hy")])
 
 
-def main() -> int:
+def plain_scene(order):
+    """Media only (a dielectric sphere, a PEC box), a random start: the register-tile sweep's scene."""
+    c = tuple(n // 2 for n in SHAPE)
+    return dict(materials=[Sphere(c, 20, Dielectric(4.0)), Box((10, 10, 10), (30, 40, 20), PEC)])
+
+
+def main(plain: bool) -> int:
     bad = 0
+    make = plain_scene if plain else scene
+    start = [np.random.default_rng(7).standard_normal((3, *SHAPE)).astype(np.float32) for _ in range(2)]
     for order in (2, 4):
         ref = Simulation(SHAPE, order, equation="maxwell", backend="cuda", algorithm="stepwise",
-                         **scene(order))
+                         **make(order))
+        if plain:
+            ref.reset(start)
         ref.run(48)
         e0, h0 = ref.fields
-        for size in (1, 2, 4):
+        for size in ((1, 2, 3) if order == 2 else (1, 2)) if plain else (1, 2, 4):
             for nt, chunk, band in ((8, 2, None), (8, 1, None), (16, 4, 4), (4, 8, 2)):
                 sim = Simulation(SHAPE, order, equation="maxwell", backend="cuda", algorithm="diamondtorre",
-                                 size=size, nt=nt, **scene(order))
+                                 size=size, nt=nt, **make(order))
+                if plain:
+                    sim.reset(start)
+                    assert sim.backend.plain and sim.backend.tile_in_registers
                 sim.backend.chunk, sim.backend.band = chunk, band
                 sim.run(48)
                 e, h = sim.fields
@@ -47,4 +72,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:] == ["plain"]))

@@ -46,7 +46,7 @@ import numpy as np
 
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
-__all__ = ["MAX_NZ", "yee_cuda_kernels"]
+__all__ = ["MAX_NZ", "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
@@ -335,3 +335,44 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre,
                            gather_planes=gather_planes)
+
+
+@functools.cache
+def yee_register_sweep(order: int, size: int, simulator: bool = False, max_registers: int | None = None):
+    """The sweep kernel with its tile in registers for ``order`` and tile size ``size`` (DTS), for scenes
+    without CPML, points, Drude currents or periodic faces (:mod:`diamondlab.kernels.yee_cuda_source`).
+
+    Its launch takes ``yee_shared_bytes(order, size, threads)`` bytes of dynamic shared memory;
+    ``max_registers`` caps a thread's registers (:func:`yee_register_cap`: a block of a tall column must fit
+    a multiprocessor's register file).
+    """
+    from diamondlab.kernels.generated import load_generated
+    from diamondlab.kernels.yee_cuda_source import generate_yee_source
+
+    text = generate_yee_source(order, size, simulator=simulator, max_registers=max_registers)
+    module = load_generated(text, f"diamondlab_yee_no{order}_dts{size}{'_sim' if simulator else ''}")
+    return module.yee_sweep
+
+
+def yee_register_cap(threads: int, registers_per_sm: int = 65536, most: int = 255) -> int | None:
+    """The register cap that lets one block of ``threads`` (a column) launch: ``None`` where the
+    hardware's own limit ``most`` already does.
+
+    >>> yee_register_cap(256), yee_register_cap(352), yee_register_cap(1024)
+    (None, 176, 64)
+    """
+    block = -(-threads // 32) * 32
+    cap = registers_per_sm // block // 8 * 8
+    return cap if cap < most else None
+
+
+def yee_shared_bytes(order: int, size: int, threads: int) -> int:
+    """Dynamic shared memory of a :func:`yee_register_sweep` launch of ``threads`` threads a block: two
+    exchange buffers of ``threads + order`` z rows.
+
+    >>> yee_shared_bytes(2, 2, 256)
+    35360
+    """
+    from diamondlab.kernels.yee_cuda_source import yee_shared_row
+
+    return 2 * (threads + order) * yee_shared_row(order, size) * 4

@@ -95,6 +95,36 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False) ->
     return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
 
+def register_case(order, size, nt, shape, steps=3) -> str:
+    """A plain scene (a dielectric sphere, a PEC box): the sweep with its tile in registers, with interior
+    and boundary torres, equals stepwise bit for bit."""
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.kernels.yee_cuda_source import interior_torres
+    from diamondlab.maxwell import PEC, Box, Dielectric, Sphere
+
+    c = tuple(n // 2 for n in shape)
+    scene = dict(materials=[Sphere(c, 2.5, Dielectric(4.0)), Box((1, 1, 1), (3, 2, 2), PEC)])
+    start = [np.random.default_rng(order + size).standard_normal((3, *shape)).astype(np.float32)
+             for _ in range(2)]
+    fields = {}
+    for algorithm in ("stepwise", "diamondtorre"):
+        sim = Simulation(shape, order, equation="maxwell", size=size, nt=nt, backend="cuda",
+                         algorithm=algorithm, **scene)
+        sim.reset(start)
+        sim.run(steps)
+        fields[algorithm] = sim.fields
+    b = sim.backend
+    s = b.schedule(nt)
+    inner = interior_torres(order, size, 2 * nt, s.torre_x0, s.torre_yc, shape[0], shape[1])
+    if not (b.plain and b.tile_in_registers and inner.any() and not inner.all()):
+        raise SystemExit(f"register case {order, size, shape}: not a plain scene with both kinds of torre")
+    if not all(np.array_equal(a, d) for a, d in zip(fields["stepwise"], fields["diamondtorre"], strict=True)):
+        raise SystemExit(f"register case {order, size, shape}: DiamondTorre differs from stepwise")
+    return f"order {order} DTS {size} {shape} tile in registers ({int(inner.sum())} interior torres): ok"
+
+
 def resume_case() -> str:
     """The GPU's state (E, H, J, psi) saved and resumed: run(2), save, resume, run(2) is run(4) bitwise."""
     import tempfile
@@ -188,9 +218,15 @@ if __name__ == "__main__":
                                                                        bare["cpu", "stepwise"], strict=True)):
         raise SystemExit("bare kernels: GPU and CPU differ beyond float32 rounding")
     print("bare kernels (no CPML, points, Drude): ok", flush=True)
-    auto = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan
-    if (auto.algorithm, auto.algorithm_reason.split(":")[0]) != ("stepwise", "stepwise"):
-        raise SystemExit(f"algorithm 'auto' on the GPU ran {auto.algorithm} ({auto.algorithm_reason})")
-    print("auto on the GPU: stepwise, the faster there", flush=True)
+    print(register_case(2, 2, 2, (14, 10, 4)), flush=True)
+    print(register_case(4, 1, 2, (16, 11, 4)), flush=True)
+    plain = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan
+    physics = Simulation((8, 8, 8), 2, equation="maxwell", backend="cuda", pml=2).plan
+    if (plain.algorithm, physics.algorithm, physics.algorithm_reason.split(":")[0]) != (
+            "diamondtorre", "stepwise", "stepwise"):
+        raise SystemExit(f"algorithm 'auto' on the GPU ran {plain.algorithm} on a plain scene, "
+                         f"{physics.algorithm} with a CPML ({physics.algorithm_reason})")
+    print("auto on the GPU: DiamondTorre on a plain scene, stepwise with a CPML, the faster of each",
+          flush=True)
     print(resume_case(), flush=True)
     sys.exit(0)

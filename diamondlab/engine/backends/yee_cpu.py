@@ -88,6 +88,11 @@ class YeeCPUBackend(Backend):
     #: What ``algorithm="auto"`` runs on this backend, and the reason the plan reports
     AUTO = ("diamondtorre", "DiamondTorre, the default")
 
+    @classmethod
+    def auto(cls, physics) -> tuple[str, str]:
+        """What ``algorithm="auto"`` runs for ``physics`` (a checked scene), and why: :attr:`AUTO` here."""
+        return cls.AUTO
+
     name = "cpu"
     PARTS = MAXWELL
     #: (DTS, Nt) per order: tiles of radius 8 to 12 cells, Nt in steps (2 Nt tiers)

@@ -20,7 +20,13 @@ import numpy as np
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
 from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
-from diamondlab.kernels.yee_cuda import MAX_NZ, yee_cuda_kernels
+from diamondlab.kernels.yee_cuda import (
+    MAX_NZ,
+    yee_cuda_kernels,
+    yee_register_cap,
+    yee_register_sweep,
+    yee_shared_bytes,
+)
 
 __all__ = ["YeeCUDABackend"]
 
@@ -55,14 +61,33 @@ class YeeCUDABackend(YeeCPUBackend):
     #: (DTS, Nt) per order: the fastest of DTS 1/2/4 x Nt 8/16 on an H100 at 256^3 and 512x512x352
     #: (BENCHMARKS.md, "Maxwell on the GPU: one launch a sweep")
     TILING = {2: (1, 16), 4: (1, 16)}
-    #: What ``algorithm="auto"`` runs here, and why: the sweep reads every value through the caches (no
-    #: register tile yet) and measured 0.71-1.05x stepwise on an H100, so stepwise is the default there
-    AUTO = ("stepwise", "stepwise: DiamondTorre's Maxwell sweep on the GPU measured 0.71-1.05x stepwise "
-                        "(no register tile yet; BENCHMARKS.md)")
+    #: What ``algorithm="auto"`` runs here, and why: a plain scene (media only) runs DiamondTorre with its
+    #: tile in registers (1.3-1.8x stepwise on an H100); CPML, points, Drude currents or periodic faces run
+    #: through the sweep that reads every value through the caches, which measured 0.6-1.05x stepwise
+    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.3-1.8x stepwise on an H100; "
+                            "BENCHMARKS.md)")
+    AUTO_PHYSICS = ("stepwise", "stepwise: with a CPML, sources, probes, monitors, Drude media or periodic "
+                                "faces DiamondTorre's Maxwell sweep on the GPU reads through the caches "
+                                "(no register tile yet), 0.6-1.05x stepwise (BENCHMARKS.md)")
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
+    #: a plain scene (no CPML, points, Drude current or periodic face) runs the sweep whose tile lives in
+    #: registers (:mod:`diamondlab.kernels.yee_cuda_source`); False: the sweep that reads through the caches
+    tile_in_registers = True
+
+    @staticmethod
+    def plain_scene(pml: bool, points: bool, drude: bool, periodic: str) -> bool:
+        """Whether the register-tile sweep runs a scene: no CPML, source or probe points (monitors are
+        points), Drude current or periodic face."""
+        return not (pml or points or drude or periodic)
+
+    @classmethod
+    def auto(cls, physics) -> tuple[str, str]:
+        plain = cls.plain_scene(any(physics.pml_widths), bool(physics.has_points or physics.monitors),
+                                physics.drude, physics.periodic)
+        return cls.AUTO if plain else cls.AUTO_PHYSICS
 
     available = staticmethod(CUDABackend.available)
     unavailable_reason = staticmethod(CUDABackend.unavailable_reason)
@@ -109,8 +134,11 @@ class YeeCUDABackend(YeeCPUBackend):
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
         super().set_physics(materials, dipoles, probes, pml, periodic, monitors, eps_averaging)
         self._stage_lists = {}  # the schedule follows periodic y
-        self.kernels = yee_cuda_kernels(self.params.order, pml=any(self.pml.axis_widths(self.periodic)),
-                                        points=bool(self.ndipoles or self.nrecorded), drude=self._drude)
+        pml = any(self.pml.axis_widths(self.periodic))
+        points = bool(self.ndipoles or self.nrecorded)
+        self.kernels = yee_cuda_kernels(self.params.order, pml=pml, points=points, drude=self._drude)
+        #: nothing but media: the register-tile sweep runs it
+        self.plain = self.plain_scene(pml, points, self._drude, self.periodic)
         to = self._cuda.to_device
         prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
         self._d_table = to(self.table.coefficients.ravel())
@@ -272,6 +300,7 @@ class YeeCUDABackend(YeeCPUBackend):
         if self._drude:
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
+        probe.plain = self.plain
         probe.sweep(1)
         probe.step(1)
         if self.monitors is not None:
@@ -315,8 +344,14 @@ class YeeCUDABackend(YeeCPUBackend):
         from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
 
         radius, x0, yc, order, deps, done, ntorres = self._stages(height)
-        args = self._device_args(height, src_samples)
         epoch = self._epochs.get(height, 0) + 1
+        if self.plain and self.tile_in_registers:
+            self._register_sweep(height, x0, yc, order, deps, done, ntorres, epoch * PIPELINE_FLAG_STRIDE)
+            self._epochs[height] = epoch
+            self._tickets += ntorres
+            self._clock += height
+            return
+        args = self._device_args(height, src_samples)
         self.kernels.diamondtorre[ntorres, self.shape[2]](
             self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
             deps, done, self._counter, self._tickets, epoch * PIPELINE_FLAG_STRIDE, 2 * height, self.chunk,
@@ -324,6 +359,24 @@ class YeeCUDABackend(YeeCPUBackend):
         self._epochs[height] = epoch
         self._tickets += ntorres
         self._keep(args)
+
+    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int) -> None:
+        """The plain scene's sweep: the tile in registers, the same tickets, waits and flags."""
+        from diamondlab.kernels.cuda import simulator_enabled
+
+        threads, sim = self.shape[2], simulator_enabled()
+        cap = None
+        if not sim:
+            from diamondlab.devices import current_gpu
+
+            gpu = current_gpu()
+            if gpu is not None:
+                cap = yee_register_cap(threads, gpu.registers_per_sm, gpu.max_registers_per_thread)
+        kernel = yee_register_sweep(self.params.order, self.size, sim, cap)
+        shared = yee_shared_bytes(self.params.order, self.size, threads)
+        kernel[ntorres, threads, 0, shared](self._e, self._h, self._d_index, self._d_table, x0, yc, order,
+                                            deps, done, self._counter, self._tickets, flag0, 2 * height,
+                                            self.chunk, *self.shape)
 
     def _keep(self, args) -> None:
         rec = args[-3]  # before the two periodic flags

@@ -380,7 +380,7 @@ class MaxwellPlan(PlanCore):
         bclass = _backend_class(name)
         asked, given, reason = algorithm, size, "asked for"
         if algorithm == "auto":
-            algorithm, reason = bclass.AUTO
+            algorithm, reason = bclass.auto(physics)
             if algorithm == "stepwise":
                 warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=4)
         ranks = 1 if scale["comm"] is None else scale["comm"].size

@@ -1,0 +1,429 @@
+"""Source generator of the Yee sweep with its tile in registers: one module per (order, DTS).
+
+Contract
+--------
+:func:`generate_yee_source` returns the text of a Python module that defines
+``yee_sweep``, a whole DiamondTorre sweep of the Yee scheme in one launch,
+with the same parameters, tickets, tier-level waits and results (bit for bit)
+as :func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`' ``diamondtorre``,
+for scenes without CPML, points, Drude currents or periodic faces (the
+backend's *plain* scenes): ``E``, ``H``, the material index and table.
+
+A tier of the Yee scheme is a half step, and it is a tier of the acoustic
+scheme of the same order seen with other names: the field a tier reads
+(``E`` for an ``H`` tier) is the acoustic level n, the field it updates is
+level n-1, and the next tier swaps them.  So the tile's layout is the
+acoustic :class:`~diamondlab.kernels.tile_plan.TilePlan` of ``DiamondTile(order,
+DTS)``, a cell of it three components: the read field on the tile's prefix
+and the updated field on the tile live in registers (``a{c}_u_v``,
+``b{c}_u_v``), each tier loads only its entering cells and the y-halo rows
+its differences read (the upper rows for ``H``'s forward differences, the
+lower for ``E``'s backward ones, the ``x`` and ``z`` components only),
+exchanges the ``x`` and ``y`` components of the tile through shared memory
+for the ``z`` differences (double buffered, z-major rows of ``NSP`` floats,
+one ``syncthreads`` a tier), and stores the cells leaving the torre.  The
+loop runs a step (an ``H`` tier and an ``E`` tier) per iteration, so a
+tier's field roles are constants of its code.
+
+Every cell's arithmetic is the expression of ``h_cell`` and ``e_cell`` in
+:mod:`diamondlab.kernels.yee_cuda` on the same values, without ``fastmath``,
+so the two sweeps and the stepwise kernel agree bit for bit.  Interior
+torres have no bounds checks; boundary torres read zero outside the domain
+(what the zero halo holds) and store only inside.
+"""
+
+from __future__ import annotations
+
+from diamondlab.geometry import DiamondTile
+from diamondlab.kernels.tile_plan import TilePlan
+
+__all__ = ["generate_yee_source", "interior_torres", "yee_shared_row"]
+
+Cell = tuple[int, int]
+
+#: The components a z difference reads (``x`` and ``y``) and a y difference reads (``x`` and ``z``).
+Z_READ = (0, 1)
+Y_READ = (0, 2)
+
+
+def yee_shared_row(order: int, size: int) -> int:
+    """Floats a z row of one exchange buffer holds: the tile's ``x`` and ``y`` components, odd.
+
+    >>> yee_shared_row(2, 1), yee_shared_row(2, 2), yee_shared_row(4, 1)
+    (5, 17, 17)
+    """
+    return (2 * 2 * (order // 2 * size) ** 2) | 1
+
+
+def _interior_reach(order: int, size: int) -> tuple[int, int, int]:
+    """``(lo, hi, y)``: a torre at ``(x0, yc)`` of ``nt2`` tiers touches x from ``x0 + lo`` to ``x0 + M (nt2 -
+    1) + hi`` and y within ``yc -+ y`` (its tile, the x reach of its last tier, its y-halo rows)."""
+    m, radius = order // 2, order // 2 * size
+    return 1 - radius - m, radius + m, radius + m - 1
+
+
+def interior_torres(order: int, size: int, nt2: int, torre_x0, torre_yc, nx: int, ny: int):
+    """Which torres run the sweep's interior path (no bounds checks): those that touch only cells inside
+    the domain over their ``nt2`` tiers (NumPy arrays in, a boolean array out).
+
+    >>> import numpy as np
+    >>> interior_torres(2, 1, 4, np.array([0, 1, 9]), np.array([3, 3, 3]), 14, 9).tolist()
+    [False, True, False]
+    """
+    lo, hi, y = _interior_reach(order, size)
+    return ((torre_x0 + lo >= 0) & (torre_x0 + order // 2 * (nt2 - 1) + hi < nx)
+            & (torre_yc >= y) & (torre_yc + y < ny))
+
+
+def _enc(n: int) -> str:
+    return f"m{-n}" if n < 0 else f"p{n}"
+
+
+def _reg(prefix: str, c: int, u: int, v: int) -> str:
+    return f"{prefix}{c}_{_enc(u)}_{_enc(v)}"
+
+
+class _Emitter:
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def __call__(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+class _YeeTorrePrinter:
+    """Prints the device function running one torre (``interior``: no bounds checks)."""
+
+    def __init__(self, plan: TilePlan, interior: bool, sim: bool):
+        self.plan, self.interior, self.sim = plan, interior, sim
+        self.m = plan.shs
+        self.e = _Emitter()
+        self.slot = {c: 2 * j for j, c in enumerate(plan.cells)}  # a cell's x component in a z row
+
+    # ---- expressions
+    def guard(self, u: int, v: int) -> str:
+        return f"(yin_{_enc(v)} & xin_{_enc(u)})"
+
+    def offset(self, c: int, u: int, v: int) -> str:
+        return f"base + {('0', 'n', 'n2')[c]} + ({u}) * sx + ({v}) * pz"
+
+    def load(self, array: str, c: int, u: int, v: int) -> str:
+        at = self.offset(c, u, v)
+        if not self.interior:
+            return f"load_if({array}, {at}, {self.guard(u, v)})"
+        return f"{array}[{at}]" if self.sim else f"LDCG({array}, {at})"
+
+    def store(self, array: str, c: int, u: int, v: int) -> str:
+        at, value = self.offset(c, u, v), _reg("b", c, u, v)
+        if not self.interior:
+            return f"store_if({array}, {at}, {value}, {self.guard(u, v)})"
+        return f"{array}[{at}] = {value}" if self.sim else f"{array}[uint64({at})] = {value}"
+
+    def medium(self, c: int, u: int, v: int) -> str:
+        at = f"q + {('0', 'nu', 'nu2')[c]} + ({u}) * nyz + ({v}) * nz"
+        if not self.interior:
+            return f"index_if(mat, {at}, {self.guard(u, v)})"
+        return f"mat[{at}]" if self.sim else f"mat[uint64({at})]"
+
+    def zrow(self, buf: str, j: int, dz: int) -> str:
+        at = f"{buf} + ({j})" if dz == 0 else f"{buf} + ({j} + ({dz}) * NSP)"
+        return f"sh[{at}]" if self.sim else f"sh[uint64({at})]"
+
+    def value(self, c: int, u: int, v: int, dz: int, buf: str) -> str:
+        """Component ``c`` of the read field at ``(u, v)`` and ``z + dz``."""
+        if dz == 0:
+            return _reg("a", c, u, v)
+        return self.zrow(buf, self.slot[(u, v)] + Z_READ.index(c), dz)
+
+    def offsets(self, forward: bool) -> range:
+        """The offsets a difference reads: ``p - s .. p + 2 s`` forward (``H``), ``p - 2 s .. p + s``
+        backward (``E``), at order 4; ``p .. p + s`` and ``p - s .. p`` at order 2."""
+        m = self.m
+        return range(1 - m, m + 1) if forward else range(-m, m)
+
+    def y_halo(self, forward: bool) -> list[Cell]:
+        """The cells beyond the tile's rows that this tier's y differences read (of the plan's
+        :attr:`~diamondlab.kernels.tile_plan.TilePlan.y_halo`)."""
+        radius = self.plan.radius
+        need = {(u, v + d) for u, v in self.plan.cells for d in self.offsets(forward) if abs(v + d) >= radius}
+        return [c for c in self.plan.y_halo if c in need]
+
+    def difference(self, c: int, axis: int, u: int, v: int, forward: bool, buf: str) -> str:
+        """The call of ``fwd``/``bwd`` on component ``c`` along ``axis`` at ``(u, v)``."""
+        offsets = self.offsets(forward)
+
+        def at(d: int) -> str:
+            du, dv, dz = ((d, 0, 0), (0, d, 0), (0, 0, d))[axis]
+            return self.value(c, u + du, v + dv, dz, buf)
+
+        return f"{'fwd' if forward else 'bwd'}({', '.join(at(d) for d in offsets)})"
+
+    # ---- the function
+    def print(self, name: str) -> str:
+        e, plan = self.e, self.plan
+        e(0, "@cuda.jit(device=True)")
+        e(0, f"def {name}(E, H, mat, table, sh, x0, yc, nt2, nx, ny, nz, tz, zc, active, stride, "
+             "done, t, d0, d1, flag0, chunk):")
+        e(1, "pz = nz + 2 * M")
+        e(1, "sx = (ny + 2 * M) * pz")
+        e(1, "n = E.size // 3")
+        e(1, "n2 = n + n")
+        e(1, "nyz = ny * nz")
+        e(1, "nu = nx * nyz")
+        e(1, "nu2 = nu + nu")
+        e(1, "bufsize = stride * NSP")
+        if not self.interior:
+            for v in sorted({v for v, _ in plan.rows} | set(plan.y_halo_rows)):
+                e(1, f"yv = yc + ({v})")
+                e(1, f"yin_{_enc(v)} = (yv >= 0) & (yv < ny)")
+        self.anchor(1, "x0")
+        for u, v in plan.held:  # the read field (E) on the prefix, the updated one (H) on the tile
+            for c in range(3):
+                e(1, f"{_reg('a', c, u, v)} = {self.load('E', c, u, v)}")
+        for u, v in plan.cells:
+            for c in range(3):
+                e(1, f"{_reg('b', c, u, v)} = {self.load('H', c, u, v)}")
+        e(1, "k = 0")
+        e(1, "while k < nt2:")
+        for half, (read, written) in enumerate((("E", "H"), ("H", "E"))):
+            self.waits()
+            self.tier(half, read, written)
+            e(2, "k += 1")
+        return e.text()
+
+    def anchor(self, indent: int, x: str) -> None:
+        e = self.e
+        e(indent, f"ax = {x}")
+        e(indent, "base = (int64(ax + M) * (ny + 2 * M) + (yc + M)) * (nz + 2 * M) + (zc + M)")
+        e(indent, "q = (int64(ax) * ny + yc) * nz + zc")
+        if not self.interior:
+            for u in self.plan.x_span:
+                e(indent, f"xu = ax + ({u})")
+                e(indent, f"xin_{_enc(u)} = (xu >= 0) & (xu < nx)")
+
+    def waits(self) -> None:
+        """Before tiers ``0, chunk, ...``: publish the tiers done, wait until both dependencies are a chunk
+        ahead (as ``diamondtorre`` of :mod:`diamondlab.kernels.yee_cuda` does)."""
+        e = self.e
+        e(2, "if k % chunk == 0:")
+        e(3, "cuda.syncthreads()")
+        e(3, "if tz == 0:")
+        e(4, "if k > 0:")
+        e(5, "cuda.threadfence()")
+        e(5, "cuda.atomic.max(done, t, flag0 + k)")
+        e(4, "need = flag0 + min(k + chunk, nt2)")
+        for d in ("d0", "d1"):
+            e(4, f"if {d} >= 0:")
+            e(5, f"while cuda.atomic.max(done, {d}, 0) < need:")
+            e(6, "pass" if self.sim else "cuda.nanosleep(32)")
+        e(4, "cuda.threadfence()")
+        e(3, "cuda.syncthreads()")
+
+    def tier(self, half: int, read: str, written: str) -> None:
+        """Tier ``k`` (``half`` 0: ``H`` from ``E``; 1: ``E`` from ``H``): loads, z exchange, updates,
+        stores, and the shift of the tile by ``M``."""
+        plan, e, m = self.plan, self.e, self.m
+        forward = half == 0
+        self.anchor(2, f"x0 + {m} * k")
+        for u, v in plan.entering:
+            for c in range(3):
+                e(2, f"{_reg('a', c, u, v)} = {self.load(read, c, u, v)}")
+        for u, v in self.y_halo(forward):
+            for c in Y_READ:
+                e(2, f"{_reg('a', c, u, v)} = {self.load(read, c, u, v)}")
+        buf = "sbuf"
+        e(2, f"sbuf = {half} * bufsize + (tz + M) * NSP")
+        for u, v in plan.cells:
+            for c in Z_READ:
+                e(2, f"{self.zrow(buf, self.slot[(u, v)] + Z_READ.index(c), 0)} = "
+                     f"pick(active, {_reg('a', c, u, v)}, ZERO)")
+        e(2, "cuda.syncthreads()")
+        for u, v in plan.cells:
+            self.update(u, v, forward, buf)
+        e(2, "if active:")
+        for u, v in plan.leaving:
+            for c in range(3):
+                e(3, self.store(written, c, u, v))
+        if plan.kept:
+            e(3, "if k >= nt2 - 2:")
+            for u, v in plan.kept:
+                for c in range(3):
+                    e(4, self.store(written, c, u, v))
+        for u, v in plan.cells:  # the next tier updates the read field on the shifted tile ...
+            for c in range(3):
+                e(2, f"{_reg('t', c, u, v)} = {_reg('a', c, u + m, v)}")
+        for u, v in plan.held:  # ... and reads this tier's new values on its prefix
+            for c in range(3):
+                e(2, f"{_reg('a', c, u, v)} = {_reg('b', c, u + m, v)}")
+        for u, v in plan.cells:
+            for c in range(3):
+                e(2, f"{_reg('b', c, u, v)} = {_reg('t', c, u, v)}")
+
+    def update(self, u: int, v: int, forward: bool, buf: str) -> None:
+        """One cell's three components, as ``h_cell``/``e_cell`` compute them (curl component by component:
+        ``(d c2 / d a1 - d c1 / d a2)`` over the cyclic (component, axis) pairs)."""
+        e = self.e
+
+        def d(c: int, axis: int) -> str:
+            return self.difference(c, axis, u, v, forward, buf)
+
+        curls = ((d(2, 1), d(1, 2)), (d(0, 2), d(2, 0)), (d(1, 0), d(0, 1)))
+        for c, (plus, minus) in enumerate(curls):
+            b, mid = _reg("b", c, u, v), f"mi{c}"
+            e(2, f"{mid} = {self.medium(c, u, v)}")
+            if forward:
+                new = f"{b} - table[{mid} * 8 + 4] * ({plus} - {minus})"
+            else:
+                new = f"table[{mid} * 8] * {b} + table[{mid} * 8 + 1] * ({plus} - {minus})"
+            e(2, f"{b} = {new}" if self.interior else f"{b} = pick({self.guard(u, v)}, {new}, {b})")
+
+
+_HEADER = '''\
+"""Generated by diamondlab.kernels.yee_cuda_source: the Yee sweep of order {order}, DTS={size}{simnote}.
+
+Do not edit."""
+import numpy as np
+from numba import cuda, float32, int64, uint64
+{ldcg_import}
+M = {m}
+NSP = {nsp}  # a z row of an exchange buffer: x and y components of the tile's cells (odd)
+ZERO = np.float32(0.0)
+W1 = np.float32({w1!r})
+W2 = np.float32({w2!r})
+
+
+@cuda.jit(device=True)
+def fwd({fwd_args}):
+    """A forward difference (H's), as kernels.yee_cuda's ``fwd``."""
+    v = W1 * ({fwd_main})
+{fwd_more}    return v
+
+
+@cuda.jit(device=True)
+def bwd({bwd_args}):
+    """A backward difference (E's), as kernels.yee_cuda's ``bwd``."""
+    v = W1 * ({bwd_main})
+{bwd_more}    return v
+
+
+@cuda.jit(device=True)
+def pick(c, a, b):
+    """``a if c else b`` as a call (a select, no branch in the caller)."""
+    return a if c else b
+
+
+@cuda.jit(device=True)
+def load_if(A, i, ok):
+    """The value at ``i`` inside the domain, else zero (what the zero halo holds)."""
+    if ok:
+        return {ldcg_call}
+    return ZERO
+
+
+@cuda.jit(device=True)
+def index_if(A, i, ok):
+    """A cell's medium inside the domain, else medium 0 (its update is not kept)."""
+    if ok:
+        return A[i]
+    return A[0]
+
+
+@cuda.jit(device=True)
+def store_if(B, i, value, ok):
+    """Store inside the domain only."""
+    if ok:
+        B[{store_index}] = value
+'''
+
+_LDCG_IMPORT = """
+from diamondlab.kernels.cuda import ldcg_intrinsic
+
+LDCG = ldcg_intrinsic()  # ld.global.cg: values other blocks wrote in this launch, never a stale L1 line
+"""
+
+
+def _sweep_kernel(plan: TilePlan, jit_opts: str, sim: bool) -> str:
+    e, m = _Emitter(), plan.shs
+    e(0, f"@cuda.jit({jit_opts})")
+    e(0, "def yee_sweep(E, H, mat, table, torre_x0, torre_yc, order, deps, done, counter, ticket_base,")
+    e(0, "              flag0, nt2, chunk, nx, ny, nz):")
+    e(1, '"""A whole sweep in one launch: a block per torre, tickets in ``order``, tier-level waits."""')
+    e(1, "sh = cuda.shared.array(0, dtype=float32)")
+    e(1, "slot = cuda.shared.array(1, dtype=int64)")
+    e(1, "tz = cuda.threadIdx.x")
+    e(1, "nzb = cuda.blockDim.x")
+    e(1, "stride = nzb + 2 * M")
+    e(1, "if tz == 0:")
+    e(2, "slot[0] = cuda.atomic.add(counter, 0, 1) - ticket_base")
+    e(1, "if tz < M:  # the z halo rows of both buffers read zero")
+    e(2, "for b in range(2):")
+    e(3, "for c in range(NSP):")
+    e(4, "sh[(b * stride + tz) * NSP + c] = ZERO")
+    e(4, "sh[(b * stride + nzb + M + tz) * NSP + c] = ZERO")
+    e(1, "cuda.syncthreads()")
+    e(1, "t = order[slot[0]]")
+    e(1, "x0 = torre_x0[t]")
+    e(1, "yc = torre_yc[t]")
+    e(1, "d0 = deps[t, 0]")
+    e(1, "d1 = deps[t, 1]")
+    e(1, "active = tz < nz")
+    e(1, "zc = min(tz, nz - 1)")
+    lo, hi, y = _interior_reach(plan.tile.order, plan.tile.size)
+    e(1, f"interior = (x0 + ({lo}) >= 0 and x0 + {m} * (nt2 - 1) + {hi} < nx")
+    e(1, f"            and yc >= {y} and yc + {y} < ny)  # as interior_torres says")
+    call = ("(E, H, mat, table, sh, x0, yc, nt2, nx, ny, nz, tz, zc, active, stride, done, t, d0, d1, flag0, "
+            "chunk)")
+    e(1, "if interior:")
+    e(2, f"torre_interior{call}")
+    e(1, "else:")
+    e(2, f"torre_boundary{call}")
+    e(1, "cuda.syncthreads()")
+    e(1, "if tz == 0:")
+    e(2, "cuda.threadfence()")
+    e(2, "cuda.atomic.max(done, t, flag0 + nt2)")
+    return e.text()
+
+
+def generate_yee_source(order: int, size: int, simulator: bool = False,
+                        max_registers: int | None = None) -> str:
+    """Python source of the register-tile Yee sweep of ``order`` (2 or 4) and tile size ``size`` (DTS).
+
+    ``simulator``: plain indexing instead of the CUDA-only ``ld.global.cg`` and ``nanosleep``.
+
+    Examples
+    --------
+    >>> src = generate_yee_source(2, 1, simulator=True)
+    >>> "def yee_sweep" in src and "def torre_interior" in src and "def torre_boundary" in src
+    True
+    """
+    if order not in (2, 4):
+        raise ValueError(f"order must be 2 or 4 for the Yee scheme; got {order!r}")
+    plan = TilePlan(DiamondTile(order, size))
+    m = order // 2
+    fwd_offsets, bwd_offsets = range(1 - m, m + 1), range(-m, m)
+    names = {d: f"a{_enc(d)}" for d in range(-m, m + 1)}
+    fwd_args = ", ".join(names[d] for d in fwd_offsets)
+    bwd_args = ", ".join(names[d] for d in bwd_offsets)
+    more = m == 2
+    header = _HEADER.format(
+        order=order, size=size, m=m, nsp=yee_shared_row(order, size),
+        simnote=" (simulator)" if simulator else "",
+        w1=1.0 if order == 2 else 9.0 / 8.0, w2=0.0 if order == 2 else -1.0 / 24.0,
+        fwd_args=fwd_args, bwd_args=bwd_args,
+        fwd_main=f"{names[1]} - {names[0]}", bwd_main=f"{names[0]} - {names[-1]}",
+        fwd_more=f"    v += W2 * ({names[2]} - {names[-1]})\n" if more else "",
+        bwd_more=f"    v += W2 * ({names[1]} - {names[-2]})\n" if more else "",
+        ldcg_import="" if simulator else _LDCG_IMPORT,
+        ldcg_call="A[i]" if simulator else "LDCG(A, i)",
+        store_index="i" if simulator else "uint64(i)",
+    )
+    opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
+    sweep_opts = opts + (f", max_registers={int(max_registers)}" if max_registers and not simulator else "")
+    parts = [header]
+    parts += [_YeeTorrePrinter(plan, interior, simulator).print(name) + "\n"
+              for name, interior in (("torre_interior", True), ("torre_boundary", False))]
+    parts += ["", _sweep_kernel(plan, sweep_opts, simulator), ""]
+    return "\n".join(parts)
