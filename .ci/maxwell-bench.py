@@ -59,7 +59,8 @@ def main() -> None:
     ap.add_argument("--physics", action="store_true")
     ap.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts of the physics scene")
     ap.add_argument("--chunk", type=int, nargs="+", default=[None], help="CUDA sweep: tiers between waits")
-    ap.add_argument("--band", type=int, nargs="+", default=[None], help="CUDA sweep: diagonal bands")
+    ap.add_argument("--band", type=int, nargs="+", default=[None],
+                    help="CUDA sweep: diagonal bands (0: stage by stage)")
     ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
                     help="CUDA sweep of a plain scene: the tile in registers, or read through the caches")
     args = ap.parse_args()
@@ -77,7 +78,7 @@ def main() -> None:
                              size=size, nt=nt, **kw)
             for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers")):
                 if value is not None:
-                    setattr(sim.backend, name, value)
+                    setattr(sim.backend, name, value or None if name == "band" else value)
             model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude="drude" in parts)
             row = dict(backend=args.backend, order=order, algorithm=algorithm, shape=shape, size=sim.size,
                        nt=sim.nt,

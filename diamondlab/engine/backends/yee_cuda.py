@@ -58,13 +58,13 @@ class YeeCUDABackend(YeeCPUBackend):
     """Yee fields on the GPU (see the module contract)."""
 
     name = "cuda"
-    #: (DTS, Nt) per order: the fastest of DTS 1/2/4 x Nt 8/16 on an H100 at 256^3 and 512x512x352
-    #: (BENCHMARKS.md, "Maxwell on the GPU: one launch a sweep")
-    TILING = {2: (1, 16), 4: (1, 16)}
+    #: (DTS, Nt) per order: the register-tile sweep's fastest on an H100 at 768x512x256 (2.25 GiB;
+    #: BENCHMARKS.md, "Maxwell on the GPU: the tile in registers")
+    TILING = {2: (2, 4), 4: (1, 4)}
     #: What ``algorithm="auto"`` runs here, and why: a plain scene (media only) runs DiamondTorre with its
-    #: tile in registers (1.3-1.8x stepwise on an H100); CPML, points, Drude currents or periodic faces run
-    #: through the sweep that reads every value through the caches, which measured 0.6-1.05x stepwise
-    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.3-1.8x stepwise on an H100; "
+    #: tile in registers (1.34-2.03x stepwise on an H100); CPML, points, Drude currents or periodic faces
+    #: run through the sweep that reads every value through the caches, which measured 0.6-1.05x stepwise
+    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.34-2.03x stepwise on an H100; "
                             "BENCHMARKS.md)")
     AUTO_PHYSICS = ("stepwise", "stepwise: with a CPML, sources, probes, monitors, Drude media or periodic "
                                 "faces DiamondTorre's Maxwell sweep on the GPU reads through the caches "
@@ -360,8 +360,9 @@ class YeeCUDABackend(YeeCPUBackend):
         self._tickets += ntorres
         self._keep(args)
 
-    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int) -> None:
-        """The plain scene's sweep: the tile in registers, the same tickets, waits and flags."""
+    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int):
+        """The plain scene's sweep: the tile in registers, the same tickets, waits and flags (returns the
+        compiled kernel, None under the simulator)."""
         from diamondlab.kernels.cuda import simulator_enabled
 
         threads, sim = self.shape[2], simulator_enabled()
@@ -371,12 +372,17 @@ class YeeCUDABackend(YeeCPUBackend):
 
             gpu = current_gpu()
             if gpu is not None:
-                cap = yee_register_cap(threads, gpu.registers_per_sm, gpu.max_registers_per_thread)
-        kernel = yee_register_sweep(self.params.order, self.size, sim, cap)
+                cap = yee_register_cap(self.params.order, self.size, threads, gpu.registers_per_sm,
+                                       gpu.max_registers_per_thread)
+        from diamondlab.kernels.cuda import launch_generated
+
+        module = yee_register_sweep(self.params.order, self.size, sim, cap)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
-        kernel[ntorres, threads, 0, shared](self._e, self._h, self._d_index, self._d_table, x0, yc, order,
-                                            deps, done, self._counter, self._tickets, flag0, 2 * height,
-                                            self.chunk, *self.shape)
+        nx, ny, nz = self.shape
+        args = (self._e, self._h, self._d_index, self._d_table, x0, yc, order, deps, done, self._counter,
+                np.int64(self._tickets), np.int64(flag0), np.int64(2 * height), np.int64(self.chunk),
+                np.int64(nx), np.int64(ny), np.int64(nz))
+        return launch_generated(module, "yee_sweep", args, ntorres, threads, shared)
 
     def _keep(self, args) -> None:
         rec = args[-3]  # before the two periodic flags
