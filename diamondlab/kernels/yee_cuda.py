@@ -338,9 +338,10 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
 
 @functools.cache
-def yee_register_sweep(order: int, size: int, simulator: bool = False, max_registers: int | None = None):
+def yee_register_sweep(order: int, size: int, simulator: bool = False, max_registers: int | None = None,
+                       pml: bool = False, points: bool = False, drude: bool = False):
     """The module of the sweep kernel ``yee_sweep`` with its tile in registers for ``order`` and tile size
-    ``size`` (DTS), for scenes without CPML, points, Drude currents or periodic faces
+    ``size`` (DTS), with the features a run has (``pml``, ``points``, ``drude``; no periodic faces)
     (:mod:`diamondlab.kernels.yee_cuda_source`; launched by
     :func:`~diamondlab.kernels.cuda.launch_generated`).
 
@@ -351,8 +352,10 @@ def yee_register_sweep(order: int, size: int, simulator: bool = False, max_regis
     from diamondlab.kernels.generated import load_generated
     from diamondlab.kernels.yee_cuda_source import generate_yee_source
 
-    text = generate_yee_source(order, size, simulator=simulator, max_registers=max_registers)
-    return load_generated(text, f"diamondlab_yee_no{order}_dts{size}{'_sim' if simulator else ''}")
+    text = generate_yee_source(order, size, simulator, max_registers, pml, points, drude)
+    variant = "".join(f"_{name}" for name, on in (("pml", pml), ("points", points), ("drude", drude),
+                                                   ("sim", simulator)) if on)
+    return load_generated(text, f"diamondlab_yee_no{order}_dts{size}{variant}")
 
 
 #: Register caps of the register-tile sweep per (order, DTS) that measured fastest on an H100 (more resident

@@ -73,8 +73,8 @@ class YeeCUDABackend(YeeCPUBackend):
     chunk = 2
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
-    #: a plain scene (no CPML, points, Drude current or periodic face) runs the sweep whose tile lives in
-    #: registers (:mod:`diamondlab.kernels.yee_cuda_source`); False: the sweep that reads through the caches
+    #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs every scene
+    #: without periodic faces; False: the sweep that reads every value through the caches
     tile_in_registers = True
 
     @staticmethod
@@ -137,6 +137,7 @@ class YeeCUDABackend(YeeCPUBackend):
         pml = any(self.pml.axis_widths(self.periodic))
         points = bool(self.ndipoles or self.nrecorded)
         self.kernels = yee_cuda_kernels(self.params.order, pml=pml, points=points, drude=self._drude)
+        self._features = {"pml": pml, "points": points, "drude": self._drude}
         #: nothing but media: the register-tile sweep runs it
         self.plain = self.plain_scene(pml, points, self._drude, self.periodic)
         to = self._cuda.to_device
@@ -300,7 +301,7 @@ class YeeCUDABackend(YeeCPUBackend):
         if self._drude:
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
-        probe.plain = self.plain
+        probe.plain, probe._features = self.plain, self._features
         probe.sweep(1)
         probe.step(1)
         if self.monitors is not None:
@@ -345,25 +346,22 @@ class YeeCUDABackend(YeeCPUBackend):
 
         radius, x0, yc, order, deps, done, ntorres = self._stages(height)
         epoch = self._epochs.get(height, 0) + 1
-        if self.plain and self.tile_in_registers:
-            self._register_sweep(height, x0, yc, order, deps, done, ntorres, epoch * PIPELINE_FLAG_STRIDE)
-            self._epochs[height] = epoch
-            self._tickets += ntorres
-            self._clock += height
-            return
+        flag0 = epoch * PIPELINE_FLAG_STRIDE
         args = self._device_args(height, src_samples)
-        self.kernels.diamondtorre[ntorres, self.shape[2]](
-            self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
-            deps, done, self._counter, self._tickets, epoch * PIPELINE_FLAG_STRIDE, 2 * height, self.chunk,
-            *args)
+        if self.tile_in_registers and not self.periodic:
+            self._register_sweep(height, x0, yc, order, deps, done, ntorres, flag0, args)
+        else:
+            self.kernels.diamondtorre[ntorres, self.shape[2]](
+                self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
+                deps, done, self._counter, self._tickets, flag0, 2 * height, self.chunk, *args)
         self._epochs[height] = epoch
         self._tickets += ntorres
         self._keep(args)
 
-    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int):
-        """The plain scene's sweep: the tile in registers, the same tickets, waits and flags (returns the
-        compiled kernel, None under the simulator)."""
-        from diamondlab.kernels.cuda import simulator_enabled
+    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int, args: tuple):
+        """The sweep with its tile in registers: the same tickets, waits and flags as the cache-read one, the
+        run's features compiled in (returns the compiled kernel, None under the simulator)."""
+        from diamondlab.kernels.cuda import launch_generated, simulator_enabled
 
         threads, sim = self.shape[2], simulator_enabled()
         cap = None
@@ -374,15 +372,14 @@ class YeeCUDABackend(YeeCPUBackend):
             if gpu is not None:
                 cap = yee_register_cap(self.params.order, self.size, threads, gpu.registers_per_sm,
                                        gpu.max_registers_per_thread)
-        from diamondlab.kernels.cuda import launch_generated
-
-        module = yee_register_sweep(self.params.order, self.size, sim, cap)
+        module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
-        args = (self._e, self._h, self._d_index, self._d_table, x0, yc, order, deps, done, self._counter,
-                np.int64(self._tickets), np.int64(flag0), np.int64(2 * height), np.int64(self.chunk),
-                np.int64(nx), np.int64(ny), np.int64(nz))
-        return launch_generated(module, "yee_sweep", args, ntorres, threads, shared)
+        i64 = np.int64
+        values = (self._e, self._h, self._d_j, self._d_index, self._d_table, x0, yc, order, deps, done,
+                  self._counter, i64(self._tickets), i64(flag0), i64(2 * height), i64(self.chunk), i64(nx),
+                  i64(ny), i64(nz), *args[:-2])  # the CPML's, the points', src and rec (no periodic flags)
+        return launch_generated(module, "yee_sweep", values, ntorres, threads, shared)
 
     def _keep(self, args) -> None:
         rec = args[-3]  # before the two periodic flags
