@@ -107,7 +107,10 @@ def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
 
     c = tuple(n // 2 for n in shape)
     scene = dict(materials=[Sphere(c, 2.5, Dielectric(4.0)), Box((1, 1, 1), (3, 2, 2), PEC)])
-    if physics:
+    if physics:  # the register-tile sweep with the physics compiled in (off by default: slower there)
+        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+        YeeCUDABackend.registers_for_physics = True
         scene = dict(materials=[Sphere(c, 2.5, Drude(1.0, 1.0, 0.1)), Box((1, 1, 1), (3, 2, 2), PEC)],
                      pml=CPML(2, axes="xy"),
                      sources=[Dipole((c[0] - 3, c[1], 1), "Ez", Ricker(0.2), amplitude=100.0)],
@@ -131,6 +134,9 @@ def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
         raise SystemExit(f"register case {order, size, shape}: the probes recorded nothing")
     if not all(np.array_equal(a, d) for a, d in zip(fields["stepwise"], fields["diamondtorre"], strict=True)):
         raise SystemExit(f"register case {order, size, shape}: DiamondTorre differs from stepwise")
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+    YeeCUDABackend.registers_for_physics = False
     kind = " with Drude, CPML, dipole, probes" if physics else ""
     return (f"order {order} DTS {size} {shape}{kind} tile in registers ({int(inner.sum())} interior "
             "torres): ok")

@@ -73,9 +73,13 @@ class YeeCUDABackend(YeeCPUBackend):
     chunk = 2
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
-    #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs every scene
-    #: without periodic faces; False: the sweep that reads every value through the caches
+    #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
+    #: False: the sweep that reads every value through the caches runs every scene
     tile_in_registers = True
+    #: the register-tile sweep runs scenes with a CPML, points or Drude media too (no periodic faces): exact,
+    #: but measured slower than the cache-read sweep there (256^3 with the physics scene on an H100: 6.5 and
+    #: 4.3 G/s at orders 2 and 4 against stepwise's 10.6 and 9.8; BENCHMARKS.md), so off by default
+    registers_for_physics = False
 
     @staticmethod
     def plain_scene(pml: bool, points: bool, drude: bool, periodic: str) -> bool:
@@ -348,7 +352,7 @@ class YeeCUDABackend(YeeCPUBackend):
         epoch = self._epochs.get(height, 0) + 1
         flag0 = epoch * PIPELINE_FLAG_STRIDE
         args = self._device_args(height, src_samples)
-        if self.tile_in_registers and not self.periodic:
+        if self.tile_in_registers and (self.plain or (self.registers_for_physics and not self.periodic)):
             self._register_sweep(height, x0, yc, order, deps, done, ntorres, flag0, args)
         else:
             self.kernels.diamondtorre[ntorres, self.shape[2]](
