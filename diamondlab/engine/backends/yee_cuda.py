@@ -107,13 +107,19 @@ class YeeCUDABackend(YeeCPUBackend):
             raise RuntimeError(cls.unavailable_reason())
         cells = int(np.prod([n + 2 * params.reach for n in shape], dtype=np.int64))
         need = 3 * 4 * cells * 3 + 4 * int(np.prod(shape, dtype=np.int64))  # E, H, J (worst), index, points
+        cls.check_state_bytes(shape, need, "the Maxwell fields")
+        return {}
+
+    @classmethod
+    def check_state_bytes(cls, shape, need: int, what: str = "the run's state") -> None:
+        """``ValueError`` where ``need`` bytes (the plan counts the scene's: E, H, J, index, the CPML's psi,
+        the monitors' sums and a sweep of their values) do not fit the device's free memory."""
         from diamondlab.kernels.cuda import simulator_enabled
 
         free = None if simulator_enabled() else device_memory()[0]
         if free is not None and need + MEMORY_MARGIN_BYTES > free:
-            raise ValueError(f"shape {tuple(shape)}: the Maxwell fields need {need / 2**30:.1f} GiB of GPU "
-                             f"memory, {free / 2**30:.1f} GiB are free: use a smaller shape")
-        return {}
+            raise ValueError(f"shape {tuple(shape)}: {what} need {need / 2**30:.1f} GiB of GPU memory, "
+                             f"{free / 2**30:.1f} GiB are free: use a smaller shape or fewer monitors")
 
     def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
         from numba import cuda
