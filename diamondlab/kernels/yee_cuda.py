@@ -46,13 +46,43 @@ import numpy as np
 
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
-__all__ = ["MAX_NZ", "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes"]
+__all__ = ["MAX_NZ", "point_range", "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
 
 #: numba.cuda, imported by the first :func:`yee_cuda_kernels` call
 cuda = None
+
+
+@functools.cache
+def point_range():
+    """The device function ``cell_points_range(colstart, colcount, pt_z, X, Y, Z) -> (first, end)``: the
+    points of padded cell (X, Y, Z) are ``first .. end - 1`` (a column's points are sorted by z: two
+    bisections).  Both Yee sweeps and the stepwise kernel call it."""
+    from numba import cuda as numba_cuda
+
+    @numba_cuda.jit(device=True)
+    def cell_points_range(colstart, colcount, pt_z, X, Y, Z):  # noqa: N803 - padded indices
+        start = colstart[X, Y]
+        end = start + colcount[X, Y]
+        lo, hi = start, end
+        while lo < hi:  # the first point at z >= Z
+            mid = (lo + hi) // 2
+            if pt_z[mid] < Z:
+                lo = mid + 1
+            else:
+                hi = mid
+        first, hi = lo, end
+        while lo < hi:  # the first point at z > Z
+            mid = (lo + hi) // 2
+            if pt_z[mid] <= Z:
+                lo = mid + 1
+            else:
+                hi = mid
+        return first, lo
+
+    return cell_points_range
 
 
 @functools.cache
@@ -74,6 +104,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
     row = cuda.jit(device=True)(tile_row_wrapped)
     wrap = cuda.jit(device=True)(wrap_y)
+    points_of = point_range()
 
     # derivatives of flat field ``a`` at flat offset p along stride s: forward (H points), backward (E points)
     @cuda.jit(device=True)
@@ -183,16 +214,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             return
         n = E.size // 3
         p = X * sx + Y * pz + Z
-        lo, hi = start, start + colcount[X, Y]  # the column's points, sorted by z: bisect for this cell's
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if pt_z[mid] < Z:
-                lo = mid + 1
-            else:
-                hi = mid
-        for k in range(lo, start + colcount[X, Y]):
-            if pt_z[k] != Z:
-                break
+        lo, end = points_of(colstart, colcount, pt_z, X, Y, Z)
+        for k in range(lo, end):
             c = pt_comp[k]
             if (c >= 3) != (half == 0):
                 continue

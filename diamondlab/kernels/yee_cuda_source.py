@@ -35,6 +35,7 @@ torres have no bounds checks; boundary torres read zero outside the domain
 from __future__ import annotations
 
 from diamondlab.geometry import DiamondTile
+from diamondlab.kernels.cuda_source import _Emitter, _enc, guarded_access, print_torre_calls, print_waits
 from diamondlab.kernels.tile_plan import TilePlan
 
 __all__ = ["generate_yee_source", "interior_torres", "yee_shared_row"]
@@ -75,23 +76,8 @@ def interior_torres(order: int, size: int, nt2: int, torre_x0, torre_yc, nx: int
             & (torre_yc >= y) & (torre_yc + y < ny))
 
 
-def _enc(n: int) -> str:
-    return f"m{-n}" if n < 0 else f"p{n}"
-
-
 def _reg(prefix: str, c: int, u: int, v: int) -> str:
     return f"{prefix}{c}_{_enc(u)}_{_enc(v)}"
-
-
-class _Emitter:
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def __call__(self, indent: int, text: str) -> None:
-        self.lines.append("    " * indent + text)
-
-    def text(self) -> str:
-        return "\n".join(self.lines)
 
 
 class _YeeTorrePrinter:
@@ -206,20 +192,7 @@ class _YeeTorrePrinter:
     def waits(self) -> None:
         """Before tiers ``0, chunk, ...``: publish the tiers done, wait until both dependencies are a chunk
         ahead (as ``diamondtorre`` of :mod:`diamondlab.kernels.yee_cuda` does)."""
-        e = self.e
-        e(2, "if k % chunk == 0:")
-        e(3, "cuda.syncthreads()")
-        e(3, "if tz == 0:")
-        e(4, "if k > 0:")
-        e(5, "cuda.threadfence()")
-        e(5, "cuda.atomic.max(done, t, flag0 + k)")
-        e(4, "need = flag0 + min(k + chunk, nt2)")
-        for d in ("d0", "d1"):
-            e(4, f"if {d} >= 0:")
-            e(5, f"while cuda.atomic.max(done, {d}, 0) < need:")
-            e(6, "pass" if self.sim else "cuda.nanosleep(32)")
-        e(4, "cuda.threadfence()")
-        e(3, "cuda.syncthreads()")
+        print_waits(self.e, self.sim, "nt2")
 
     def tier(self, half: int, read: str, written: str) -> None:
         """Tier ``k`` (``half`` 0: ``H`` from ``E``; 1: ``E`` from ``H``): loads, z exchange, updates,
@@ -318,6 +291,9 @@ SWEEP_PARAMETERS = ", ".join((
 #: Device functions of the physics, as kernels.yee_cuda's ``layer``, ``e_comp`` and ``cell_points`` compute
 #: them (the same expressions: the two sweeps and stepwise agree bit for bit).
 _PHYSICS = '''
+from diamondlab.kernels.yee_cuda import point_range
+
+points_of = point_range()  # the bisections for a cell's points, the cache-read kernels' own
 
 @cuda.jit(device=True)
 def layer(psi, k, i, j, m, b, a, d):
@@ -360,19 +336,8 @@ def cell_points(b0, b1, b2, ok, half, step, x, y, z, ny, nz, colstart, colcount,
     """After the half step ``half`` of cell (x, y, z): its source points add to the new values, in order,
     and its probes record them."""
     if ok and pt_cell[(x * ny + y) * nz + z]:
-        X, Y, Z = x + M, y + M, z + M
-        start = colstart[X, Y]
-        end = start + colcount[X, Y]
-        lo, hi = start, end
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if pt_z[mid] < Z:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo, end = points_of(colstart, colcount, pt_z, x + M, y + M, z + M)
         for k in range(lo, end):
-            if pt_z[k] != Z:
-                break
             c = pt_comp[k]
             if (c >= 3) != (half == 0):
                 continue
@@ -423,19 +388,7 @@ def bwd({bwd_args}):
 {bwd_more}    return v
 
 
-@cuda.jit(device=True)
-def pick(c, a, b):
-    """``a if c else b`` as a call (a select, no branch in the caller)."""
-    return a if c else b
-
-
-@cuda.jit(device=True)
-def load_if(A, i, ok):
-    """The value at ``i`` inside the domain, else zero (what the zero halo holds)."""
-    if ok:
-        return {ldcg_call}
-    return ZERO
-
+{guarded_access}
 
 @cuda.jit(device=True)
 def index_if(A, i, ok):
@@ -443,13 +396,6 @@ def index_if(A, i, ok):
     if ok:
         return A[i]
     return A[0]
-
-
-@cuda.jit(device=True)
-def store_if(B, i, value, ok):
-    """Store inside the domain only."""
-    if ok:
-        B[{store_index}] = value
 '''
 
 _LDCG_IMPORT = """
@@ -489,13 +435,7 @@ def _sweep_kernel(plan: TilePlan, jit_opts: str) -> str:
     e(1, f"            and yc >= {y} and yc + {y} < ny)  # as interior_torres says")
     call = f"({TORRE_PARAMETERS})"
     e(1, "if interior:")
-    e(2, f"torre_interior{call}")
-    e(1, "else:")
-    e(2, f"torre_boundary{call}")
-    e(1, "cuda.syncthreads()")
-    e(1, "if tz == 0:")
-    e(2, "cuda.threadfence()")
-    e(2, "cuda.atomic.max(done, t, flag0 + nt2)")
+    print_torre_calls(e, call, "flag0 + nt2")
     return e.text()
 
 
@@ -532,8 +472,7 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
         fwd_more=f"    v += W2 * ({names[2]} - {names[-1]})\n" if more else "",
         bwd_more=f"    v += W2 * ({names[1]} - {names[-2]})\n" if more else "",
         ldcg_import="" if simulator else _LDCG_IMPORT,
-        ldcg_call="A[i]" if simulator else "LDCG(A, i)",
-        store_index="i" if simulator else "uint64(i)",
+        guarded_access=guarded_access(simulator),
     )
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
     sweep_opts = opts + (f", max_registers={int(max_registers)}" if max_registers and not simulator else "")
