@@ -245,7 +245,7 @@ class MaxwellView:
                     (lo, hi) = src.box
                     fig.add_shape(type="rect", x0=lo[a], x1=hi[a], y0=lo[b], y1=hi[b],
                                   line=dict(color="#117a65", dash="dash", width=1), row=1, col=col)
-        fig.update_layout(width=960, height=360, margin=dict(l=40, r=90, t=70, b=40))
+        fig.update_layout(width=960, height=400, margin=dict(l=40, r=90, t=110, b=40))
         widget = go.FigureWidget(fig)
         self._style_planes(widget)
         return widget
@@ -273,9 +273,9 @@ class MaxwellView:
                                              ("T Fresnel", fresnel[1], "#2471a3")):
                     fig.add_scatter(x=f, y=values, mode="lines", name=name,
                                     line=dict(color=colour, dash="dash"))
-            title = "flux through the planes / incident flux (DFT of the steps so far)"
+            title = "R and T: flux through the planes / incident"
         else:
-            title = "spectra: with a plane wave source (reflection and transmission planes)"
+            title = "spectra: with a plane wave source"
         fig.update_layout(title=dict(text=title, font=dict(size=12)), xaxis_title="frequency f (c / h)",
                           yaxis_title="fraction of the incident flux", height=330, width=420,
                           margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.3))
@@ -348,10 +348,10 @@ class MaxwellView:
                 for trace, p in zip(self.planes.data[:3], PLANES, strict=True):
                     trace.z = planes[p].T
                 self.planes.layout.title.text = (
-                    f"{self.view.value} at n = {sim.time_step} (t = {sim.time:.4g}); planes through "
-                    f"({ix}, {iy}, {iz}); colour {span} fixed: "
-                    f"{self.rule}<br><sup>max on the planes {peak:.3g}; black: the object, dotted: the CPML, "
-                    f"dashed: the total-field box</sup>")
+                    f"{self.view.value} at n = {sim.time_step} (t = {sim.time:.4g}), planes through "
+                    f"({ix}, {iy}, {iz})<br><sup>colour {span} (fixed): {self.rule}; max on the planes "
+                    f"{peak:.3g}</sup><br><sup>black: the object, dotted: the CPML, dashed: the total-field "
+                    "box</sup>")
             self._update_traces(sim)
             self._update_spectrum(sim)
             self.readout.value = self._readout_html(sim, record)

@@ -51,7 +51,7 @@ def test_a_step_changes_the_picture_and_a_run_shows_the_rate_traces_and_spectrum
     assert np.array_equal(np.asarray(drawn[0].y), r) and np.array_equal(np.asarray(drawn[1].y), t)
     a, rule = colour_scale(lab.sim)
     title = lab.live.planes.layout.title.text
-    assert f"colour 0 .. {a:.3g} fixed: {rule}" in title and "black: the object" in title
+    assert f"colour 0 .. {a:.3g} (fixed): {rule}" in title and "black: the object" in title
     assert lab.live.planes.data[0].zmin == 0 and lab.live.planes.data[0].zmax == a
     assert [type(d).__name__ for d in lab.live.planes.data].count("Contour") == 3  # the sphere on each plane
 
