@@ -242,8 +242,11 @@ def plan_maxwell(cfg: MaxwellConfig, notes: list | None = None):
     """The engine's :class:`~diamondlab.engine.equations.maxwell_plan.MaxwellPlan` of ``cfg``, or the message
     saying why it cannot run (a ``str``: the engine's); warnings of the checks go to ``notes``.
 
-    >>> plan_maxwell(MaxwellConfig(shape=(24, 20, 20), pml=8, backend="cpu"))[:50]
-    'sources[0]: the PlaneWave box ((9, 9, 9), (14, 10, '
+    >>> plan_maxwell(MaxwellConfig(shape=(24, 20, 20), pml=4, backend="cpu", source="dipole",
+    ...                            position=(2, 10, 10)))
+    'sources[0] at (2, 10, 10) lies in the CPML (pml=4 cells on every face): move it inside'
+    >>> plan_maxwell(MaxwellConfig(shape=(24, 20, 20), pml=4, backend="cpu", radius=3)).physics.summary()
+    '1 object, CPML 4, 1 plane waves, 3 probes, 2 monitors'
     """
     from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
 
