@@ -25,11 +25,12 @@ after every change; nothing here raises into the notebook.
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from dataclasses import dataclass, fields
 
 import numpy as np
+
+from diamondlab.widgets.controls import Controls
 
 __all__ = ["MEDIA", "SCENES", "SOURCES", "MaxwellConfig", "MaxwellControls", "build_maxwell", "plan_maxwell"]
 
@@ -406,26 +407,9 @@ class MaxwellControls:
                 else:
                     getattr(self, name).value = value
 
-    @contextlib.contextmanager
-    def hold(self):
-        """Context: change several controllers with one validation at the end."""
-        self._held = True
-        try:
-            yield
-        finally:
-            self._held = False
-            self._changed(None)
-
-    def on_change(self, listener) -> None:
-        """Call ``listener(config, message)`` after every change of a structural controller."""
-        self._listeners.append(listener)
-
-    def _changed(self, change) -> None:
-        if self._held:
-            return
-        message = self.validate()
-        for listener in list(self._listeners):
-            listener(self.config(), message)
+    # one validation for several changes, the listeners, the message area: as the acoustic controllers
+    hold, on_change, _changed, show_message = Controls.hold, Controls.on_change, Controls._changed, \
+        Controls.show_message
 
     def plan(self, notes: list | None = None):
         """:func:`plan_maxwell` of the controllers' configuration."""
@@ -448,13 +432,6 @@ class MaxwellControls:
         self.runnable = not isinstance(plan, str)
         self.run_button.disabled = self.step_button.disabled = not self.runnable
         return plan
-
-    def show_message(self, text: str, kind: str = "error") -> None:
-        """Show ``text`` in the message area (``kind``: error, info, ok)."""
-        colour = {"error": "#c0392b", "info": "#1f618d", "ok": "#1e8449"}[kind]
-        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        self.message.value = (f"<div style='color:{colour};white-space:pre-wrap'>"
-                              f"{'⚠ cannot run: ' if kind == 'error' else ''}{text}</div>")
 
     def lock(self, running: bool) -> None:
         """Disable the structural controllers while a run is in progress."""

@@ -59,6 +59,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from diamondlab.viz.fields import AXES, PLANES, field_slices, slices_figure, traces_figure
+from diamondlab.widgets import lab as lab_module
+from diamondlab.widgets.lab import Lab
 from diamondlab.widgets.live import close_widgets, format_rate
 from diamondlab.widgets.maxwell_controls import MaxwellConfig, MaxwellControls, build_maxwell
 from diamondlab.widgets.runner import BackgroundRun
@@ -335,29 +337,30 @@ class MaxwellView:
         """Redraw everything from the current state (call between sweeps)."""
         if self.run is None or self.run.sim is None:
             return
+        history = self.run.history
         with self._lock:
             t0 = time.perf_counter()
-            sim = self.run.sim if sim is None else sim
-            if record is None and self.run.history:
-                record = self.run.history[-1]
-            planes = self._field_planes(sim)
-            peak = max(float(np.abs(planes[p]).max()) for p in PLANES)
-            ix, iy, iz = self.index
-            span = f"{'0 .. ' if self.view.value == '|E|' else '±'}{self.scale:.3g}"
-            with self.planes.batch_update():
-                for trace, p in zip(self.planes.data[:3], PLANES, strict=True):
-                    trace.z = planes[p].T
-                self.planes.layout.title.text = (
-                    f"{self.view.value} at n = {sim.time_step} (t = {sim.time:.4g}), planes through "
-                    f"({ix}, {iy}, {iz})<br><sup>colour {span} (fixed): {self.rule}; max on the planes "
-                    f"{peak:.3g}</sup><br><sup>black: the object, dotted: the CPML, dashed: the total-field "
-                    "box</sup>")
-            self._update_traces(sim)
-            self._update_spectrum(sim)
-            self.readout.value = self._readout_html(sim, record)
+            self._draw(self.run.sim if sim is None else sim, record or (history[-1] if history else None))
             self.refreshes += 1
             self._last = time.perf_counter()
             self._last_cost = self._last - t0
+
+    def _draw(self, sim, record) -> None:
+        planes = self._field_planes(sim)
+        peak = max(float(np.abs(planes[p]).max()) for p in PLANES)
+        ix, iy, iz = self.index
+        span = f"{'0 .. ' if self.view.value == '|E|' else '±'}{self.scale:.3g}"
+        with self.planes.batch_update():
+            for trace, p in zip(self.planes.data[:3], PLANES, strict=True):
+                trace.z = planes[p].T
+            self.planes.layout.title.text = (
+                f"{self.view.value} at n = {sim.time_step} (t = {sim.time:.4g}), planes through "
+                f"({ix}, {iy}, {iz})<br><sup>colour {span} (fixed): {self.rule}; max on the planes "
+                f"{peak:.3g}</sup><br><sup>black: the object, dotted: the CPML, dashed: the total-field "
+                "box</sup>")
+        self._update_traces(sim)
+        self._update_spectrum(sim)
+        self.readout.value = self._readout_html(sim, record)
 
     def _update_traces(self, sim) -> None:
         tr = np.asarray(sim.traces)
@@ -460,10 +463,8 @@ class MaxwellLab:
     _live: weakref.WeakSet = weakref.WeakSet()
 
     def __init__(self, max_points: int = 64, view: str = "|E|", replace: bool = True, **config):
-        from diamondlab.widgets.lab import _cell_id
-
         self.closed = False
-        self._cell = _cell_id()
+        self._cell = lab_module._cell_id()  # looked up at each call (tests name a cell)
         if replace:
             for old in list(MaxwellLab._live):
                 if old._cell == self._cell:
@@ -484,10 +485,9 @@ class MaxwellLab:
             self.controls.steps.value = self._auto_steps
         self.runner.on_state(self._on_state)
         c = self.controls
-        c.run_button.on_click(lambda _: self.run())
-        c.pause_button.on_click(lambda _: self.pause())
-        c.step_button.on_click(lambda _: self.step())
-        c.reset_button.on_click(lambda _: self.reset())
+        for button, press in ((c.run_button, "run"), (c.pause_button, "pause"), (c.step_button, "step"),
+                              (c.reset_button, "reset")):
+            button.on_click(lambda _, press=press: getattr(self, press)())
         header = widgets.HTML("<h3 style='margin:4px 0'>diamondlab · Maxwell on DiamondTorre</h3>"
                               "<div style='color:#555'>Paper 002: the Yee scheme's E and H half steps as the "
                               "tiers of a DiamondTorre (README, \"Maxwell's equations\")</div>")
@@ -495,15 +495,10 @@ class MaxwellLab:
         self.widget.add_class("diamondlab-maxwell-lab")
         MaxwellLab._live.add(self)
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
-
-    @property
-    def sim(self):
-        """The simulation the lab drives now."""
-        return self.runner.sim
+    # the buttons, the display and the simulation are the acoustic lab's: they read runner, live, controls,
+    # closed and _prepare, which this lab has under the same names
+    _ipython_display_, sim = Lab._ipython_display_, Lab.sim
+    run, step, pause, reset, wait = Lab.run, Lab.step, Lab.pause, Lab.reset, Lab.wait
 
     # ------------------------------------------------------------ actions
     def _prepare(self) -> bool:
@@ -513,48 +508,27 @@ class MaxwellLab:
             return False
         cfg = self.controls.config()
         if replace(cfg, steps=0) != replace(self._config, steps=0):  # the scene or the run changed
-            try:
-                sim = build_maxwell(cfg, plan)
-            except Exception as err:  # noqa: BLE001 - shown in the widget
-                self.controls.show_message(f"{type(err).__name__}: {err}")
+            sim = self._build(cfg, plan)
+            if sim is None:
                 return False
             self.runner.replace(sim)
             self.live.attach(self.runner)
-            if self._auto_steps is not None and self.controls.steps.value == self._auto_steps:
-                self._auto_steps = default_steps(sim)  # nobody chose a run length: follow the scene
+            auto, self._auto_steps = self._auto_steps, default_steps(sim)
+            if auto is None or self.controls.steps.value != auto:
+                self._auto_steps = None  # a run length chosen by hand stays
+            else:  # nobody chose one: it follows the scene
                 self.controls.steps.value = self._auto_steps
                 cfg = self.controls.config()
         self._config = cfg
         return True
 
-    def run(self, steps: int | None = None) -> bool:
-        """Press Run: advance ``steps`` (default: the controller; 0 = until paused) in the background."""
-        if self.closed or self.runner.running or not self._prepare():
-            return False
-        steps = self.controls.steps.value if steps is None else steps
-        return self.runner.run(steps or None)
-
-    def step(self) -> bool:
-        """Press Step: one sweep (Nt steps) in the background."""
-        if self.closed or self.runner.running or not self._prepare():
-            return False
-        return self.runner.step()
-
-    def pause(self, wait: bool = False) -> None:
-        """Press Pause: stop after the sweep in progress."""
-        if not self.closed:
-            self.runner.pause(wait=wait, timeout=60 if wait else None)
-
-    def reset(self) -> None:
-        """Press Reset: pause, then back to n = 0 (the spectra from zero)."""
-        if self.closed:
-            return
-        self.runner.reset()
-        self.live.refresh()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the run in progress ends; True if it has."""
-        return self.runner.wait(timeout)
+    def _build(self, cfg, plan):
+        """The simulation of ``plan``, or None with the error shown in the widget."""
+        try:
+            return build_maxwell(cfg, plan)
+        except Exception as err:  # noqa: BLE001 - shown in the widget
+            self.controls.show_message(f"{type(err).__name__}: {err}")
+            return None
 
     def close(self) -> None:
         """Stop the run and the worker, close every widget and let the simulation go (idempotent)."""

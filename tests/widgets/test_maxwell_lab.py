@@ -143,3 +143,12 @@ def test_building_and_closing_the_lab_keeps_the_widgets_bounded(monkeypatch):
     assert _live_widgets() == before  # and the last one's widgets left with it
     assert lab.closed and lab.run() is False and lab.step() is False
     lab.close()  # idempotent
+
+
+def test_pause_and_reset_buttons(lab):
+    lab.reset()
+    assert lab.run(0)  # until paused
+    lab.controls.pause_button.click()
+    assert lab.wait(60) and lab.runner.state in ("paused", "done") and lab.sim.time_step % lab.sim.nt == 0
+    lab.controls.reset_button.click()
+    assert lab.sim.time_step == 0 and lab.runner.state == "idle"
