@@ -111,12 +111,21 @@ def default_steps(sim) -> int:
 
 
 def _scene_centre(sim) -> tuple[int, int, int]:
-    """Where the planes cross: the first object's centre (a slab: its middle), else the grid's centre."""
+    """Where the planes cross: the first object's centre (a slab: its middle), else the grid's centre.
+
+    >>> from diamondlab import Simulation
+    >>> from diamondlab.maxwell import Box, Dielectric
+    >>> _scene_centre(Simulation((16, 16, 16), 2, equation="maxwell", backend="cpu",
+    ...                          materials=[Box((2, 3, 4), (6, 7, 8), Dielectric(2.0))]))
+    (4, 5, 6)
+    """
     centre = [n // 2 for n in sim.shape]
     for obj in sim.physics.materials:
         if hasattr(obj, "center"):
             centre = [int(round(v)) for v in obj.center]
-        elif hasattr(obj, "axis") and hasattr(obj, "lo"):
+        elif isinstance(getattr(obj, "lo", None), tuple):  # a box
+            centre = [int(round((a + b) / 2)) for a, b in zip(obj.lo, obj.hi, strict=True)]
+        elif hasattr(obj, "axis") and hasattr(obj, "lo"):  # a slab
             a = "xyz".index(obj.axis)
             centre[a] = int(round((obj.lo + obj.hi) / 2))
         break
