@@ -59,9 +59,10 @@ def main() -> None:
     ap.add_argument("--physics", action="store_true")
     ap.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts of the physics scene")
     ap.add_argument("--chunk", type=int, nargs="+", default=[None], help="CUDA sweep: tiers between waits")
-    ap.add_argument("--band", type=int, nargs="+", default=[None], help="CUDA sweep: diagonal bands")
+    ap.add_argument("--band", type=int, nargs="+", default=[None],
+                    help="CUDA sweep: diagonal bands (0: stage by stage)")
     ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
-                    help="CUDA sweep of a plain scene: the tile in registers, or read through the caches")
+                    help="CUDA sweep: the tile in registers (physics scenes too), or read through the caches")
     args = ap.parse_args()
     shape = tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)
     parts = tuple(args.parts or (PARTS if args.physics else ()))
@@ -75,14 +76,15 @@ def main() -> None:
         for algorithm, size, nt, chunk, band, tile in runs:
             sim = Simulation(shape, order, equation="maxwell", algorithm=algorithm, backend=args.backend,
                              size=size, nt=nt, **kw)
-            for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers")):
+            for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers"),
+                                ("registers_for_physics", tile == "registers")):
                 if value is not None:
-                    setattr(sim.backend, name, value)
+                    setattr(sim.backend, name, value or None if name == "band" else value)
             model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude="drude" in parts)
             row = dict(backend=args.backend, order=order, algorithm=algorithm, shape=shape, size=sim.size,
                        nt=sim.nt,
                        chunk=getattr(sim.backend, "chunk", None), band=getattr(sim.backend, "band", None),
-                       tile=tile if getattr(sim.backend, "plain", False) and size else None,
+                       tile=tile if algorithm == "diamondtorre" and args.backend == "cuda" else None,
                        physics=",".join(parts), **_rate(sim, args.steps, args.repeats),
                        model_bytes=round(model.bytes_per_update, 1), model=model.rate / 1e9)
             print(json.dumps(row), flush=True)

@@ -13,7 +13,10 @@ Plasmon: a Drude sphere (eps_inf 1, ``wp`` putting the quasi-static Froehlich re
 wavelength of 60 cells, gamma 0.01) of radius 6 to 10 cells (900 time units, no subpixel averaging: see
 diamondlab.maxwell.materials): the wavelength of the peak of
 ``Q_sca`` (parabola through the top three of 241 frequencies) against Mie's peak on the same grid
-of frequencies, refined the same way.
+of frequencies, refined the same way.  ``--offset`` moves the sphere within its cell (default 0.3 0.2
+0.1 cells off the grid's centre), ``--scale`` refines the grid (radius, wavelengths and time ``scale`` times
+as many cells, ``wp`` and gamma divided by it: the same physical sphere; BENCHMARKS.md, "Why the Drude
+sphere's plasmon misses").
 """
 
 import argparse
@@ -46,13 +49,15 @@ def mie_case(radius: float, averaging: bool, order: int, time: float = 600) -> d
             "q_fdtd": np.round(r["q"], 4).tolist(), "q_mie": np.round(mie, 4).tolist()}
 
 
-def plasmon_case(radius: float, order: int) -> dict:
-    f = np.linspace(0.7 * F0, 1.1 * F0, 241)
-    r = scattering_efficiency(radius, DRUDE, f, order=order, time=900, pulse=GaussianPulse(F0, 0.008), pml=8)
-    mie = mie_qsca(radius, DRUDE, f)
+def plasmon_case(radius: float, order: int, offset=(0.3, 0.2, 0.1), scale: float = 1.0) -> dict:
+    f0, metal = F0 / scale, Drude(DRUDE.eps_inf, DRUDE.wp / scale, DRUDE.gamma / scale)
+    f = np.linspace(0.7 * f0, 1.1 * f0, 241)
+    r = scattering_efficiency(radius * scale, metal, f, order=order, time=900 * scale,
+                              pulse=GaussianPulse(f0, 0.008 / scale), pml=8, offset=tuple(offset))
+    mie = mie_qsca(radius * scale, metal, f)
     lam, lam_mie = 1 / plasmon_peak(f, r["q"]), 1 / plasmon_peak(f, mie)
-    return {"case": "plasmon", "radius": radius, "order": order, "wp": round(DRUDE.wp, 6),
-            "gamma": DRUDE.gamma,
+    return {"case": "plasmon", "radius": radius * scale, "order": order, "offset": list(offset),
+            "scale": scale, "wp": round(metal.wp, 6), "gamma": metal.gamma,
             "shape": r["shape"], "steps": r["steps"], "seconds": round(r["seconds"], 1),
             "lambda_peak": round(lam, 3), "lambda_mie": round(lam_mie, 3), "lambda_quasistatic": 1 / F0,
             "err": round(lam / lam_mie - 1, 4), "q_peak": round(float(r["q"].max()), 3),
@@ -65,6 +70,10 @@ def main(argv=None) -> None:
     ap.add_argument("--radii", type=float, nargs="+")
     ap.add_argument("--order", type=int, default=2)
     ap.add_argument("--averaging", choices=("both", "on", "off"), default="both")
+    ap.add_argument("--offset", type=float, nargs=3, default=(0.3, 0.2, 0.1),
+                    help="plasmon: the sphere's centre off the grid's centre, in cells")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="plasmon: cells per cell of the default case (the same physical sphere, finer)")
     args = ap.parse_args(argv)
     if args.only in (None, "mie"):
         for radius in args.radii or (8, 12, 16):
@@ -72,7 +81,7 @@ def main(argv=None) -> None:
                 print(json.dumps(mie_case(radius, averaging, args.order)), flush=True)
     if args.only in (None, "plasmon"):
         for radius in args.radii or (6, 7, 8, 9, 10):
-            print(json.dumps(plasmon_case(radius, args.order)), flush=True)
+            print(json.dumps(plasmon_case(radius, args.order, args.offset, args.scale)), flush=True)
 
 
 if __name__ == "__main__":

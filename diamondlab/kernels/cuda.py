@@ -606,13 +606,28 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
         "deps": deps, "done": done, "counter": counter, "ticket_base": np.int64(ticket_base),
         "epoch": np.int64(epoch), "coeffs": coeffs, **(values or {}),
     })
+    return launch_generated(module, "diamondtorre_sweep", args, ntorres, block, shared, stream, compile_only)
+
+
+def launch_generated(module: ModuleType, kernel_name: str, args: tuple, blocks: int, threads: int,
+                     shared: int = 0, stream=0, compile_only: bool = False):
+    """Launch ``module.kernel_name`` of a generated module
+    (:func:`~diamondlab.kernels.generated.load_generated`) on ``blocks`` blocks of ``threads`` threads
+    with ``shared`` bytes of dynamic shared memory (above 48 KiB the kernel's limit is raised first);
+    return the compiled kernel object (None under the simulator).
+
+    The kernel is compiled once per argument types and launched directly (:func:`_launch`: no typing or
+    marshalling of the same device arrays on every call).  ``compile_only`` compiles and prepares it.
+    """
     if simulator_enabled():
         if not compile_only:
-            module.diamondtorre_sweep[ntorres, block, stream, shared](*args)
+            getattr(module, kernel_name)[blocks, threads, stream, shared](*args)
         return None
-    kernel = _compiled(module, "diamondtorre_sweep", args)
+    if not hasattr(module, "compiled"):
+        module.compiled = {}
+    kernel = _compiled(module, kernel_name, args)
     if shared > 48 * 1024:
         _allow_shared(kernel, shared)
     if not compile_only:
-        _launch(kernel, args, (ntorres, 1, 1), (block, 1, 1), stream, shared)
+        _launch(kernel, args, (blocks, 1, 1), (threads, 1, 1), stream, shared)
     return kernel

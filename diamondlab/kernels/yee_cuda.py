@@ -338,9 +338,12 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
 
 @functools.cache
-def yee_register_sweep(order: int, size: int, simulator: bool = False, max_registers: int | None = None):
-    """The sweep kernel with its tile in registers for ``order`` and tile size ``size`` (DTS), for scenes
-    without CPML, points, Drude currents or periodic faces (:mod:`diamondlab.kernels.yee_cuda_source`).
+def yee_register_sweep(order: int, size: int, simulator: bool = False, max_registers: int | None = None,
+                       pml: bool = False, points: bool = False, drude: bool = False):
+    """The module of the sweep kernel ``yee_sweep`` with its tile in registers for ``order`` and tile size
+    ``size`` (DTS), with the features a run has (``pml``, ``points``, ``drude``; no periodic faces)
+    (:mod:`diamondlab.kernels.yee_cuda_source`; launched by
+    :func:`~diamondlab.kernels.cuda.launch_generated`).
 
     Its launch takes ``yee_shared_bytes(order, size, threads)`` bytes of dynamic shared memory;
     ``max_registers`` caps a thread's registers (:func:`yee_register_cap`: a block of a tall column must fit
@@ -349,20 +352,31 @@ def yee_register_sweep(order: int, size: int, simulator: bool = False, max_regis
     from diamondlab.kernels.generated import load_generated
     from diamondlab.kernels.yee_cuda_source import generate_yee_source
 
-    text = generate_yee_source(order, size, simulator=simulator, max_registers=max_registers)
-    module = load_generated(text, f"diamondlab_yee_no{order}_dts{size}{'_sim' if simulator else ''}")
-    return module.yee_sweep
+    text = generate_yee_source(order, size, simulator, max_registers, pml, points, drude)
+    variant = "".join(f"_{name}" for name, on in (("pml", pml), ("points", points), ("drude", drude),
+                                                   ("sim", simulator)) if on)
+    return load_generated(text, f"diamondlab_yee_no{order}_dts{size}{variant}")
 
 
-def yee_register_cap(threads: int, registers_per_sm: int = 65536, most: int = 255) -> int | None:
-    """The register cap that lets one block of ``threads`` (a column) launch: ``None`` where the
-    hardware's own limit ``most`` already does.
+#: Register caps of the register-tile sweep per (order, DTS) that measured fastest on an H100 (more resident
+#: blocks against a few spilled bytes: order 2 DTS 1 56 registers (37.5 G/s at 768x512x256, 33.0 at
+#: 512x512x352, against 17.7 with 112), DTS 2 128 (41.0 against 32.4 with 200); order 4 DTS 1 none (255:
+#: each cap spilled and was slower); BENCHMARKS.md "Maxwell on the GPU: the tile in registers")
+PREFERRED_REGISTERS = {(2, 1): 56, (2, 2): 128}
 
-    >>> yee_register_cap(256), yee_register_cap(352), yee_register_cap(1024)
-    (None, 176, 64)
+
+def yee_register_cap(order: int, size: int, threads: int, registers_per_sm: int = 65536,
+                     most: int = 255) -> int | None:
+    """The register cap of the register-tile sweep for blocks of ``threads`` (a column): the preferred
+    cap of :data:`PREFERRED_REGISTERS`, lowered until one block launches (warps are allocated four at a
+    time, registers eight a thread); ``None``: no cap (the hardware's ``most``).
+
+    >>> yee_register_cap(4, 1, 256), yee_register_cap(4, 1, 352), yee_register_cap(2, 1, 1024)
+    (None, 168, 56)
     """
-    block = -(-threads // 32) * 32
-    cap = registers_per_sm // block // 8 * 8
+    warps = -(-threads // 32)
+    hard = registers_per_sm // (-(-warps // 4) * 4 * 32) // 8 * 8
+    cap = min(PREFERRED_REGISTERS.get((order, size), most), hard, most)
     return cap if cap < most else None
 
 
@@ -371,7 +385,7 @@ def yee_shared_bytes(order: int, size: int, threads: int) -> int:
     exchange buffers of ``threads + order`` z rows.
 
     >>> yee_shared_bytes(2, 2, 256)
-    35360
+    35088
     """
     from diamondlab.kernels.yee_cuda_source import yee_shared_row
 

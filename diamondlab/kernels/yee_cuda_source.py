@@ -97,8 +97,8 @@ class _Emitter:
 class _YeeTorrePrinter:
     """Prints the device function running one torre (``interior``: no bounds checks)."""
 
-    def __init__(self, plan: TilePlan, interior: bool, sim: bool):
-        self.plan, self.interior, self.sim = plan, interior, sim
+    def __init__(self, plan: TilePlan, interior: bool, sim: bool, features: frozenset = frozenset()):
+        self.plan, self.interior, self.sim, self.features = plan, interior, sim, features
         self.m = plan.shs
         self.e = _Emitter()
         self.slot = {c: 2 * j for j, c in enumerate(plan.cells)}  # a cell's x component in a z row
@@ -165,8 +165,7 @@ class _YeeTorrePrinter:
     def print(self, name: str) -> str:
         e, plan = self.e, self.plan
         e(0, "@cuda.jit(device=True)")
-        e(0, f"def {name}(E, H, mat, table, sh, x0, yc, nt2, nx, ny, nz, tz, zc, active, stride, "
-             "done, t, d0, d1, flag0, chunk):")
+        e(0, f"def {name}({TORRE_PARAMETERS}):")
         e(1, "pz = nz + 2 * M")
         e(1, "sx = (ny + 2 * M) * pz")
         e(1, "n = E.size // 3")
@@ -263,22 +262,137 @@ class _YeeTorrePrinter:
                 e(2, f"{_reg('b', c, u, v)} = {_reg('t', c, u, v)}")
 
     def update(self, u: int, v: int, forward: bool, buf: str) -> None:
-        """One cell's three components, as ``h_cell``/``e_cell`` compute them (curl component by component:
-        ``(d c2 / d a1 - d c1 / d a2)`` over the cyclic (component, axis) pairs)."""
-        e = self.e
+        """One cell's three components, as ``h_cell``/``e_cell`` compute them: the six differences (``dca``:
+        component ``c`` along axis ``a``), the CPML's ``psi`` where the cell is in a layer, the curl
+        ``(d c2 / d a1 - d c1 / d a2)`` over the cyclic (component, axis) pairs, the Drude current in
+        Drude media, then the cell's source and probe points on the new values."""
+        e, features = self.e, self.features
 
         def d(c: int, axis: int) -> str:
             return self.difference(c, axis, u, v, forward, buf)
 
-        curls = ((d(2, 1), d(1, 2)), (d(0, 2), d(2, 0)), (d(1, 0), d(0, 1)))
+        ok = "active" if self.interior else f"(active & {self.guard(u, v)})"
+        if features:
+            e(2, f"x = ax + ({u})")
+            e(2, f"y = yc + ({v})")
+            e(2, f"ok = {ok}")
+        for c, axis in ((2, 1), (1, 2), (0, 2), (2, 0), (1, 0), (0, 1)):
+            e(2, f"d{c}{axis} = {d(c, axis)}")
+        if "pml" in features:
+            damped = "d20, d10, d21, d01, d12, d02"
+            pb, pa = ("pbh", "pah") if forward else ("pbe", "pae")
+            e(2, f"{damped} = layers(x, y, zc, ok, lx, ly, lz, {pb}, {pa}, psix, psiy, psiz, "
+                 f"{2 if forward else 0}, {damped})")
+        curls = (("d21", "d12"), ("d02", "d20"), ("d10", "d01"))
         for c, (plus, minus) in enumerate(curls):
             b, mid = _reg("b", c, u, v), f"mi{c}"
             e(2, f"{mid} = {self.medium(c, u, v)}")
             if forward:
                 new = f"{b} - table[{mid} * 8 + 4] * ({plus} - {minus})"
+            elif "drude" in features:
+                new = f"e_new({b}, {plus} - {minus}, {mid}, table, J, {self.offset(c, u, v)}, ok)"
             else:
                 new = f"table[{mid} * 8] * {b} + table[{mid} * 8 + 1] * ({plus} - {minus})"
             e(2, f"{b} = {new}" if self.interior else f"{b} = pick({self.guard(u, v)}, {new}, {b})")
+        if "points" in features:
+            cell = ", ".join(_reg("b", c, u, v) for c in range(3))
+            e(2, f"{cell} = cell_points({cell}, ok, {0 if forward else 1}, k // 2, x, y, zc, ny, nz, "
+                 "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec)")
+
+
+#: The parameters of a torre's device function (the sweep kernel's, less the schedule's tables, plus what
+#: the kernel derives: the shared buffers, the torre's anchor and dependencies, the thread's z).
+TORRE_PARAMETERS = ", ".join((
+    "E, H, J, mat, table, sh, x0, yc, nt2, nx, ny, nz, tz, zc, active, stride, done, t, d0, d1, flag0, chunk",
+    "lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz",
+    "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec"))
+
+#: The sweep kernel's parameters: those of the cache-read sweep (``diamondtorre`` of
+#: :func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`) without its Drude and periodic flags, with the
+#: grid's extent.
+SWEEP_PARAMETERS = ", ".join((
+    "E, H, J, mat, table, torre_x0, torre_yc, order, deps, done, counter, ticket_base, flag0, nt2, chunk",
+    "nx, ny, nz, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz",
+    "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec"))
+
+#: Device functions of the physics, as kernels.yee_cuda's ``layer``, ``e_comp`` and ``cell_points`` compute
+#: them (the same expressions: the two sweeps and stepwise agree bit for bit).
+_PHYSICS = '''
+
+@cuda.jit(device=True)
+def layer(psi, k, i, j, m, b, a, d):
+    """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own), then ``d + psi``."""
+    psi[k, i, j, m] = b * psi[k, i, j, m] + a * d
+    return d + psi[k, i, j, m]
+
+
+@cuda.jit(device=True)
+def layers(x, y, z, ok, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, d01, d12, d02):
+    """The six differences of cell (x, y, z) damped where it lies in a layer of each axis (``k``: the psi
+    slots of the half step, 2 for H, 0 for E)."""
+    if ok:
+        ix, iy, iz = lx[x], ly[y], lz[z]
+        if ix >= 0:
+            d20 = layer(psix, k, ix, y, z, pb[0, x], pa[0, x], d20)
+            d10 = layer(psix, k + 1, ix, y, z, pb[0, x], pa[0, x], d10)
+        if iy >= 0:
+            d21 = layer(psiy, k, x, iy, z, pb[1, y], pa[1, y], d21)
+            d01 = layer(psiy, k + 1, x, iy, z, pb[1, y], pa[1, y], d01)
+        if iz >= 0:
+            d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
+            d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)
+    return d20, d10, d21, d01, d12, d02
+
+
+@cuda.jit(device=True)
+def e_new(old, curl, m, table, J, p, ok):
+    """``E <- ca E + cb (curl H - J)``, the Drude current first where the medium has one."""
+    if ok and table[m * 8 + 3] != 0:
+        cur = table[m * 8 + 2] * J[p] + table[m * 8 + 3] * old
+        J[p] = cur
+        curl = curl - cur
+    return table[m * 8] * old + table[m * 8 + 1] * curl
+
+
+@cuda.jit(device=True)
+def cell_points(b0, b1, b2, ok, half, step, x, y, z, ny, nz, colstart, colcount, pt_z, pt_comp, pt_kind,
+                pt_slot, pt_cell, src, rec):
+    """After the half step ``half`` of cell (x, y, z): its source points add to the new values, in order,
+    and its probes record them."""
+    if ok and pt_cell[(x * ny + y) * nz + z]:
+        X, Y, Z = x + M, y + M, z + M
+        start = colstart[X, Y]
+        end = start + colcount[X, Y]
+        lo, hi = start, end
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pt_z[mid] < Z:
+                lo = mid + 1
+            else:
+                hi = mid
+        for k in range(lo, end):
+            if pt_z[k] != Z:
+                break
+            c = pt_comp[k]
+            if (c >= 3) != (half == 0):
+                continue
+            c = c - 3 if c >= 3 else c
+            if pt_kind[k] == 0:
+                val = src[pt_slot[k], step]
+                if c == 0:
+                    b0 += val
+                elif c == 1:
+                    b1 += val
+                else:
+                    b2 += val
+            elif c == 0:
+                rec[step, pt_slot[k]] = b0
+            elif c == 1:
+                rec[step, pt_slot[k]] = b1
+            else:
+                rec[step, pt_slot[k]] = b2
+    return b0, b1, b2
+'''
 
 
 _HEADER = '''\
@@ -345,11 +459,10 @@ LDCG = ldcg_intrinsic()  # ld.global.cg: values other blocks wrote in this launc
 """
 
 
-def _sweep_kernel(plan: TilePlan, jit_opts: str, sim: bool) -> str:
+def _sweep_kernel(plan: TilePlan, jit_opts: str) -> str:
     e, m = _Emitter(), plan.shs
     e(0, f"@cuda.jit({jit_opts})")
-    e(0, "def yee_sweep(E, H, mat, table, torre_x0, torre_yc, order, deps, done, counter, ticket_base,")
-    e(0, "              flag0, nt2, chunk, nx, ny, nz):")
+    e(0, f"def yee_sweep({SWEEP_PARAMETERS}):")
     e(1, '"""A whole sweep in one launch: a block per torre, tickets in ``order``, tier-level waits."""')
     e(1, "sh = cuda.shared.array(0, dtype=float32)")
     e(1, "slot = cuda.shared.array(1, dtype=int64)")
@@ -374,8 +487,7 @@ def _sweep_kernel(plan: TilePlan, jit_opts: str, sim: bool) -> str:
     lo, hi, y = _interior_reach(plan.tile.order, plan.tile.size)
     e(1, f"interior = (x0 + ({lo}) >= 0 and x0 + {m} * (nt2 - 1) + {hi} < nx")
     e(1, f"            and yc >= {y} and yc + {y} < ny)  # as interior_torres says")
-    call = ("(E, H, mat, table, sh, x0, yc, nt2, nx, ny, nz, tz, zc, active, stride, done, t, d0, d1, flag0, "
-            "chunk)")
+    call = f"({TORRE_PARAMETERS})"
     e(1, "if interior:")
     e(2, f"torre_interior{call}")
     e(1, "else:")
@@ -388,10 +500,13 @@ def _sweep_kernel(plan: TilePlan, jit_opts: str, sim: bool) -> str:
 
 
 def generate_yee_source(order: int, size: int, simulator: bool = False,
-                        max_registers: int | None = None) -> str:
+                        max_registers: int | None = None, pml: bool = False, points: bool = False,
+                        drude: bool = False) -> str:
     """Python source of the register-tile Yee sweep of ``order`` (2 or 4) and tile size ``size`` (DTS).
 
     ``simulator``: plain indexing instead of the CUDA-only ``ld.global.cg`` and ``nanosleep``.
+    ``pml``, ``points``, ``drude``: the CPML's ``psi``, the source and probe points, the Drude current are
+    handled (a run without one gets a kernel without its loads and branches, as the cache-read sweep).
 
     Examples
     --------
@@ -422,8 +537,9 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
     )
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
     sweep_opts = opts + (f", max_registers={int(max_registers)}" if max_registers and not simulator else "")
-    parts = [header]
-    parts += [_YeeTorrePrinter(plan, interior, simulator).print(name) + "\n"
+    features = frozenset(f for f, on in (("pml", pml), ("points", points), ("drude", drude)) if on)
+    parts = [header, _PHYSICS if features else ""]
+    parts += [_YeeTorrePrinter(plan, interior, simulator, features).print(name) + "\n"
               for name, interior in (("torre_interior", True), ("torre_boundary", False))]
-    parts += ["", _sweep_kernel(plan, sweep_opts, simulator), ""]
+    parts += ["", _sweep_kernel(plan, sweep_opts), ""]
     return "\n".join(parts)

@@ -196,6 +196,26 @@ def test_cuda_kernels_under_the_simulator():
     assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 
+def test_the_gpu_memory_check_counts_the_monitors_and_the_cpml(monkeypatch):
+    """The plan refuses a GPU run whose fields fit but whose CPML psi and monitors' sums do not, before any
+    allocation, naming what needs the memory; without the monitors the same run fits."""
+    import diamondlab.engine.backends.yee_cuda as yee_cuda
+    from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+    from diamondlab.maxwell import FluxBox
+
+    shape = (64, 64, 64)
+    cells = 68 ** 3
+    fields = 3 * 4 * cells * 3 + 4 * 64 ** 3
+    monkeypatch.setattr(yee_cuda.YeeCUDABackend, "available", staticmethod(lambda: True))
+    monkeypatch.setattr(yee_cuda, "device_memory", lambda: (fields + MEMORY_MARGIN_BYTES + 2**20, 2**40))
+    MaxwellPlan.build(shape, 4, backend="cuda", algorithm="stepwise")
+    box = FluxBox(((8, 8, 8), (56, 56, 56)), np.linspace(0.01, 0.2, 400).tolist())
+    with pytest.raises(ValueError, match=r"the fields, the CPML's psi and the monitors' sums need .* GiB of "
+                                         r"GPU memory"):
+        MaxwellPlan.build(shape, 4, backend="cuda", algorithm="stepwise", pml=4, monitors=[box])
+
+
 def test_auto_leaves_a_gpu_that_cannot_run_the_problem_for_the_cpu(monkeypatch):
     """backend='auto' picks the GPU where there is one; a problem it refuses (a column over a block) runs on
     the CPU with a warning that says why, as the acoustic plan does; asked for by name, the refusal stands."""

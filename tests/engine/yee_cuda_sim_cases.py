@@ -95,17 +95,26 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False) ->
     return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
 
-def register_case(order, size, nt, shape, steps=3) -> str:
-    """A plain scene (a dielectric sphere, a PEC box): the sweep with its tile in registers, with interior
-    and boundary torres, equals stepwise bit for bit."""
+def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
+    """A plain scene (a dielectric sphere, a PEC box; with ``physics`` a Drude sphere, a CPML, a dipole and
+    a probe too): the sweep with its tile in registers, with interior and boundary torres, equals stepwise
+    bit for bit."""
     import numpy as np
 
     from diamondlab import Simulation
     from diamondlab.kernels.yee_cuda_source import interior_torres
-    from diamondlab.maxwell import PEC, Box, Dielectric, Sphere
+    from diamondlab.maxwell import CPML, PEC, Box, Dielectric, Dipole, Drude, Probe, Ricker, Sphere
 
     c = tuple(n // 2 for n in shape)
     scene = dict(materials=[Sphere(c, 2.5, Dielectric(4.0)), Box((1, 1, 1), (3, 2, 2), PEC)])
+    if physics:  # the register-tile sweep with the physics compiled in (off by default: slower there)
+        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+        YeeCUDABackend.registers_for_physics = True
+        scene = dict(materials=[Sphere(c, 2.5, Drude(1.0, 1.0, 0.1)), Box((1, 1, 1), (3, 2, 2), PEC)],
+                     pml=CPML(2, axes="xy"),
+                     sources=[Dipole((c[0] - 3, c[1], 1), "Ez", Ricker(0.2), amplitude=100.0)],
+                     probes=[Probe(c, "Ez"), Probe((c[0] + 1, c[1], 2), "Hy")])
     start = [np.random.default_rng(order + size).standard_normal((3, *shape)).astype(np.float32)
              for _ in range(2)]
     fields = {}
@@ -114,15 +123,23 @@ def register_case(order, size, nt, shape, steps=3) -> str:
                          algorithm=algorithm, **scene)
         sim.reset(start)
         sim.run(steps)
-        fields[algorithm] = sim.fields
+        fields[algorithm] = [*sim.fields, sim.traces.copy()]
     b = sim.backend
     s = b.schedule(nt)
     inner = interior_torres(order, size, 2 * nt, s.torre_x0, s.torre_yc, shape[0], shape[1])
-    if not (b.plain and b.tile_in_registers and inner.any() and not inner.all()):
-        raise SystemExit(f"register case {order, size, shape}: not a plain scene with both kinds of torre")
+    if not (b.plain != physics and b.tile_in_registers and inner.any() and not inner.all()):
+        raise SystemExit(f"register case {order, size, shape}: not the scene asked for, or not both kinds "
+                         "of torre")
+    if physics and not (np.abs(fields["stepwise"][2]).max() > 0 and b._features["drude"]):
+        raise SystemExit(f"register case {order, size, shape}: the probes recorded nothing")
     if not all(np.array_equal(a, d) for a, d in zip(fields["stepwise"], fields["diamondtorre"], strict=True)):
         raise SystemExit(f"register case {order, size, shape}: DiamondTorre differs from stepwise")
-    return f"order {order} DTS {size} {shape} tile in registers ({int(inner.sum())} interior torres): ok"
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+    YeeCUDABackend.registers_for_physics = False
+    kind = " with Drude, CPML, dipole, probes" if physics else ""
+    return (f"order {order} DTS {size} {shape}{kind} tile in registers ({int(inner.sum())} interior "
+            "torres): ok")
 
 
 def resume_case() -> str:
@@ -219,7 +236,7 @@ if __name__ == "__main__":
         raise SystemExit("bare kernels: GPU and CPU differ beyond float32 rounding")
     print("bare kernels (no CPML, points, Drude): ok", flush=True)
     print(register_case(2, 2, 2, (14, 10, 4)), flush=True)
-    print(register_case(4, 1, 2, (16, 11, 4)), flush=True)
+    print(register_case(4, 1, 2, (16, 11, 4), physics=True), flush=True)
     plain = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan
     physics = Simulation((8, 8, 8), 2, equation="maxwell", backend="cuda", pml=2).plan
     if (plain.algorithm, physics.algorithm, physics.algorithm_reason.split(":")[0]) != (

@@ -89,6 +89,12 @@ class YeeCPUBackend(Backend):
     AUTO = ("diamondtorre", "DiamondTorre, the default")
 
     @classmethod
+    def check_state_bytes(cls, shape, need: int, what: str = "the run's state") -> None:
+        """Where the state lives in device memory, ``ValueError`` if ``need`` bytes do not fit (host memory:
+        the plan checks it for every backend)."""
+        return None
+
+    @classmethod
     def auto(cls, physics) -> tuple[str, str]:
         """What ``algorithm="auto"`` runs for ``physics`` (a checked scene), and why: :attr:`AUTO` here."""
         return cls.AUTO

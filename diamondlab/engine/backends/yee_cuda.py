@@ -58,13 +58,13 @@ class YeeCUDABackend(YeeCPUBackend):
     """Yee fields on the GPU (see the module contract)."""
 
     name = "cuda"
-    #: (DTS, Nt) per order: the fastest of DTS 1/2/4 x Nt 8/16 on an H100 at 256^3 and 512x512x352
-    #: (BENCHMARKS.md, "Maxwell on the GPU: one launch a sweep")
-    TILING = {2: (1, 16), 4: (1, 16)}
+    #: (DTS, Nt) per order: the register-tile sweep's fastest on an H100 at 768x512x256 (2.25 GiB;
+    #: BENCHMARKS.md, "Maxwell on the GPU: the tile in registers")
+    TILING = {2: (2, 4), 4: (1, 4)}
     #: What ``algorithm="auto"`` runs here, and why: a plain scene (media only) runs DiamondTorre with its
-    #: tile in registers (1.3-1.8x stepwise on an H100); CPML, points, Drude currents or periodic faces run
-    #: through the sweep that reads every value through the caches, which measured 0.6-1.05x stepwise
-    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.3-1.8x stepwise on an H100; "
+    #: tile in registers (1.34-2.03x stepwise on an H100); CPML, points, Drude currents or periodic faces
+    #: run through the sweep that reads every value through the caches, which measured 0.6-1.05x stepwise
+    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.34-2.03x stepwise on an H100; "
                             "BENCHMARKS.md)")
     AUTO_PHYSICS = ("stepwise", "stepwise: with a CPML, sources, probes, monitors, Drude media or periodic "
                                 "faces DiamondTorre's Maxwell sweep on the GPU reads through the caches "
@@ -73,9 +73,13 @@ class YeeCUDABackend(YeeCPUBackend):
     chunk = 2
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
-    #: a plain scene (no CPML, points, Drude current or periodic face) runs the sweep whose tile lives in
-    #: registers (:mod:`diamondlab.kernels.yee_cuda_source`); False: the sweep that reads through the caches
+    #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
+    #: False: the sweep that reads every value through the caches runs every scene
     tile_in_registers = True
+    #: the register-tile sweep runs scenes with a CPML, points or Drude media too (no periodic faces): exact,
+    #: but measured slower than the cache-read sweep there (256^3 with the physics scene on an H100: 6.5 and
+    #: 4.3 G/s at orders 2 and 4 against stepwise's 10.6 and 9.8; BENCHMARKS.md), so off by default
+    registers_for_physics = False
 
     @staticmethod
     def plain_scene(pml: bool, points: bool, drude: bool, periodic: str) -> bool:
@@ -103,13 +107,19 @@ class YeeCUDABackend(YeeCPUBackend):
             raise RuntimeError(cls.unavailable_reason())
         cells = int(np.prod([n + 2 * params.reach for n in shape], dtype=np.int64))
         need = 3 * 4 * cells * 3 + 4 * int(np.prod(shape, dtype=np.int64))  # E, H, J (worst), index, points
+        cls.check_state_bytes(shape, need, "the Maxwell fields")
+        return {}
+
+    @classmethod
+    def check_state_bytes(cls, shape, need: int, what: str = "the run's state") -> None:
+        """``ValueError`` where ``need`` bytes (the plan counts the scene's: E, H, J, index, the CPML's psi,
+        the monitors' sums and a sweep of their values) do not fit the device's free memory."""
         from diamondlab.kernels.cuda import simulator_enabled
 
         free = None if simulator_enabled() else device_memory()[0]
         if free is not None and need + MEMORY_MARGIN_BYTES > free:
-            raise ValueError(f"shape {tuple(shape)}: the Maxwell fields need {need / 2**30:.1f} GiB of GPU "
-                             f"memory, {free / 2**30:.1f} GiB are free: use a smaller shape")
-        return {}
+            raise ValueError(f"shape {tuple(shape)}: {what} need {need / 2**30:.1f} GiB of GPU memory, "
+                             f"{free / 2**30:.1f} GiB are free: use a smaller shape or fewer monitors")
 
     def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
         from numba import cuda
@@ -137,6 +147,7 @@ class YeeCUDABackend(YeeCPUBackend):
         pml = any(self.pml.axis_widths(self.periodic))
         points = bool(self.ndipoles or self.nrecorded)
         self.kernels = yee_cuda_kernels(self.params.order, pml=pml, points=points, drude=self._drude)
+        self._features = {"pml": pml, "points": points, "drude": self._drude}
         #: nothing but media: the register-tile sweep runs it
         self.plain = self.plain_scene(pml, points, self._drude, self.periodic)
         to = self._cuda.to_device
@@ -300,7 +311,7 @@ class YeeCUDABackend(YeeCPUBackend):
         if self._drude:
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
-        probe.plain = self.plain
+        probe.plain, probe._features = self.plain, self._features
         probe.sweep(1)
         probe.step(1)
         if self.monitors is not None:
@@ -345,24 +356,22 @@ class YeeCUDABackend(YeeCPUBackend):
 
         radius, x0, yc, order, deps, done, ntorres = self._stages(height)
         epoch = self._epochs.get(height, 0) + 1
-        if self.plain and self.tile_in_registers:
-            self._register_sweep(height, x0, yc, order, deps, done, ntorres, epoch * PIPELINE_FLAG_STRIDE)
-            self._epochs[height] = epoch
-            self._tickets += ntorres
-            self._clock += height
-            return
+        flag0 = epoch * PIPELINE_FLAG_STRIDE
         args = self._device_args(height, src_samples)
-        self.kernels.diamondtorre[ntorres, self.shape[2]](
-            self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
-            deps, done, self._counter, self._tickets, epoch * PIPELINE_FLAG_STRIDE, 2 * height, self.chunk,
-            *args)
+        if self.tile_in_registers and (self.plain or (self.registers_for_physics and not self.periodic)):
+            self._register_sweep(height, x0, yc, order, deps, done, ntorres, flag0, args)
+        else:
+            self.kernels.diamondtorre[ntorres, self.shape[2]](
+                self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
+                deps, done, self._counter, self._tickets, flag0, 2 * height, self.chunk, *args)
         self._epochs[height] = epoch
         self._tickets += ntorres
         self._keep(args)
 
-    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int) -> None:
-        """The plain scene's sweep: the tile in registers, the same tickets, waits and flags."""
-        from diamondlab.kernels.cuda import simulator_enabled
+    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int, args: tuple):
+        """The sweep with its tile in registers: the same tickets, waits and flags as the cache-read one, the
+        run's features compiled in (returns the compiled kernel, None under the simulator)."""
+        from diamondlab.kernels.cuda import launch_generated, simulator_enabled
 
         threads, sim = self.shape[2], simulator_enabled()
         cap = None
@@ -371,12 +380,16 @@ class YeeCUDABackend(YeeCPUBackend):
 
             gpu = current_gpu()
             if gpu is not None:
-                cap = yee_register_cap(threads, gpu.registers_per_sm, gpu.max_registers_per_thread)
-        kernel = yee_register_sweep(self.params.order, self.size, sim, cap)
+                cap = yee_register_cap(self.params.order, self.size, threads, gpu.registers_per_sm,
+                                       gpu.max_registers_per_thread)
+        module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
-        kernel[ntorres, threads, 0, shared](self._e, self._h, self._d_index, self._d_table, x0, yc, order,
-                                            deps, done, self._counter, self._tickets, flag0, 2 * height,
-                                            self.chunk, *self.shape)
+        nx, ny, nz = self.shape
+        i64 = np.int64
+        values = (self._e, self._h, self._d_j, self._d_index, self._d_table, x0, yc, order, deps, done,
+                  self._counter, i64(self._tickets), i64(flag0), i64(2 * height), i64(self.chunk), i64(nx),
+                  i64(ny), i64(nz), *args[:-2])  # the CPML's, the points', src and rec (no periodic flags)
+        return launch_generated(module, "yee_sweep", values, ntorres, threads, shared)
 
     def _keep(self, args) -> None:
         rec = args[-3]  # before the two periodic flags

@@ -402,4 +402,7 @@ class MaxwellPlan(PlanCore):
             plan.check_slabs()
         else:
             bclass.check(params, plan.device_shape, size, nt, {})
+            if scale["window"] is None:  # the whole state on the device (a window holds its rows only)
+                bclass.check_state_bytes(shape, _state_bytes(shape, physics, nt),
+                                         "the fields, the CPML's psi and the monitors' sums")
         return plan
