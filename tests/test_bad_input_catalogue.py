@@ -905,3 +905,34 @@ def test_issue28_maxwell_window_and_ranks_refuse_bad_input_before_any_allocation
     with pytest.raises(ValueError, match=re.escape(text)):
         MaxwellPlan.build((60, 18, 14), kw.pop("order"), backend="cpu", **kw)
 # ---------------------------------------------------------------- end of issue 28 (scale)
+
+
+# ---------------------------------------------------------------- issue 31: the Maxwell lab and its spectra
+MAXWELL_LAB_ROWS = [
+    ("wavelength not positive", {"wavelength": 0.0},
+     "wavelength must be a number > 0 (the pulse's, in cells); got 0.0"),
+    ("pulse periods not positive", {"periods": -1.0},
+     "periods must be a number > 0 (the pulse's, in periods); got -1.0"),
+    ("medium unknown", {"medium": "gold"},
+     "medium must be one of ('drude', 'dielectric', 'pec'); got 'gold'"),
+    ("scene unknown", {"scene": "torus"},
+     "scene must be one of ('sphere', 'box', 'slab', 'cylinder', 'none'); got 'torus'"),
+    ("source unknown", {"source": "laser"}, "source must be one of ('plane wave', 'dipole'); got 'laser'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kwargs", "text"), _rows(MAXWELL_LAB_ROWS))
+def test_issue31_the_maxwell_lab_refuses_bad_settings_before_any_allocation(kwargs, text, no_yee_work):
+    """The lab's own options (the engine's are the engine's: its plan's message is shown as it is)."""
+    from diamondlab.widgets.maxwell_controls import MaxwellConfig, plan_maxwell
+
+    assert plan_maxwell(MaxwellConfig(shape=(24, 16, 16), pml=2, radius=2, backend="cpu", **kwargs)) == text
+
+
+def test_issue31_spectra_refuse_bad_input():
+    from diamondlab.maxwell import Dielectric
+    from diamondlab.maxwell.spectra import slab_fresnel
+
+    with pytest.raises(ValueError, match=r"thickness must be a finite number of cells >= 0; got -1"):
+        slab_fresnel(Dielectric(2.25), -1, [0.1])
+# ---------------------------------------------------------------- end of issue 31

@@ -202,6 +202,7 @@ PAPER_NOTEBOOKS = {
     "06_paper_figures_and_table_1.ipynb": (4, ("Fig. 2", "Fig. 4")),
     "07_roofline_and_parallel_levels.ipynb": (3, ("Fig. 7",)),
     "08_launch_schemes_and_tilings.ipynb": (1, ()),
+    "09_maxwell_on_diamondtorre.ipynb": (2, ()),
 }
 
 

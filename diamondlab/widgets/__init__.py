@@ -8,6 +8,11 @@ Courant number with Run / Pause / Step / Reset; the live wavefield with its
 throughput readout; the LRnLA shapes and the stage explorer; the tuning
 sweep; 3D snapshots.  The pieces are usable alone:
 
+``MaxwellLab()`` is the lab of Maxwell's equations (paper 002): a scene of
+the geometry helpers with its medium, a plane wave or a dipole, live fields
+on three planes, probe traces, the flux spectrum and the Yee throughput
+(:mod:`diamondlab.widgets.maxwell_lab`).
+
 - :class:`~diamondlab.widgets.runner.BackgroundRun`: a simulation in a
   worker thread (no widget library needed);
 - :class:`~diamondlab.widgets.controls.Controls`, :class:`~diamondlab.widgets.live.LiveView`,
@@ -27,6 +32,9 @@ __all__ = [
     "Controls",
     "Lab",
     "LiveView",
+    "MaxwellControls",
+    "MaxwellLab",
+    "MaxwellView",
     "RunConfig",
     "ShapesPanel",
     "SnapshotPanel",
@@ -40,6 +48,9 @@ _WHERE = {
     "RunConfig": "controls",
     "Lab": "lab",
     "LiveView": "live",
+    "MaxwellControls": "maxwell_controls",
+    "MaxwellLab": "maxwell_lab",
+    "MaxwellView": "maxwell_lab",
     "ShapesPanel": "lrnla",
     "StageExplorer": "lrnla",
     "TuningPanel": "tuning",

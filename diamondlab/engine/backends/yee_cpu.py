@@ -287,6 +287,9 @@ class YeeCPUBackend(Backend):
 
             dft_accumulate(np.zeros((1, 1), np.float32), 0, np.zeros(1, np.int64),
                            np.zeros((2, 1, 1), np.complex128), np.zeros((1, 1), np.complex128))
+        from diamondlab.kernels.generated import record_compiled
+
+        record_compiled()  # the digests of Numba's files, checked before the next import
 
     def _args(self, height: int, src_samples) -> tuple:
         src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
