@@ -24,9 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "maxwell"))
 
-from fresnel_slab import airy, slab_spectrum  # noqa: E402
+from fresnel_slab import slab_spectrum  # noqa: E402
 
 from diamondlab.maxwell import Drude  # noqa: E402
+from diamondlab.maxwell.spectra import airy  # noqa: E402
 
 METAL = Drude(1.0, 2 * np.pi / 40, 0.02)
 THICKNESS = 20.0

@@ -619,7 +619,7 @@ stencil of the same order: the torre leans `M` cells a half step, and the
 sweep updates `E` and `H` in place, as the acoustic scheme does its two time
 levels.
 """),
-        SMALL + "import time\n\nimport numpy as np\n\n"
+        SMALL + "import numpy as np\n\n"
         "from diamondlab.maxwell import YeeParameters, yee_courant_limit, yee_weights\n"
         "from diamondlab.maxwell.materials import yee_positions\n\n"
         "for c, name in enumerate(('Ex', 'Ey', 'Ez')):\n"
@@ -739,7 +739,7 @@ kernels measure against it.
         "          f'{model.bytes_per_update:.1f} B/update)')\n"
         "a, b = runs.values()\n"
         "print('bit for bit equal:', a.time_step == b.time_step\n"
-        "      and all(np.array_equal(u, v) for u, v in zip(a.fields, b.fields)))",
+        "      and all(np.array_equal(u, v) for u, v in zip(a.fields, b.fields, strict=True)))",
         md("""
 ## 5 · The Maxwell lab
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from diamondlab.maxwell.materials import PerfectConductor
 
-__all__ = ["IncidentFlux", "slab_fresnel"]
+__all__ = ["IncidentFlux", "airy", "slab_fresnel"]
 
 
 def slab_fresnel(medium, thickness: float, frequencies) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +54,24 @@ def slab_fresnel(medium, thickness: float, frequencies) -> tuple[np.ndarray, np.
         raise ValueError(f"thickness must be a finite number of cells >= 0; got {thickness!r}")
     if isinstance(medium, PerfectConductor):
         return np.ones_like(f), np.zeros_like(f)
-    n = np.sqrt(np.asarray(medium.permittivity(2 * np.pi * f), dtype=np.complex128) * medium.mu)
+    return airy(medium.permittivity(2 * np.pi * f), f, thickness, medium.mu)
+
+
+def airy(eps, frequencies, thickness: float, mu: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Reflectance and transmittance ``(R, T)`` of a slab of relative permittivity ``eps`` (complex, one per
+    frequency, ``exp(-i omega t)``: ``Im eps >= 0`` absorbs) and ``thickness`` in vacuum at normal incidence:
+    each face's Fresnel coefficient summed over the multiple reflections (Airy), as :func:`slab_fresnel`
+    takes it from a medium (give ``eps`` yourself for, e.g., a scheme's discrete permittivity).
+
+    >>> R, T = airy([2.25], [0.1], 0.0)                  # no slab: everything through
+    >>> float(R[0]), float(T[0])
+    (0.0, 1.0)
+    >>> R, T = airy([2.25 + 1e-3j], [0.1], 1e5)          # thick and lossy: one face's reflection
+    >>> round(float(R[0]), 4), bool(T[0] < 1e-15)        # ((1 - n) / (1 + n))^2
+    (0.04, True)
+    """
+    f = np.asarray(frequencies, dtype=np.float64)
+    n = np.sqrt(np.asarray(eps, dtype=np.complex128) * mu)
     n = np.where(n.imag < 0, -n, n)  # the root of a decaying wave
     r1 = (1 - n) / (1 + n)
     phase = np.exp(1j * 2 * np.pi * f * n * thickness)

@@ -27,34 +27,6 @@ from diamondlab import Simulation
 from diamondlab.maxwell import CPML, FluxPlane, GaussianPulse, PlaneWave, Slab
 
 
-def airy(eps, freqs, thickness: float) -> tuple[np.ndarray, np.ndarray]:
-    """Reflectance and transmittance ``(R, T)`` of a slab of relative permittivity ``eps`` (complex, one per
-    frequency, ``exp(-i omega t)``: ``Im eps >= 0`` absorbs) and ``thickness`` in vacuum, at normal
-    incidence, at ``freqs`` (cycles per unit time, ``c = 1``): the Fresnel coefficient of each face
-    ``r = (1 - n) / (1 + n)`` summed over the multiple reflections (Airy).
-
-    >>> R, T = airy([2.25], [0.1], 0.0)                  # no slab: everything through
-    >>> float(R[0]), float(T[0])
-    (0.0, 1.0)
-    >>> R, T = airy([2.25], [0.1], 0.25 / (1.5 * 0.1))  # glass a quarter wave thick
-    >>> round(float(R[0]), 4), round(float(R[0] + T[0]), 12)  # ((1 - n^2) / (1 + n^2))^2, lossless
-    (0.1479, 1.0)
-    >>> R, T = airy([2.25 + 1e-3j], [0.1], 1e5)          # thick and lossy: one face's reflection
-    >>> round(float(R[0]), 4), bool(T[0] < 1e-15)        # ((1 - n) / (1 + n))^2
-    (0.04, True)
-    """
-    eps = np.asarray(eps, dtype=np.complex128)
-    n = np.sqrt(eps)
-    n = np.where(n.imag < 0, -n, n)  # the root that decays into the slab
-    k = 2 * np.pi * np.asarray(freqs, dtype=np.float64)
-    r = (1 - n) / (1 + n)
-    phase = np.exp(1j * n * k * thickness)  # one crossing
-    den = 1 - r**2 * phase**2
-    refl = r * (1 - phase**2) / den
-    trans = (1 - r**2) * phase / den
-    return np.abs(refl) ** 2, np.abs(trans) ** 2
-
-
 def slab_spectrum(medium, freqs, *, thickness: float = 20.0, order: int = 2, pulse=None, time: float = 1000.0,
                   width: int = 4, pml: int = 12, gap: int = 20, backend: str = "cpu", algorithm: str = "auto",
                   cells_per_unit: float = 1.0) -> dict:

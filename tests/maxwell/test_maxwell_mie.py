@@ -10,11 +10,12 @@ plasmon"), finer slabs in .ci/maxwell-fresnel.py ("Maxwell physics: a Drude slab
 
 import numpy as np
 import pytest
-from fresnel_slab import airy, slab_spectrum
+from fresnel_slab import slab_spectrum
 from mie_flux_box import mie_qsca, plasmon_peak, scattering_efficiency
 
 from diamondlab import Simulation
 from diamondlab.maxwell import Dielectric, Drude, GaussianPulse, PlaneWave, Sphere
+from diamondlab.maxwell.spectra import airy
 
 pytestmark = pytest.mark.filterwarnings("ignore::diamondlab.engine.run.simulation.SourceTimingWarning")
 
