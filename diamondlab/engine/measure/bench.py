@@ -120,7 +120,8 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
         rows.append({
             "order": order, "dts": dt_sim.size, "nt": dt_sim.nt, "steps": n, "diamondtorre": dt.gcells,
             "stepwise": sw.gcells, "ratio": dt.rate / sw.rate, "spread": max(dt.spread, sw.spread),
-            "repeats": min(dt.repeats, sw.repeats), "busy": dt.busy, "flag": flag,
+            "spreads": {alg: m.spread for alg, m in measured.items()}, "repeats": min(dt.repeats, sw.repeats),
+            "busy": dt.busy, "flag": flag, "variant": dt_sim.physics.medium_variant,
             "seconds": {alg: list(m.seconds) for alg, m in measured.items()}, "bit_equal": same,
             "backend": dt_sim.backend_name, "options": dict(dt_sim.backend.options),
             "launch": launch,
@@ -160,7 +161,7 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
 
     Each is :func:`measure_simulation` of ``max(Nt, steps)`` steps (default:
     one sweep), at least ``repeats`` times (the rule), from the same small random fields.
-    ``model(algorithm, order, size, nt, backend)`` gives a row's model rate
+    ``model(algorithm, order, size, nt, backend, shape=shape)`` gives a row's model rate
     (G/s; default 0, e.g. :func:`diamondlab.engine.measure.perfmodel.predicted_rate`).
     Combinations the backend refuses are skipped with their reason
     (``progress`` is told); ``stop()`` returning True ends the sweep early
@@ -183,7 +184,7 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
                 continue
             m = measure_simulation(sim, max(nt, steps or nt), repeats)
             dt = algorithm == "diamondtorre"
-            rate = model(algorithm, order, size, nt, sim.backend_name) if model else 0.0
+            rate = model(algorithm, order, size, nt, sim.backend_name, shape=tuple(shape)) if model else 0.0
             row = TuningRow(algorithm, order, size if dt else 0, nt if dt else 0, m.gcells, rate,
                             spread=m.spread, measurement=m)
             rows.append(row)

@@ -6,7 +6,10 @@ Contract
 and software (:func:`cpu_numbers`) by the measurement rule
 (:mod:`diamondlab.engine.measure.timing`) and kept in the tunings file of
 the cache folder beside the auto-tuner's choices (key
-``cpu|machine|<digest of the fingerprint>``, :mod:`diamondlab.caches`):
+``cpu|machine|<digest of the fingerprint>``, :mod:`diamondlab.caches`);
+numbers whose measurement was flagged (a busy machine, a wide spread:
+:attr:`CPUNumbers.flags`) serve the process that measured them and are
+measured anew by the next one:
 
 - per level (L1, L2, L3 from the operating system's cache sizes, then
   memory) its capacity and the bandwidth of ``b += a`` on every thread
@@ -54,7 +57,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from diamondlab import caches
-from diamondlab.engine.measure.timing import Measurement, measure
+from diamondlab.engine.measure.timing import MIN_SECONDS, Measurement, measure
 from diamondlab.geometry.locality import locality
 from diamondlab.geometry.tiles import DiamondTile
 from diamondlab.numerics import validate_order
@@ -66,6 +69,12 @@ __all__ = [
 
 #: Bytes a cell update moves at the level holding its data: read F, read and write G.
 BYTES_PER_UPDATE = 12.0
+#: The probes: bytes one call of a level's probe moves, bytes of the memory probe's arrays, cell updates
+#: of one call of the in-cache probe, and the rule's least time (tests shrink them).
+PROBE_TRAFFIC = 4e8
+PROBE_MEMORY = 2.0**28
+PROBE_UPDATES = 2e7
+PROBE_SECONDS = MIN_SECONDS
 
 
 @dataclass(frozen=True)
@@ -196,12 +205,14 @@ def _region():
     return touch
 
 
-def measure_levels(sizes: dict[str, tuple[float, bool]], threads: int, traffic: float = 4e8,
-                   memory_bytes: float = 2.0**28) -> tuple[list[Level], list[Measurement]]:
+def measure_levels(sizes: dict[str, tuple[float, bool]], threads: int, traffic: float | None = None,
+                   memory_bytes: float | None = None) -> tuple[list[Level], list[Measurement]]:
     """Each level's bandwidth: ``b += a`` on ``threads`` threads, each thread's arrays half its share.
 
-    ``traffic``: bytes a call moves (passes repeated within the call); memory: ``memory_bytes`` in all.
+    ``traffic``: bytes a call moves (passes repeated within the call; default :data:`PROBE_TRAFFIC`);
+    memory: ``memory_bytes`` in all (default :data:`PROBE_MEMORY`).
     """
+    traffic, memory_bytes = traffic or PROBE_TRAFFIC, memory_bytes or PROBE_MEMORY
     kernel = _repeat_add_parallel()
     out, probes = [], []
     for name, (capacity, private) in [*sizes.items(), ("memory", (math.inf, False))]:
@@ -210,7 +221,8 @@ def measure_levels(sizes: dict[str, tuple[float, bool]], threads: int, traffic: 
         n = max(64, int(per_thread // 8)) * threads  # two float32 arrays: 8 bytes an element
         a, b = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
         reps = max(1, int(traffic / (12 * n)))
-        m = measure(functools.partial(kernel, a, b, threads, reps), 12.0 * n * reps)
+        m = measure(functools.partial(kernel, a, b, threads, reps), 12.0 * n * reps,
+                    min_seconds=PROBE_SECONDS)
         out.append(Level(name, capacity, m.rate, private))
         probes.append(m)
     return out, probes
@@ -289,10 +301,10 @@ def _in_cache_rate(order: int, nz: int, l2: float, threads: int, variant: str = 
     profile = np.ones(int(nz) + 2 * h, np.float32)
     weights = WaveParameters(order=order).coefficients if variant == "constant" else bare_weights(order)
     coeffs = tuple(np.float32(c) for c in weights)
-    steps = max(2, int(2e7 // (side * side * nz)))  # about 10 ms a call: one region's start weighs nothing
+    steps = max(2, int(PROBE_UPDATES // (side * side * nz)))  # ~10 ms a call: a region's start weighs nothing
     run = _in_cache_kernel(order, variant)
     return measure(functools.partial(run, fields, other, kappa, profile, steps, coeffs),
-                   float(threads * side * side * nz * steps))
+                   float(threads * side * side * nz * steps), min_seconds=PROBE_SECONDS)
 
 
 def machine_key(threads: int) -> str:
@@ -335,12 +347,14 @@ def cpu_numbers(refresh: bool = False, threads: int | None = None) -> CPUNumbers
             numbers = CPUNumbers.from_json(entry["numbers"])
         except (KeyError, TypeError, ValueError):
             numbers = None
+        if numbers is not None and numbers.flags:  # measured on a busy machine: measured anew
+            numbers = None
     if numbers is None:
         sizes, source = cache_sizes()
         levels, probes = measure_levels(sizes, threads)
         touch = _region()
         out = np.zeros(threads)
-        region = measure(functools.partial(touch, out), 1.0)
+        region = measure(functools.partial(touch, out), 1.0, min_seconds=PROBE_SECONDS)
         probes.append(region)
         name = f"{os.cpu_count()}-core {caches.cpu_description().get('model') or 'CPU'}, {threads} threads"
         flags = tuple(sorted({m.flag for m in probes if not m.trusted}))
@@ -358,7 +372,10 @@ def compute_rate(numbers: CPUNumbers, order: int, nz: int, variant: str = "const
     key = f"{order},{int(nz)},{variant}"
     if key not in numbers.compute:
         l2 = next((lv.capacity for lv in numbers.levels if lv.name == "L2"), numbers.levels[0].capacity)
-        numbers.compute[key] = _in_cache_rate(order, nz, l2, numbers.threads, variant).rate
+        m = _in_cache_rate(order, nz, l2, numbers.threads, variant)
+        numbers.compute[key] = m.rate
+        if not m.trusted:
+            numbers.flags = tuple(sorted({*numbers.flags, m.flag}))
         if numbers.source.startswith("measured"):
             _store(numbers)
     return numbers.compute[key]
@@ -368,8 +385,8 @@ def torre_columns(order: int, size: int) -> int:
     """z columns one DiamondTorre touches over two successive tiers: both tiles (the second ``ShS``
     further in x) and the stencil's reach of ``ShS`` around them.
 
-    >>> torre_columns(2, 1)  # two 2-cell tiles, one apart, and the cross around them
-    12
+    >>> torre_columns(2, 1)  # two 2-cell tiles one apart: 3 cells in a row, 5 + 2 x 3 with the reach
+    11
     """
     tile = DiamondTile(order, size)
     shs = tile.shs
