@@ -1031,12 +1031,19 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
                                           step=problem.get("step", 0))
         sim.view = problem["view"]
     else:
-        sim = Simulation(
+        from diamondlab.engine.run.plan import RunPlan
+
+        start = {k: problem[k] for k in ("initial", "pulse_width", "step") if k in problem}
+        plan = RunPlan.build(
             size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
             backend_options=dict(args.backend_option) or None, comm=comm, window=args.window,
             window_dir=args.window_dir, halo=args.halo,
-            **problem,
+            **{k: v for k, v in problem.items() if k not in start},
         )  # fmt: skip
+        if not args.save and args.steps:  # a source the run never shows is refused before anything is said
+            for message in plan.physics.quiet_sources(start.get("step", 0), args.steps, plan.params.dt):
+                raise ValueError(message)
+        sim = Simulation.from_plan(plan, **start)
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
     if getattr(sim.plan, "swap_xz", False):
         swapped = "x".join(map(str, sim.plan.device_shape))

@@ -74,7 +74,7 @@ def test_the_numbers_are_measured_tiny_stored_with_the_tunings_and_read_back(tmp
         monkeypatch.setattr(cpumodel, name, value)
     monkeypatch.setattr(cpumodel, "_numbers", {})
     numbers = cpumodel.cpu_numbers(refresh=True, threads=1)
-    assert [lv.name for lv in numbers.levels][-1] == "memory" and all(lv.bandwidth > 0 for lv in numbers.levels)
+    assert numbers.levels[-1].name == "memory" and all(lv.bandwidth > 0 for lv in numbers.levels)
     rate = cpumodel.compute_rate(numbers, 2, 8)
     assert rate > 0 and numbers.compute == {"2,8,constant": rate}
     key = cpumodel.machine_key(1)

@@ -8,9 +8,9 @@ import pytest
 
 from diamondlab.engine.backends.cpu import CPUBackend
 from diamondlab.engine.measure import bench as measure
+from diamondlab.engine.measure import timing
 from diamondlab.engine.measure.bench import compare_algorithms, measure_simulation, tuning_sweep
 from diamondlab.engine.measure.perfmodel import device_numbers, predicted_rate
-from diamondlab.engine.measure import timing
 from diamondlab.engine.measure.timing import Measurement, measure_backend, time_repeats
 from diamondlab.engine.run.simulation import Simulation
 from diamondlab.numerics import WaveParameters

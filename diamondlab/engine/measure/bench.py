@@ -147,6 +147,17 @@ class TuningRow:
     measurement: Measurement | None = None
 
     @property
+    def label(self) -> str:
+        """What was run, in words: stepwise has no tile.
+
+        >>> TuningRow("stepwise", 2, 0, 0, 1.0, 2.0).label, TuningRow("diamondtorre", 4, 2, 8, 1.0, 2.0).label
+        ('stepwise NO=2', 'DiamondTorre NO=4 DTS=2 Nt=8')
+        """
+        if self.algorithm == "stepwise":
+            return f"stepwise NO={self.order}"
+        return f"DiamondTorre NO={self.order} DTS={self.size} Nt={self.nt}"
+
+    @property
     def flag(self) -> str:
         """What is wrong with its measurement ('' for a steady one, or none kept)."""
         return "" if self.measurement is None or self.measurement.trusted else self.measurement.flag
@@ -188,7 +199,7 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
             row = TuningRow(algorithm, order, size if dt else 0, nt if dt else 0, m.gcells, rate,
                             spread=m.spread, measurement=m)
             rows.append(row)
-            say(f"NO={order} {algorithm} DTS={row.size} Nt={row.nt}: {m.note}; model {rate:.3g}")
+            say(f"{row.label}: {m.note}; model {rate:.3g}")
     return rows
 
 
