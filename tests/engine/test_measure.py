@@ -64,7 +64,7 @@ def test_the_rule_repeats_until_the_least_time_and_count_alternately():
     m = timing.measure(lambda: time.sleep(0.002), 1.0, min_seconds=0.03)
     assert m.repeats >= timing.MIN_REPEATS and sum(m.seconds) >= 0.03
     assert timing.measure(lambda: None, 1.0, min_seconds=10.0, min_repeats=2, max_repeats=4).repeats == 4
-    with pytest.raises(ValueError, match="repeats must be >= 1"):
+    with pytest.raises(ValueError, match="min_repeats must be >= 1"):
         timing.measure(lambda: None, 1.0, min_repeats=0)
     with pytest.raises(ValueError, match="min_seconds must be"):
         timing.measure(lambda: None, 1.0, min_seconds=float("nan"))

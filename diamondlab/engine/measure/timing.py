@@ -296,7 +296,8 @@ def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchroni
     """
     min_repeats, max_repeats = int(min_repeats), int(max_repeats)
     if min_repeats < 1 or max_repeats < min_repeats:
-        raise ValueError(f"repeats must be >= 1 and max_repeats >= repeats; got {min_repeats}, {max_repeats}")
+        raise ValueError(f"min_repeats must be >= 1 and max_repeats >= min_repeats; got {min_repeats} and "
+                         f"{max_repeats}")
     if not math.isfinite(min_seconds) or min_seconds < 0:
         raise ValueError(f"min_seconds must be a finite number >= 0; got {min_seconds}")
     sync = synchronize or _nothing
