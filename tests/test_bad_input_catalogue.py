@@ -907,7 +907,7 @@ def test_issue28_maxwell_window_and_ranks_refuse_bad_input_before_any_allocation
 # ---------------------------------------------------------------- end of issue 28 (scale)
 
 
-# ---------------------------------------------------------------- issue 29: the measurement rule, the CPU model
+# ---------------------------------------------------------------- issue 29: measurement rule, CPU model
 MEASUREMENT_ROWS = [
     ("no repeats", {"min_repeats": 0},
      "min_repeats must be >= 1 and max_repeats >= min_repeats; got 0 and 2000"),
