@@ -483,6 +483,9 @@ class LiveView:
                  f"<td>{format_rate(stepwise_measured)} / {format_rate(stepwise_model)}<br>"
                  f"<small>stepwise measured / model</small></td>")
         frac = f" = {average / model:.0%} of the model" if average and model and np.isfinite(model) else ""
+        if record is not None and record.disturbed:  # the measurement rule's flag: no share of a model
+            frac = (f" &middot; <span style='color:#c0392b'>machine busy (other processes took "
+                    f"{record.busy:.0%} of its CPU): the rates are not steady</span>")
         return (
             "<div class='dl-readout' style='font-family:sans-serif'>"
             f"<b>{sim.algorithm}</b> on <b>{sim.backend_name}</b>, grid {sim.shape}, NO={sim.order}, "
