@@ -24,6 +24,10 @@ measured anew by the next one:
 - the time of one parallel region (threads started and joined): a
   stepwise step is one, a DiamondTorre stage one.
 
+Each probe is measured by the rule and, while flagged, again (at most
+:data:`PROBE_TRIES` times, the fastest kept: other processes only slow a
+probe down).
+
 :func:`predict_cpu` puts them together for a run (:class:`CPUPrediction`):
 
 - **working set.**  Stepwise: both fields of the whole grid, streamed every
@@ -75,6 +79,20 @@ PROBE_TRAFFIC = 4e8
 PROBE_MEMORY = 2.0**28
 PROBE_UPDATES = 2e7
 PROBE_SECONDS = MIN_SECONDS
+#: Times a probe is measured while its measurement is flagged (other processes only ever slow a probe
+#: down: the fastest of the tries is kept).
+PROBE_TRIES = 3
+
+
+def _probe(run, work: float) -> Measurement:
+    """A probe measured by the rule, again while flagged (at most :data:`PROBE_TRIES`), the fastest kept."""
+    best = None
+    for _ in range(PROBE_TRIES):
+        m = measure(run, work, min_seconds=PROBE_SECONDS)
+        best = m if best is None or m.rate > best.rate else best
+        if m.trusted:
+            return m
+    return best
 
 
 @dataclass(frozen=True)
@@ -221,8 +239,7 @@ def measure_levels(sizes: dict[str, tuple[float, bool]], threads: int, traffic: 
         n = max(64, int(per_thread // 8)) * threads  # two float32 arrays: 8 bytes an element
         a, b = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
         reps = max(1, int(traffic / (12 * n)))
-        m = measure(functools.partial(kernel, a, b, threads, reps), 12.0 * n * reps,
-                    min_seconds=PROBE_SECONDS)
+        m = _probe(functools.partial(kernel, a, b, threads, reps), 12.0 * n * reps)
         out.append(Level(name, capacity, m.rate, private))
         probes.append(m)
     return out, probes
@@ -303,8 +320,8 @@ def _in_cache_rate(order: int, nz: int, l2: float, threads: int, variant: str = 
     coeffs = tuple(np.float32(c) for c in weights)
     steps = max(2, int(PROBE_UPDATES // (side * side * nz)))  # ~10 ms a call: a region's start weighs nothing
     run = _in_cache_kernel(order, variant)
-    return measure(functools.partial(run, fields, other, kappa, profile, steps, coeffs),
-                   float(threads * side * side * nz * steps), min_seconds=PROBE_SECONDS)
+    return _probe(functools.partial(run, fields, other, kappa, profile, steps, coeffs),
+                  float(threads * side * side * nz * steps))
 
 
 def machine_key(threads: int) -> str:
@@ -354,7 +371,7 @@ def cpu_numbers(refresh: bool = False, threads: int | None = None) -> CPUNumbers
         levels, probes = measure_levels(sizes, threads)
         touch = _region()
         out = np.zeros(threads)
-        region = measure(functools.partial(touch, out), 1.0, min_seconds=PROBE_SECONDS)
+        region = _probe(functools.partial(touch, out), 1.0)
         probes.append(region)
         name = f"{os.cpu_count()}-core {caches.cpu_description().get('model') or 'CPU'}, {threads} threads"
         flags = tuple(sorted({m.flag for m in probes if not m.trusted}))
