@@ -346,10 +346,10 @@ def model_for(algorithm: str, order: int, shape, size: int = 1, nt: int = 1, bac
     "no model: backend 'numpy' has none"
     """
     if backend == "cpu":
-        from diamondlab.engine.measure.cpumodel import predict_cpu
+        from diamondlab.engine.measure.cpumodel import cpu_numbers, predict_cpu
 
         p = predict_cpu(algorithm, order, shape, size, nt, variant=variant)
-        return Model(p.rate, p.bound)
+        return Model(p.rate, p.bound + (" (its probes not steady)" if cpu_numbers().flags else ""))
     if backend == "cuda":
         p = predict(algorithm, order, size, nt, device_numbers(backend, order),
                     velocity_model=variant == "model")
