@@ -1222,7 +1222,7 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
     if cpu is not None:
         levels = ", ".join(f"{lv.name} {lv.bandwidth / 1e9:.0f} GB/s" for lv in cpu.levels)
         print(f"CPU model ({cpu.name}): {levels} (measured once on this machine, kept in the cache folder)"
-              + (f"; NOT STEADY, its probes: {'; '.join(cpu.flags)} (measured again by the next run)"
+              + (f"; NOT STEADY, its probes: {'; '.join(cpu.flags)} (measured again on a quiet machine)"
                  if cpu.flags else ""))
     head = (f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'spread':>6} {'stepwise':>9} "
             f"{'spread':>6} {'ratio':>6} {'equal':>6}")

@@ -90,6 +90,10 @@ def test_the_numbers_are_measured_tiny_stored_with_the_tunings_and_read_back(tmp
     stored["numbers"]["flags"] = ["machine busy (others 50 % of its CPU)"]
     (tmp_path / caches.TUNINGS).write_text(json.dumps({key: stored}))
     monkeypatch.setattr(cpumodel, "_numbers", {})
+    monkeypatch.setattr(cpumodel, "_quiet_now", lambda: False)  # still busy: the flagged numbers serve
+    assert cpumodel.cpu_numbers(threads=1).flags == ("machine busy (others 50 % of its CPU)",)
+    monkeypatch.setattr(cpumodel, "_numbers", {})
+    monkeypatch.setattr(cpumodel, "_quiet_now", lambda: True)  # quiet now: measured anew
     with pytest.raises(pytest.fail.Exception, match="measured again"):
         cpumodel.cpu_numbers(threads=1)
     assert caches.cache_info()["tunings"] == 1  # the tunings file, listed as the cache's

@@ -8,8 +8,8 @@ and software (:func:`cpu_numbers`) by the measurement rule
 the cache folder beside the auto-tuner's choices (key
 ``cpu|machine|<digest of the fingerprint>``, :mod:`diamondlab.caches`);
 numbers whose measurement was flagged (a busy machine, a wide spread:
-:attr:`CPUNumbers.flags`) serve the process that measured them and are
-measured anew by the next one:
+:attr:`CPUNumbers.flags`) are used, and said to be not steady, until a
+later process finds the machine quiet and measures them anew:
 
 - per level (L1, L2, L3 from the operating system's cache sizes, then
   memory) its capacity and the bandwidth of ``b += a`` on every thread
@@ -81,7 +81,7 @@ PROBE_UPDATES = 2e7
 PROBE_SECONDS = MIN_SECONDS
 #: Times a probe is measured while its measurement is flagged (other processes only ever slow a probe
 #: down: the fastest of the tries is kept).
-PROBE_TRIES = 3
+PROBE_TRIES = 2
 
 
 def _probe(run, work: float) -> Measurement:
@@ -351,6 +351,18 @@ def _store(numbers: CPUNumbers) -> None:
     caches.update_json(path, update)
 
 
+def _quiet_now(seconds: float = 0.2) -> bool:
+    """Whether other processes leave the machine quiet now (this one idles ``seconds`` to see)."""
+    import time
+
+    from diamondlab.engine.measure.timing import BUSY_SHARE, LoadProbe
+
+    probe = LoadProbe().start()
+    time.sleep(seconds)
+    share = probe.stop()
+    return share is not None and share <= BUSY_SHARE
+
+
 def cpu_numbers(refresh: bool = False, threads: int | None = None) -> CPUNumbers:
     """This machine's numbers for ``threads`` (default: Numba's): from this process, the cache folder,
     or measured now and stored there (module contract).  ``refresh`` measures anew."""
@@ -364,7 +376,7 @@ def cpu_numbers(refresh: bool = False, threads: int | None = None) -> CPUNumbers
             numbers = CPUNumbers.from_json(entry["numbers"])
         except (KeyError, TypeError, ValueError):
             numbers = None
-        if numbers is not None and numbers.flags:  # measured on a busy machine: measured anew
+        if numbers is not None and numbers.flags and _quiet_now():  # measured when busy, quiet now: anew
             numbers = None
     if numbers is None:
         sizes, source = cache_sizes()
