@@ -501,8 +501,9 @@ points are not steady instead of showing a scaling that is not there.
         "levels = thread_sweep((32, 32, 16) if SMALL else (96, 96, 64), size=2, nt=8,\n"
         "                      repeats=1 if SMALL else 5)\n"
         "for level in levels:\n"
+        "    note = f' (not steady: {level.flag})' if level.flag else ''\n"
         "    print(f'{level.threads:3d} threads: DiamondTorre {level.diamondtorre:.3g} G/s, '\n"
-        "          f'stepwise {level.stepwise:.3g} G/s' + (f' (not steady: {level.flag})' if level.flag else ''))\n"
+        "          f'stepwise {level.stepwise:.3g} G/s{note}')\n"
         "parallel_levels_figure(levels)",
         md("""
 On a GPU the same figure as the paper drew it: the paper's scheme, one
