@@ -246,10 +246,18 @@ DiamondTorre's locality grows with DTS and Nt, but a bigger tile has fewer
 torres per stage (less asynchrony) and more boundary torres.  The tuning
 panel measures every (NO, DTS, Nt) on the current backend and grid,
 plots it with the roofline prediction, marks the best and puts it into the
-controllers with **Use best**.  The model is the roofline of
-`diamondlab.engine.measure.perfmodel`, the same as `diamondlab bench` uses, with
-this machine's bandwidth measured at the first use; on a CPU it has no
-compute bound, and the gap to it is what the kernels leave on the table.
+controllers with **Use best**.  The model is the engine's
+(`diamondlab.engine.measure.perfmodel.model_for`, the same as `diamondlab bench`
+uses): on a GPU the roofline; on a CPU this machine's cache levels and the
+update's in-cache rate, measured once and kept in the cache folder, with the
+working set of each algorithm deciding which level bounds it.
+
+Every point is measured by one rule: runs repeated until they last 0.2 s
+and number at least 5, their median, their spread (interquartile range /
+median) and the share of the CPU other processes took meanwhile.  A point
+whose spread is wide or whose machine was busy is *not steady*: the figure
+says so, and the best point is then no conclusion, only a hint to measure
+again on a quiet machine.
 """),
         SMALL + "from diamondlab.widgets import Controls, RunConfig, TuningPanel\n\n"
         "N = 24 if SMALL else 128\n"
@@ -257,13 +265,14 @@ compute bound, and the gap to it is what the kernels leave on the table.
         "panel = TuningPanel(controls)\n"
         "panel.sizes.value = '1, 2' if SMALL else '1, 2, 4, 6'\n"
         "panel.nts.value = '2, 4' if SMALL else '8, 16, 24, 32'\n"
-        "panel.repeats.value = 1 if SMALL else 3\n"
+        "panel.repeats.value = 1 if SMALL else 5\n"
         "panel.widget",
         md("Press **Measure** above, or:"),
         "panel.measure(wait=True)\n"
         "for r in panel.rows:\n"
-        "    print(f'{r.algorithm:>12} NO={r.order} DTS={r.size:2d} Nt={r.nt:3d}: '\n"
-        "          f'{r.measured:6.3f} G/s measured, {r.model:6.3f} model')",
+        "    print(f'{r.label:>30}: {r.measurement.note}; model {r.model:.3g} G/s')\n"
+        "unsteady = [r.label for r in panel.rows if r.flag]\n"
+        "print('not steady (no conclusion from these):', ', '.join(unsteady) if unsteady else 'none')",
         "panel.apply_best()\nprint('controllers now:', controls.config())",
         md("""
 ## Letting the engine choose
@@ -285,7 +294,7 @@ controller of the Run tab ("GPU sweep") and can be set by hand with
         "from diamondlab import Simulation\nfrom diamondlab.engine.run.autotune import autotune\n"
         "from diamondlab.numerics import WaveParameters\n\n"
         "shape = (N, N, N // 2)\n"
-        "best = autotune(WaveParameters(order=2), shape, 'cpu', repeats=1 if SMALL else 3, log=print)\n"
+        "best = autotune(WaveParameters(order=2), shape, 'cpu', repeats=1 if SMALL else 5, log=print)\n"
         "print('chosen:', best)\n"
         "sim = Simulation(shape, 2, backend='cpu', size='auto', nt='auto')  # from the cache now\n"
         "print(sim)",
@@ -431,22 +440,28 @@ higher locality.  The same chart with this machine's cores (their bandwidth
 measured now, a small run of each algorithm):
 """),
         "from diamondlab import Simulation\nfrom diamondlab.engine.measure.bench import measure_simulation\n"
-        "from diamondlab.engine.measure.perfmodel import cpu_device_numbers\n\n"
+        "from diamondlab.engine.measure.perfmodel import cpu_device_numbers, model_for\n\n"
         "cpu = cpu_device_numbers()\n"
         "shape = (32, 32, 32) if SMALL else (96, 96, 96)\n"
-        "mine = []\n"
+        "mine, flags = [], []\n"
         "for algorithm in ('stepwise', 'diamondtorre'):\n"
         "    sim = Simulation(shape, 2, size=4, nt=16, backend='cpu', algorithm=algorithm)\n"
-        "    rate = measure_simulation(sim, 32, repeats=1 if SMALL else 3).gcells\n"
+        "    m = measure_simulation(sim, 32, repeats=1 if SMALL else 5)\n"
         "    stepwise = algorithm == 'stepwise'\n"
         "    loc = locality('stepwise_layer', 2) if stepwise else locality('torre_row', 2, 4, 16)\n"
-        "    mine.append((algorithm, loc, rate))\n"
-        "    print(f'{algorithm:>12}: {rate:.3g} G/s')\n"
-        "roofline_figure(2, 4, 16, cpu, mine)",
+        "    mine.append((algorithm, loc, m.gcells))\n"
+        "    flags.append(m.flag if not m.trusted else '')\n"
+        "    model = model_for(algorithm, 2, shape, 4, 16, 'cpu')\n"
+        "    print(f'{algorithm:>12}: {m.note}; the CPU model: {model.gcells:.3g} G/s, {model.bound}')\n"
+        "roofline_figure(2, 4, 16, cpu, mine, flags=flags)",
         md("""
-On a CPU the DiamondTorre sweep runs far below its memory roof: its tiles
-live in the cores' caches, and its limit is the cores' rate there, not
-memory (the model is the GPU's; BENCHMARKS.md explains the gap).
+This roofline is the GPU's model drawn with the CPU's memory bandwidth, so
+on a CPU the points sit far below its memory roof: the tiles live in the
+cores' caches.  The line printed under each algorithm is the CPU's own
+model (`diamondlab bench` prints the same): the level its working set
+fits, and whether that level's bandwidth or the update's in-cache rate
+bounds it.  Read the points against it only when the figure does not say
+they are not steady (a busy machine, a wide spread): then measure again.
 """),
         md("""
 ## Fig. 11 · The rate per NO and DTS
@@ -456,7 +471,7 @@ growing DTS: with DTS = 1 the rate stays about flat as NO grows (memory
 bound: more work per cell costs nothing), and it rises with DTS at fixed
 NO as the locality grows, until the GPU runs short of parallel work.  Here
 your backend measures the same sweep (best Nt of each pair), next to the
-model:
+model (the figure says where a point is not steady):
 """),
         "from diamondlab.engine.measure.bench import tuning_sweep\n"
         "from diamondlab.engine.measure.perfmodel import predicted_rate\n"
@@ -466,7 +481,7 @@ model:
         "pairs = ((2, (1, 2)), (4, (1,))) if SMALL else ((2, (1, 2, 4)), (4, (1, 2)), (6, (1,)), (8, (1,)))\n"
         "for order, sizes in pairs:\n"
         "    rows += tuning_sweep(grid, [order], sizes, (4, 8) if SMALL else (8, 16),\n"
-        "                         repeats=1 if SMALL else 3, model=predicted_rate)\n"
+        "                         repeats=1 if SMALL else 5, model=predicted_rate)\n"
         "order_size_figure(rows)",
         md("""
 ## Fig. 10 · The rate against the parallel level
@@ -475,14 +490,20 @@ The paper's Fig. 10 raises the parallel level on the GPU (threads, warps,
 blocks up to the multiprocessor count) and watches the rate climb until the
 memory bandwidth caps it.  On a CPU the parallel level is the number of
 threads: here both algorithms run with 1, 2, 4, ... threads up to this
-machine's count (a few cores show only the start of the curve).
+machine's count (a few cores show only the start of the curve).  Where other
+programs share the cores (the browser drawing this page, a test run), a
+thread waits for a core and more threads can be slower than fewer: the
+measurement sees the other programs' CPU time and the figure then says the
+points are not steady instead of showing a scaling that is not there.
 """),
         "from diamondlab.engine.measure.bench import thread_sweep\n"
         "from diamondlab.viz.perf import parallel_levels_figure\n\n"
         "levels = thread_sweep((32, 32, 16) if SMALL else (96, 96, 64), size=2, nt=8,\n"
-        "                      repeats=1 if SMALL else 3)\n"
-        "for threads, dt, sw in levels:\n"
-        "    print(f'{threads:3d} threads: DiamondTorre {dt:.3g} G/s, stepwise {sw:.3g} G/s')\n"
+        "                      repeats=1 if SMALL else 5)\n"
+        "for level in levels:\n"
+        "    note = f' (not steady: {level.flag})' if level.flag else ''\n"
+        "    print(f'{level.threads:3d} threads: DiamondTorre {level.diamondtorre:.3g} G/s, '\n"
+        "          f'stepwise {level.stepwise:.3g} G/s{note}')\n"
         "parallel_levels_figure(levels)",
         md("""
 On a GPU the same figure as the paper drew it: the paper's scheme, one

@@ -8,7 +8,8 @@ cache folder for diamondlab (``platformdirs.user_cache_dir``:
 macOS).  It holds the generated kernel modules with Numba's compiled code
 beside them (:data:`KERNELS`, one folder per generator and software
 version, :func:`diamondlab.kernels.generated.cache_dir`) and the auto-
-tuner's choices (:data:`TUNINGS`, :mod:`diamondlab.engine.run.autotune`).
+tuner's choices and the CPU model's measured numbers of this machine (:data:`TUNINGS`,
+:mod:`diamondlab.engine.run.autotune`, :mod:`diamondlab.engine.measure.cpumodel`).
 
 Writes are atomic (:func:`diamondlab.files.write_atomically`: a temporary file in the same
 folder, synced, then renamed over the old one), and a JSON file that
@@ -109,9 +110,9 @@ MODULE_NAME = re.compile(r"diamondlab_\w+_[0-9a-f]{12}")
 #: Name of a folder of one generator and software version under :data:`KERNELS`
 #: (:func:`diamondlab.kernels.generated.cache_dir`), for entries older than the manifest.
 TAG_NAME = re.compile(r"g\d+-[0-9a-f]{10}")
-#: Key of a tuning (:func:`diamondlab.engine.run.autotune.tuning_key`), for a tunings file older than the
-#: manifest.
-TUNING_KEY = re.compile(r"\w+\|NO=\d+\|\d+x\d+x\d+\|[0-9a-f]{16}")
+#: Key of a tuning (:func:`diamondlab.engine.run.autotune.tuning_key`) or of a machine's measured numbers
+#: (:func:`diamondlab.engine.measure.cpumodel.machine_key`), the entries of the tunings file.
+TUNING_KEY = re.compile(r"\w+\|(?:NO=\d+\|\d+x\d+x\d+|machine)\|[0-9a-f]{16}")
 #: Suffixes of the compiled code beside a module: Numba's index and data, Python's bytecode.
 COMPILED_SUFFIXES = (".nbi", ".nbc", ".pyc")
 #: Suffixes of Numba's index and data files (their digests are recorded: :func:`record_compiled`).

@@ -389,7 +389,8 @@ def _parser() -> argparse.ArgumentParser:
         help="steps per timed run (default: whole sweeps, at least 2, for DiamondTorre runs of 0.2 s)",
     )
     bench.add_argument(
-        "--repeats", type=_count(1), default=5, help="timed runs of each algorithm; medians (default 5)"
+        "--repeats", type=_count(1), default=5,
+        help="fewest timed runs of each algorithm (more until they last 0.2 s); medians (default 5)"
     )
     bench.add_argument(
         "--velocity", default="1.0", help="a number, FILE.npy, 'layered' or 'anomaly' (cost of a model; "
@@ -1030,12 +1031,19 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
                                           step=problem.get("step", 0))
         sim.view = problem["view"]
     else:
-        sim = Simulation(
+        from diamondlab.engine.run.plan import RunPlan
+
+        start = {k: problem[k] for k in ("initial", "pulse_width", "step") if k in problem}
+        plan = RunPlan.build(
             size=args.dts, nt=args.nt, courant=args.courant, backend=args.backend, algorithm=args.algorithm,
             backend_options=dict(args.backend_option) or None, comm=comm, window=args.window,
             window_dir=args.window_dir, halo=args.halo,
-            **problem,
+            **{k: v for k, v in problem.items() if k not in start},
         )  # fmt: skip
+        if not args.save and args.steps:  # a source the run never shows is refused before anything is said
+            for message in plan.physics.quiet_sources(start.get("step", 0), args.steps, plan.params.dt):
+                raise ValueError(message)
+        sim = Simulation.from_plan(plan, **start)
     print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
     if getattr(sim.plan, "swap_xz", False):
         swapped = "x".join(map(str, sim.plan.device_shape))
@@ -1184,6 +1192,7 @@ def _bench_medium(args, shape) -> tuple[str, dict]:
 def _bench_shape(args, shape, comm=None) -> list[dict]:
     """Time and print one grid of ``diamondlab bench``; return its rows."""
     from diamondlab.engine.measure.bench import compare_algorithms
+    from diamondlab.engine.measure.timing import MIN_SECONDS
     from diamondlab.engine.run.simulation import SourceTimingWarning
 
     medium, physics = _bench_medium(args, shape)
@@ -1200,32 +1209,46 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
     for r in rows:
         r.update(shape=[nx, ny, nz], medium=medium)
     split = _bench_split(args, shape, rows, comm)
-    # one process, one device, the whole grid: the roofline applies (not to a window's copies or to ranks)
-    device = _device_numbers(rows[0]["backend"], args.no_model or split is not None)
-    print(f"grid {nx}x{ny}x{nz}, backend {rows[0]['backend']}, {medium}, medians of {args.repeats} runs"
+    # one process, one device, the whole grid: the model applies (not to a window's copies or to ranks)
+    backend = rows[0]["backend"]
+    skip = args.no_model or split is not None
+    device = _device_numbers(backend, skip) if backend == "cuda" else None
+    cpu = None if skip or backend != "cpu" else _cpu_numbers()
+    print(f"grid {nx}x{ny}x{nz}, backend {backend}, {medium}; medians of at least {args.repeats} runs "
+          f"lasting {MIN_SECONDS:g} s together, spread = interquartile range / median"
           + (f"; {split}" if split else ""))
-    head = f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'stepwise':>9} {'ratio':>6} {'equal':>6}"
-    # the roofline of DiamondTorre holds on the GPU; on the CPU the sweep is bound by the cores' rate in
-    # cache, which depends on the grid's depth and the kernel variant (the memory roofline was 5-17x off)
-    modelled = device is not None and rows[0]["backend"] != "cpu"
     if device is not None:
-        head += f" {'model':>8} {'of model':>8} {'ceiling':>8}" if modelled else f" {'ceiling':>8}"
         print(f"device {device.name}: bandwidth {device.bandwidth / 1e9:.1f} GB/s measured now")
+    if cpu is not None:
+        levels = ", ".join(f"{lv.name} {lv.bandwidth / 1e9:.0f} GB/s" for lv in cpu.levels)
+        print(f"CPU model ({cpu.name}): {levels} (measured once on this machine, kept in the cache folder)"
+              + (f"; NOT STEADY, its probes: {'; '.join(cpu.flags)} (measured again on a quiet machine)"
+                 if cpu.flags else ""))
+    head = (f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'spread':>6} {'stepwise':>9} "
+            f"{'spread':>6} {'ratio':>6} {'equal':>6}")
+    modelled = device is not None or cpu is not None
+    if modelled:
+        head += f" {'DT model':>9} {'of it':>5} {'SW model':>9} {'of it':>5}  bound (DT / SW)"
     print(head)
     for r in rows:
+        spreads = [r.get("spreads", {}).get(a, r.get("spread", 0.0)) for a in ("diamondtorre", "stepwise")]
         line = (
-            f"{r['order']:>3} {r['dts']:>4} {r['nt']:>4} {r['diamondtorre']:>13.4g} "
-            f"{r['stepwise']:>9.4g} {r['ratio']:>6.2f} {str(r['bit_equal']):>6}"
+            f"{r['order']:>3} {r['dts']:>4} {r['nt']:>4} {r['diamondtorre']:>13.4g} {spreads[0]:>6.0%} "
+            f"{r['stepwise']:>9.4g} {spreads[1]:>6.0%} {r['ratio']:>6.2f} {str(r['bit_equal']):>6}"
         )
         if modelled:
-            from diamondlab.engine.measure.perfmodel import predict
-
-            model = r["model"] = predict("diamondtorre", r["order"], r["dts"], r["nt"], device).rate / 1e9
-            line += f" {model:>8.4g} {r['diamondtorre'] / model:>8.0%}"
-        if device is not None:
-            line += f" {device.bandwidth / 12e9:>8.4g}"
+            models = _bench_models(r, shape, device)
+            r.update(model=models["diamondtorre"].gcells, stepwise_model=models["stepwise"].gcells,
+                     bound=models["diamondtorre"].bound, stepwise_bound=models["stepwise"].bound)
+            for alg in ("diamondtorre", "stepwise"):
+                line += f" {models[alg].gcells:>9.4g} {r[alg] / models[alg].gcells:>5.0%}"
+            line += f"  {models['diamondtorre'].bound} / {models['stepwise'].bound}"
         print(line)
     print("(G cell updates per second)")
+    for r in rows:
+        if r.get("flag"):
+            print(f"NO={r['order']}: not a steady measurement ({r['flag']}): compare these rates with "
+                  "nothing until a run on a quiet machine agrees")
     for r in rows:
         if r["options"]:
             text = ", ".join(f"{k}={v}" for k, v in r["options"].items())
@@ -1237,18 +1260,35 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
                     share = r["diamondtorre"] / (model * eff)
                     text += f" (model x launch {model * eff:.4g}: measured {share:.0%})"
             print(f"NO={r['order']} DiamondTorre sweep: {text}")
-    if modelled:
-        print(
-            "model: the roofline prediction of DiamondTorre from the row-of-torres locality "
-            "(engine.perfmodel); ceiling: the stepwise bound, bandwidth / 12 bytes"
-        )
-    elif device is not None:
-        print(
-            "ceiling: the stepwise bound, bandwidth / 12 bytes.  No DiamondTorre model on the CPU: its "
-            "sweeps are bound by the cores' rate in cache (which depends on the grid depth and the "
-            "kernel variant), not by memory"
-        )
+    if device is not None:
+        print("model: the roofline prediction from the row-of-torres locality and the stepwise 12 bytes an "
+              "update (engine.measure.perfmodel)")
+    elif cpu is not None:
+        print("model: the CPU model (engine.measure.cpumodel): the working set (stepwise: the grid's two "
+              "fields; DiamondTorre: the torre's tile) picks the cache level, the slowest of the in-cache "
+              "rate and that level's bandwidth bounds it")
     return rows
+
+
+def _bench_models(row, shape, device) -> dict:
+    """The model of both algorithms of a bench row: the GPU's roofline on ``device``, else the CPU model."""
+    from diamondlab.engine.measure.perfmodel import Model, model_for, predict
+
+    out = {}
+    for alg in ("diamondtorre", "stepwise"):
+        if device is not None:
+            p = predict(alg, row["order"], row["dts"], row["nt"], device)
+            out[alg] = Model(p.rate, f"{p.bound}-bound")
+        else:
+            out[alg] = model_for(alg, row["order"], shape, row["dts"], row["nt"], row["backend"],
+                                 row.get("variant", "constant"))
+    return out
+
+
+def _cpu_numbers():
+    from diamondlab.engine.measure.cpumodel import cpu_numbers
+
+    return cpu_numbers()
 
 
 def _bench_split(args, shape, rows, comm) -> str | None:

@@ -123,12 +123,25 @@ class Source:
                 raise ValueError("wavelet samples must be finite numbers")
             object.__setattr__(self, "wavelet", samples)
 
+    @property
+    def delay_used(self) -> float | None:
+        """The delay its named wavelet peaks at: ``delay``, else ``1.5 / frequency``; None for samples.
+
+        >>> Source((1, 1, 1), frequency=0.05, units="grid").delay_used
+        30.0
+        >>> Source((1, 1, 1), [0.0, 1.0], units="grid").delay_used is None
+        True
+        """
+        if not isinstance(self.wavelet, str):
+            return None
+        return 1.5 / self.frequency if self.delay is None else float(self.delay)
+
     def samples(self, nsteps: int, dt: float, first_step: int = 0) -> np.ndarray:
         """``amplitude * s(t_n)`` for steps ``first_step .. first_step + nsteps - 1`` (``t_n = n dt``)."""
         steps = np.arange(first_step, first_step + nsteps)
         if isinstance(self.wavelet, str):
             fn = ricker if self.wavelet == "ricker" else gaussian_derivative
-            return self.amplitude * fn(steps * dt, self.frequency, self.delay)
+            return self.amplitude * fn(steps * dt, self.frequency, self.delay_used)
         out = np.zeros(nsteps)
         inside = steps < len(self.wavelet)
         out[inside] = self.wavelet[steps[inside]]

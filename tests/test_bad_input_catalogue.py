@@ -936,3 +936,40 @@ def test_issue31_spectra_refuse_bad_input():
     with pytest.raises(ValueError, match=r"thickness must be a finite number of cells >= 0; got -1"):
         slab_fresnel(Dielectric(2.25), -1, [0.1])
 # ---------------------------------------------------------------- end of issue 31
+
+# ---------------------------------------------------------------- issue 29: measurement rule, CPU model
+MEASUREMENT_ROWS = [
+    ("no repeats", {"min_repeats": 0},
+     "min_repeats must be >= 1 and max_repeats >= min_repeats; got 0 and 2000"),
+    ("fewer most than least", {"min_repeats": 5, "max_repeats": 4},
+     "min_repeats must be >= 1 and max_repeats >= min_repeats; got 5 and 4"),
+    ("least time not a number", {"min_seconds": float("nan")},
+     "min_seconds must be a finite number >= 0; got nan"),
+    ("least time negative", {"min_seconds": -1.0}, "min_seconds must be a finite number >= 0; got -1.0"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kwargs", "text"), _rows(MEASUREMENT_ROWS))
+def test_issue29_the_measurement_rule_refuses_bad_input_before_running(kwargs, text):
+    import re
+
+    from diamondlab.engine.measure.timing import measure
+
+    calls = []
+    with pytest.raises(ValueError, match=re.escape(text)):
+        measure(lambda: calls.append(1), 1.0, **kwargs)
+    assert calls == []  # refused before the warm-up
+
+
+def test_issue29_the_cpu_model_refuses_an_unknown_algorithm_or_medium_before_measuring():
+    import re
+
+    from diamondlab.engine.measure import cpumodel
+
+    numbers = cpumodel.CPUNumbers("test", 1, (cpumodel.Level("L1", 2**15, 1e11),
+                                              cpumodel.Level("memory", float("inf"), 1e10, False)), 0.0)
+    with pytest.raises(ValueError, match="algorithm must be 'stepwise' or 'diamondtorre'; got 'naive'"):
+        cpumodel.predict_cpu("naive", 2, (8, 8, 8), numbers=numbers, compute=1e9)
+    with pytest.raises(ValueError, match=re.escape("variant must be one of ('constant', 'sponge', 'model')")):
+        cpumodel.compute_rate(numbers, 2, 8, "vacuum")
+# ---------------------------------------------------------------- end of issue 29

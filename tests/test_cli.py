@@ -65,18 +65,54 @@ def test_backend_options_reach_the_simulation_or_are_named(capsys, monkeypatch):
     assert seen == {"chunk": 2}
 
 
-def test_bench_prints_a_table(capsys):
-    argv = ["bench", "--shape", "24x20x8", "--orders", "2", "4", "--backend", "cpu"]
-    assert main([*argv, "--repeats", "1", "--nt", "4"]) == 0
+def test_bench_prints_medians_spreads_the_flag_and_the_cpu_model_with_its_bound(capsys, monkeypatch):
+    from diamondlab.engine.measure import cpumodel
+
+    numbers = cpumodel.CPUNumbers("test CPU", 2, (
+        cpumodel.Level("L1", 32 * 2**10, 400e9), cpumodel.Level("L2", 2**20, 200e9),
+        cpumodel.Level("L3", 32 * 2**20, 100e9, private=False),
+        cpumodel.Level("memory", float("inf"), 30e9, private=False)), 0.0,
+        compute={"2,8,constant": 5e9, "4,8,constant": 3e9})  # injected: nothing measured for the model
+    monkeypatch.setattr(cpumodel, "_numbers", {2: numbers, 1: numbers})
+    argv = ["bench", "--shape", "24x20x8", "--orders", "2", "4", "--backend", "cpu", "--no-progress"]
+    assert main([*argv, "--repeats", "2", "--nt", "4", "--steps", "8"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].startswith("device ") and "GB/s measured now" in lines[1]
-    # no DiamondTorre model on the CPU (the memory roofline was 5-17x above the measured rates)
-    assert lines[2].split() == ["NO", "DTS", "Nt", "DiamondTorre", "stepwise", "ratio", "equal", "ceiling"]
+    assert "medians of at least 2 runs lasting 0.2 s together, spread = interquartile range" in lines[0]
+    assert lines[1].startswith("CPU model (test CPU): L1 400 GB/s, L2 200 GB/s, L3 100 GB/s, memory 30 GB/s")
+    head = ["NO", "DTS", "Nt", "DiamondTorre", "spread", "stepwise", "spread", "ratio", "equal"]
+    assert lines[2].split()[:9] == head
     rows = [line.split() for line in lines[3:5]]
-    assert [r[0] for r in rows] == ["2", "4"]
-    assert all(float(r[3]) > 0 and float(r[4]) > 0 and r[6] == "True" for r in rows)
-    assert all(float(r[7]) > 0 for r in rows)  # the stepwise ceiling, bandwidth / 12 bytes
-    assert "No DiamondTorre model on the CPU" in lines[-1]
+    assert [r[0] for r in rows] == ["2", "4"] and all(r[8] == "True" for r in rows)
+    assert all(r[4].endswith("%") and r[6].endswith("%") for r in rows)  # the spreads
+    for r, order in zip(rows, (2, 4), strict=True):  # the model's columns are the model's
+        dt = model_rate("diamondtorre", order, (24, 20, 8), int(r[1]), int(r[2]), numbers)
+        assert float(r[9]) == pytest.approx(dt, rel=1e-3) and r[-1].endswith("-bound")
+    flagged = [line for line in lines if "not a steady measurement" in line]
+    text = "\n".join(lines)
+    assert all(("spread" in line and "(wide)" in line) or "busy" in line for line in flagged)
+    assert "model: the CPU model" in text
+
+
+def model_rate(algorithm, order, shape, size, nt, numbers):
+    from diamondlab.engine.measure.cpumodel import predict_cpu
+
+    return predict_cpu(algorithm, order, shape, size, nt, numbers).rate / 1e9
+
+
+def test_a_source_the_run_never_shows_is_refused_before_the_summary(capsys):
+    argv = ["run", "--shape", "24", "--source", "12,12,12", "--steps", "5", "--backend", "cpu"]
+    assert main([*argv, "--no-progress"]) == 2
+    out, err = capsys.readouterr()
+    assert "source 0: its ricker wavelet of frequency 0.05 peaks at t = 30" in err
+    assert out == ""  # no "Simulation(...)" summary before the refusal
+
+
+def test_the_record_stores_the_default_delay_it_used(tmp_path, capsys):
+    argv = ["run", "--shape", "24", "--source", "12,12,12", "--frequency", "0.05", "--steps", "5",
+            "--backend", "cpu", "--no-progress", "--dts", "2", "--nt", "4", "--save", str(tmp_path / "a.npz")]
+    assert main(argv) == 0
+    rec = load_run(tmp_path / "a.npz")
+    assert rec["source_delay"].tolist() == [1.5 / 0.05]  # not NaN: the delay the wavelet peaked at
 
 
 def test_run_with_sources_receivers_velocity_and_snapshots(tmp_path, capsys):

@@ -32,6 +32,12 @@ def test_notebook_runs(path, monkeypatch):
         assert "stepwise:" in outputs and "diamondtorre:" in outputs
         assert "  1 threads: DiamondTorre" in outputs  # Fig. 10 from one thread up
         assert "no GPU here" in outputs or "blocks of" in outputs  # and by blocks where a GPU is
+    if path.name == "04_tuning.ipynb":  # stepwise rows named as stepwise, every point with its spread
+        assert "DTS= 0" not in outputs and "Nt=  0" not in outputs
+        assert "stepwise NO=2: " in outputs and "DiamondTorre NO=2 DTS=1 Nt=2: " in outputs
+        assert "spread" in outputs and "not steady (no conclusion from these):" in outputs
+    if path.name == "07_roofline_and_parallel_levels.ipynb":  # the CPU model's bound beside the points
+        assert "the CPU model: " in outputs and "-bound" in outputs
     if path.name == "08_launch_schemes_and_tilings.ipynb":  # the package's numbers, not hand-written ones
         from diamondlab.geometry import compare_tilings
 

@@ -111,7 +111,8 @@ def test_cli_run_save_continue_and_bench_examples(monkeypatch, tmp_path, capsys)
     assert main([*bench, "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines if line.split()[:1] in (["2"], ["8"])]
-    assert len(rows) == 2 and all(r[6] == "True" and float(r[3]) > 0 for r in rows)
+    # NO, DTS, Nt, DiamondTorre, its spread, stepwise, its spread, ratio, equal, then the model's columns
+    assert len(rows) == 2 and all(r[8] == "True" and float(r[3]) > 0 and r[4].endswith("%") for r in rows)
 
 
 def test_cli_maxwell_scene_example_writes_what_it_says(monkeypatch, tmp_path, capsys):

@@ -193,13 +193,17 @@ class StageSchedule:
         return np.stack([np.clip(lo, 0, self.nx), np.clip(hi, 0, self.nx)], axis=1)
 
     def tier_cells(self) -> np.ndarray:
-        """Cells per (torre, tier) after clipping, an int array ``(ntorres, Nt)``."""
-        out = np.zeros((self.ntorres, self.nt), dtype=np.int64)
-        for i in range(self.ntorres):
-            for k in range(self.nt):
-                rows = self.tier_rows(i, k)
-                out[i, k] = int((rows[:, 2] - rows[:, 1] + 1).sum())
-        return out
+        """Cells per (torre, tier) after clipping, an int array ``(ntorres, Nt)`` (:meth:`tier_rows`'
+        widths summed, all torres and tiers at once)."""
+        rows = self.tile.rows().astype(np.int64)
+        x0 = self.torre_x0.astype(np.int64)[:, None, None] + self.tile.shs * np.arange(self.nt)[None, :, None]
+        y = self.torre_yc.astype(np.int64)[:, None, None] + rows[None, None, :, 0]
+        if self.periodic_y:
+            y = y % self.ny
+        lo = np.maximum(x0 + rows[None, None, :, 1], 0)
+        hi = np.minimum(x0 + rows[None, None, :, 2], self.nx - 1)
+        keep = (y >= 0) & (y < self.ny) & (lo <= hi)
+        return np.where(keep, hi - lo + 1, 0).sum(axis=2).astype(np.int64)
 
     @property
     def boundary(self) -> np.ndarray:

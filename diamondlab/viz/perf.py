@@ -14,6 +14,11 @@ paper's shapes and measured points.  :func:`order_size_figure` draws
 measured against model rates per ``NO/DTS`` (Fig. 11).  They measure
 nothing.  ``device_numbers`` and ``predicted_rate`` are the
 engine's (:mod:`diamondlab.engine.measure.perfmodel`), named here for the views.
+
+A figure whose measurements are flagged by the measurement rule (a wide
+spread, a busy machine: :attr:`~diamondlab.engine.measure.timing.Measurement.flag`)
+says so on the figure (:func:`say_unsteady`): its points are not drawn as
+a conclusion.
 """
 
 from __future__ import annotations
@@ -31,7 +36,32 @@ from diamondlab.geometry.locality import locality
 
 __all__ = ["ROOFLINE_SHAPES", "block_levels_figure", "device_numbers", "memory_hierarchy_figure",
            "order_size_figure", "parallel_levels_figure",
-           "predicted_rate", "roofline_ceilings", "roofline_figure", "tuning_figure"]
+           "predicted_rate", "roofline_ceilings", "roofline_figure", "say_unsteady", "tuning_figure"]
+
+#: What a figure with flagged measurements says above its plot.
+UNSTEADY = "Not steady: {what}. Rerun on a quiet machine before reading a conclusion from these points."
+
+
+def say_unsteady(fig, flags) -> bool:
+    """Write on ``fig`` that its measurements are not steady when any of ``flags`` (the rule's
+    :attr:`~diamondlab.engine.measure.timing.Measurement.flag` strings, '' for a steady one) is set;
+    returns whether it did.
+
+    >>> import plotly.graph_objects as go
+    >>> fig = go.Figure()
+    >>> say_unsteady(fig, ["", "machine busy (others 40 % of its CPU)"]), fig.layout.annotations[0].text[:11]
+    (True, 'Not steady:')
+    >>> say_unsteady(go.Figure(), ["", ""])
+    False
+    """
+    flags = sorted({f for f in flags if f})
+    if not flags:
+        return False
+    what = "; ".join(flags[:2]) + (f" and {len(flags) - 2} more" if len(flags) > 2 else "")
+    fig.add_annotation(text=UNSTEADY.format(what=what), xref="paper", yref="paper", x=0, y=1.0,
+                       xanchor="left", yanchor="bottom", showarrow=False, align="left",
+                       font={"color": "#c0392b", "size": 11}, bgcolor="rgba(255,255,255,0.85)")
+    return True
 
 #: The shapes whose ceilings the roofline marks, with their labels (paper 000, section 5).
 ROOFLINE_SHAPES = {"naive": "naive (one cell)", "stepwise_row": "stepwise z row",
@@ -62,12 +92,17 @@ def tuning_figure(rows: list[TuningRow], title: str = ""):
                           annotation_text=f"stepwise NO={r.order} measured {r.measured:.3g}",
                           annotation_position="bottom right")
     top = best(rows)
+    given = bool(title)
     if top is not None:
         fig.add_scatter(x=[top.nt], y=[top.measured], mode="markers", name="best measured",
                         marker=dict(symbol="star", size=18, color="#e74c3c",
                                     line=dict(color="black", width=1)))
+        share = f"{top.measured / top.model:.0%} of the model" if top.model > 0 else "no model"
         title = title or (f"best: NO={top.order} DTS={top.size} Nt={top.nt} at {top.measured:.3g} "
-                          f"G cell updates/s ({top.measured / top.model:.0%} of the model)")
+                          f"G cell updates/s ({share})")
+    say_unsteady(fig, [r.flag for r in rows])
+    if top is not None and top.flag and not given:
+        title += ": not steady"
     fig.update_layout(title=title, xaxis_title="Nt (torre height)", yaxis_title="G cell updates/s",
                       xaxis_type="log", height=420, margin=dict(l=50, r=10, t=50, b=40))
     return fig
@@ -86,9 +121,11 @@ def roofline_ceilings(order: int, size: int, nt: int,
     return out
 
 
-def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measured=(), width: int = 860):
+def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measured=(), width: int = 860,
+                    flags=()):
     """Paper 000's Fig. 7 for ``device``: rate against locality, the memory and compute roofs, the
-    ceilings of the paper's shapes at (NO, DTS, Nt) and ``measured`` points ``(label, locality, G/s)``."""
+    ceilings of the paper's shapes at (NO, DTS, Nt) and ``measured`` points ``(label, locality, G/s)``
+    (``flags``: their measurements' flags, said on the figure where set)."""
     import numpy as np
     import plotly.graph_objects as go
 
@@ -104,6 +141,7 @@ def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measu
     for label, loc, rate in measured:
         fig.add_scatter(x=[loc], y=[rate], mode="markers", name=f"measured: {label}",
                         marker={"symbol": "star", "size": 14, "line": {"color": "black", "width": 1}})
+    say_unsteady(fig, flags)
     bound = "" if math.isinf(compute) else f", compute roof {compute:.4g} G/s"
     fig.update_xaxes(type="log", title_text="locality (cell updates per value moved)")
     fig.update_yaxes(type="log", title_text="G cell updates/s")
@@ -137,6 +175,7 @@ def order_size_figure(rows: list[TuningRow], title: str = "Rate per NO/DTS (pape
                             y=[r.measured for o, _ in keys if o == r.order], mode="lines+markers",
                             name=f"stepwise NO={r.order}", line={"color": "#555", "dash": "dot"},
                             marker={"symbol": "line-ew-open", "size": 40})  # one DTS: a mark, not a line
+    say_unsteady(fig, [r.flag for r in rows])
     fig.update_layout(title=title, xaxis_title="NO/DTS", yaxis_title="G cell updates/s", height=420,
                       margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig
@@ -144,7 +183,8 @@ def order_size_figure(rows: list[TuningRow], title: str = "Rate per NO/DTS (pape
 
 def parallel_levels_figure(rows, title: str = "Rate against parallel level (paper 000, Fig. 10): threads"):
     """Paper 000's Fig. 10 on the CPU from :func:`~diamondlab.engine.measure.bench.thread_sweep` rows
-    ``(threads, DiamondTorre G/s, stepwise G/s)``, with perfect scaling from one thread dotted."""
+    ``(threads, DiamondTorre G/s, stepwise G/s[, flag])``, with perfect scaling from one thread dotted
+    (a flagged point is said on the figure)."""
     import plotly.graph_objects as go
 
     threads = [r[0] for r in rows]
@@ -153,6 +193,7 @@ def parallel_levels_figure(rows, title: str = "Rate against parallel level (pape
     fig.add_scatter(x=threads, y=[r[2] for r in rows], mode="lines+markers", name="stepwise")
     fig.add_scatter(x=threads, y=[rows[0][1] * n / threads[0] for n in threads], mode="lines",
                     name="DiamondTorre, perfect scaling", line={"dash": "dot", "color": "#888"})
+    say_unsteady(fig, [f"{r[0]} threads: {r[3]}" if r[3] else "" for r in rows if len(r) > 3])
     fig.update_layout(title=title, xaxis_title="threads", yaxis_title="G cell updates/s", height=400,
                       xaxis_type="log", margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig

@@ -13,7 +13,9 @@ cell updates over wall-clock time from submission to the end of the run;
 the result holds the medians, their ratio, the median of the ratios of
 each trial's pair (robust to drifting load), every trial, and the share of
 the watched runs' wall time spent refreshing (the direct cost, which load
-on other cores does not blur).
+on other cores does not blur), and the machine's load over the trials (the
+measurement rule's :class:`~diamondlab.engine.measure.timing.LoadProbe`;
+``"flag"`` says a busy machine).
 
 Widgets only send their updates where a kernel is connected, so the honest
 number comes from a Jupyter kernel: ``python -m diamondlab.widgets.bench``
@@ -50,7 +52,8 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
     run.submit(sim.run, sim.nt).result()  # compile and warm up in the worker thread
 
     def plain() -> float:  # the engine's measurement, in the same worker thread as the watched runs
-        return run.submit(measure_simulation, sim, steps, 1, False).result().gcells
+        # one run a trial, paired with one watched run (the pairs' medians are the rule's here)
+        return run.submit(measure_simulation, sim, steps, 1, False, 0.0).result().gcells
 
     view, watched_seconds = None, []
 
@@ -66,7 +69,11 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
         watched_seconds.append(time.perf_counter() - t0)
         return steps * sim.cells / watched_seconds[-1] / 1e9
 
+    from diamondlab.engine.measure.timing import BUSY_SHARE, LoadProbe
+
+    probe = LoadProbe().start()
     rows = [{"plain": plain(), "watched": watched()} for _ in range(trials)]
+    busy = probe.stop()
     plain_median = statistics.median(r["plain"] for r in rows)
     watched_median = statistics.median(r["watched"] for r in rows)
     return {
@@ -80,6 +87,8 @@ def measure(shape=(256, 256, 256), order: int = 2, sweeps: int = 20, trials: int
         "refresh_share": (view.refresh_seconds / sum(watched_seconds)) if view else 0.0,
         "record_seconds": view.record_seconds if view else None,
         "readout_gcells": run.history[-1].average if run.history else None,  # the lab's "average"
+        "busy": busy, "flag": ("machine load unknown" if busy is None else
+                               f"machine busy (others {busy:.0%} of its CPU)" if busy > BUSY_SHARE else ""),
     }
 
 
@@ -120,6 +129,8 @@ def main(argv=None) -> None:
           f"{result['refresh_seconds']:.2f} s refreshing = {100 * result['refresh_share']:.1f} % of the "
           f"watched runs' time); the readout's average {result['readout_gcells']:.3f}, a record every "
           f"{result['record_seconds']} s")
+    if result.get("flag"):
+        print(f"not a steady measurement: {result['flag']}")
 
 
 if __name__ == "__main__":

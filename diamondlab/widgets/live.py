@@ -13,8 +13,8 @@ so the field is at one time level):
   sampled at each refresh;
 - the throughput readout (:class:`ipywidgets.HTML` with class
   ``diamondlab-throughput``): current and average G cell updates/s, the
-  model's prediction for this configuration and backend
-  (:func:`diamondlab.engine.measure.perfmodel.predict`), and stepwise for comparison
+  model's prediction for this configuration and backend, with the bound it used
+  (:func:`diamondlab.engine.measure.perfmodel.model_for`), and stepwise for comparison
   (the model, and the measured rate once a stepwise run of the same grid
   has been seen);
 - a small history plot of the current and average rate.
@@ -223,7 +223,7 @@ class LiveView:
         Shortest time between two refreshes (seconds).
     model : callable, optional
         ``model(sim) -> (rate, stepwise_rate, bound)`` in G cell updates/s; the
-        default asks :func:`diamondlab.engine.measure.perfmodel.predict`.
+        default asks :func:`diamondlab.engine.measure.perfmodel.model_for`.
     measured : dict, optional
         Shared record of measured average rates keyed by configuration
         (the lab passes one so that stepwise runs are remembered).
@@ -455,8 +455,8 @@ class LiveView:
         Only computed when ``compute`` (the run's worker thread asks at the
         start of a run); until then NaN and "model: at the first run".
         """
-        key = (sim.backend_name, sim.algorithm, sim.order, sim.size, sim.nt,
-               sim.physics.velocity_model is not None)
+        key = (sim.backend_name, sim.algorithm, sim.order, sim.size, sim.nt, tuple(sim.shape),
+               sim.physics.medium_variant)
         if key not in self._models:
             if not compute:
                 return float("nan"), float("nan"), "at the first run"
@@ -479,10 +479,13 @@ class LiveView:
         state = self.run.state
         cells = (f"<td><b>{format_rate(current)}</b><br><small>current</small></td>"
                  f"<td><b>{format_rate(average)}</b><br><small>average (after sweep 1)</small></td>"
-                 f"<td>{format_rate(model)}<br><small>model ({bound})</small></td>"
+                 f"<td>{format_rate(model)}<br><small>model: {bound}</small></td>"
                  f"<td>{format_rate(stepwise_measured)} / {format_rate(stepwise_model)}<br>"
                  f"<small>stepwise measured / model</small></td>")
         frac = f" = {average / model:.0%} of the model" if average and model and np.isfinite(model) else ""
+        if record is not None and record.disturbed:  # the measurement rule's flag: no share of a model
+            frac = (f" &middot; <span style='color:#c0392b'>machine busy (other processes took "
+                    f"{record.busy:.0%} of its CPU): the rates are not steady</span>")
         return (
             "<div class='dl-readout' style='font-family:sans-serif'>"
             f"<b>{sim.algorithm}</b> on <b>{sim.backend_name}</b>, grid {sim.shape}, NO={sim.order}, "
@@ -495,13 +498,16 @@ class LiveView:
 
 
 def _default_model(sim) -> tuple[float, float, str]:
-    from diamondlab.engine.measure.perfmodel import device_numbers, predict
+    """The engine's model of this run and of stepwise on its grid (:func:`~diamondlab.engine.measure.
+    perfmodel.model_for`: the CPU's measured levels, the GPU's roofline), and the bound it used."""
+    from diamondlab.engine.measure.perfmodel import model_for
 
-    device = device_numbers(sim.backend_name, sim.order)
-    model = sim.physics.medium_variant == "model"  # a layered model's K per depth moves no bytes per update
-    p = predict(sim.algorithm, sim.order, sim.size, sim.nt, device, velocity_model=model)
-    s = predict("stepwise", sim.order, device=device, velocity_model=model)
-    return p.rate / 1e9, s.rate / 1e9, f"{p.bound} bound{', K per cell' if model else ''}"
+    variant = sim.physics.medium_variant
+    per_cell = variant == "model" or (variant == "layered" and sim.backend_name == "cpu")  # K read per cell
+    args = (sim.order, tuple(sim.shape))
+    p = model_for(sim.algorithm, *args, sim.size, sim.nt, sim.backend_name, variant)
+    s = model_for("stepwise", *args, sim.size, sim.nt, sim.backend_name, variant)
+    return p.gcells, s.gcells, p.bound + (", K per cell" if per_cell and np.isfinite(p.rate) else "")
 
 
 def _history_figure() -> go.Figure:

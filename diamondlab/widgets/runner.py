@@ -43,6 +43,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from diamondlab.engine.measure.timing import LoadProbe
+
 __all__ = ["BackgroundRun", "SweepRecord"]
 
 
@@ -56,6 +58,10 @@ class SweepRecord:
     updates per second of kernel time
     (:class:`~diamondlab.engine.run.simulation.RunStats`); ``wall`` is the same
     average over wall-clock time, listeners and thread hand-offs included.
+    ``busy`` is the share of the machine's CPU other processes took since the
+    record before (:class:`~diamondlab.engine.measure.timing.LoadProbe`, the
+    measurement rule's; None where unknown): above
+    :data:`~diamondlab.engine.measure.timing.BUSY_SHARE` the rates are not steady.
     """
 
     time_step: int
@@ -64,6 +70,14 @@ class SweepRecord:
     average: float
     wall: float
     seconds: float
+    busy: float | None = None
+
+    @property
+    def disturbed(self) -> bool:
+        """Whether other processes took more than the rule allows of the machine since the last record."""
+        from diamondlab.engine.measure.timing import BUSY_SHARE
+
+        return self.busy is not None and self.busy > BUSY_SHARE
 
 
 class BackgroundRun:
@@ -244,9 +258,12 @@ class BackgroundRun:
                                 "(once per order, cached on disk) ...")
             self._set_state("running", "")
             last = {"done": 0, "seconds": 0.0, "wall": time.perf_counter()}
+            probe = LoadProbe().start()
 
             def callback(s, stats):
                 now = time.perf_counter()
+                busy = probe.stop()
+                probe.start()
                 d_steps = stats.steps - last["done"]
                 d_sec = stats.seconds - last["seconds"]
                 sweep = (d_steps * s.cells, d_sec, now - last["wall"])
@@ -262,7 +279,7 @@ class BackgroundRun:
                     current=d_steps * s.cells / d_sec / 1e9 if d_sec > 0 else 0.0,
                     average=totals[0] / totals[1] / 1e9 if totals[1] > 0 else 0.0,
                     wall=totals[0] / totals[2] / 1e9 if totals[2] > 0 else 0.0,
-                    seconds=d_sec,
+                    seconds=d_sec, busy=busy,
                 )
                 self.history.append(rec)
                 if len(self.history) > 2 * self.HISTORY_KEEP:

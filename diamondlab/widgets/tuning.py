@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 
 from diamondlab.engine.measure.bench import best, tuning_sweep
 from diamondlab.engine.measure.perfmodel import predicted_rate
+from diamondlab.engine.measure.timing import MIN_REPEATS, MIN_SECONDS
 from diamondlab.viz.perf import tuning_figure
 
 __all__ = ["TuningPanel", "parse_ints"]
@@ -67,7 +68,8 @@ class TuningPanel:
         self.orders = widgets.Text(value=str(cfg.order), description="NO", style=style)
         self.sizes = widgets.Text(value="1, 2, 4", description="DTS", style=style)
         self.nts = widgets.Text(value="4, 8, 16, 32", description="Nt", style=style)
-        self.repeats = widgets.BoundedIntText(value=3, min=1, max=20, description="repeats", style=style)
+        self.repeats = widgets.BoundedIntText(value=MIN_REPEATS, min=1, max=20, description="repeats",
+                                              style=style)
         self.start = widgets.Button(description="Measure", icon="tachometer", button_style="info")
         self.stop_button = widgets.Button(description="Stop", icon="stop")
         self.use_best = widgets.Button(description="Use best", icon="check", disabled=True)
@@ -82,7 +84,9 @@ class TuningPanel:
         self.use_best.on_click(lambda _: self.apply_best())
         self.widget = widgets.VBox([
             widgets.HTML("Measures DiamondTorre for every (NO, DTS, Nt) below and stepwise once per NO on "
-                         "the controllers' grid and backend (median of the repeats after a warm-up)."),
+                         "the controllers' grid and backend: the median of runs repeated until they last "
+                         f"{MIN_SECONDS:g} s and number at least <i>repeats</i>, after a warm-up; the figure "
+                         "says where a point is not steady (a wide spread, a busy machine)."),
             widgets.HBox([widgets.VBox([self.orders, self.sizes, self.nts, self.repeats]),
                           widgets.VBox([self.start, self.stop_button, self.use_best])]),
             self.log, self.figure,

@@ -1,10 +1,14 @@
 """The one measurement service: repeats, medians, spreads; the tuner, bench and the lab use it."""
 
+import os
+import time
+
 import numpy as np
 import pytest
 
 from diamondlab.engine.backends.cpu import CPUBackend
 from diamondlab.engine.measure import bench as measure
+from diamondlab.engine.measure import timing
 from diamondlab.engine.measure.bench import compare_algorithms, measure_simulation, tuning_sweep
 from diamondlab.engine.measure.perfmodel import device_numbers, predicted_rate
 from diamondlab.engine.measure.timing import Measurement, measure_backend, time_repeats
@@ -18,16 +22,58 @@ def test_time_repeats_warms_up_and_synchronises_each_repeat():
     assert len(seconds) == 3 and calls == ["run", "sync"] * 4
 
 
-def test_measurement_rate_is_the_median_and_spread_the_range():
-    m = Measurement((1.0, 2.0, 4.0, 2.0, 2.0), 10.0)
-    assert m.rate == 5.0 and m.spread == pytest.approx((10 - 2.5) / 5)
+def test_measurement_rate_is_the_median_and_spread_the_interquartile_range():
+    m = Measurement((1.0, 2.0, 4.0, 2.0, 2.0), 10.0, busy=0.0)
+    assert m.rate == 5.0 and m.spread == 0.0 and m.trusted and m.flag == ""  # one slow repeat of five
+    w = Measurement((1.0, 1.25, 2.0, 2.5, 5.0), 10.0, busy=0.0)  # rates 10, 8, 5, 4, 2: quartiles 4 and 8
+    assert w.rate == 5.0 and w.spread == pytest.approx((8 - 4) / 5) and w.wide and not w.trusted
+    assert "spread 80 % (wide)" in w.flag and "not a steady measurement" in w.note
     assert Measurement((3.0,), 6.0).spread == 0.0
+
+
+def test_a_busy_machine_or_an_unknown_load_is_said():
+    busy = Measurement((1.0,) * 5, 1e9, busy=timing.BUSY_SHARE + 0.01)
+    assert busy.busy_machine and not busy.trusted and "machine busy (others" in busy.flag
+    quiet = Measurement((1.0,) * 5, 1e9, busy=timing.BUSY_SHARE - 0.01)
+    assert quiet.trusted and quiet.flag == "" and "not a steady" not in quiet.note
+    unknown = Measurement((1.0,) * 5, 1e9, busy=None)
+    assert unknown.trusted and unknown.flag == "machine load unknown" and "load unknown" in unknown.note
+    assert timing.flagged({"a": quiet, "b": busy}) == [f"b: {busy.note}"]
+
+
+def test_the_load_probe_counts_other_processes_only_and_is_unknown_without_proc_stat(monkeypatch):
+    clock = iter([0.0, 1.0])  # perf_counter: one second of wall time
+    busy = iter([10.0, 11.5])  # the machine's busy seconds: 1.5 s on its cores meanwhile
+    own = iter([2.0, 2.5])  # this process: 0.5 s of them
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(timing.LoadProbe, "_own", staticmethod(lambda: next(own)))
+    probe = timing.LoadProbe(busy=lambda: next(busy), cores=2).start()
+    assert probe.stop() == pytest.approx((1.5 - 0.5) / (1.0 * 2))
+    clock, own = iter([0.0, 1.0]), iter([2.0, 2.5])
+    assert timing.LoadProbe(busy=lambda: None, cores=2).start().stop() is None
+    assert timing.cpu_seconds("cpu  10 0 5 100 7 1 1 3 0 0\n") == pytest.approx(20 / os.sysconf("SC_CLK_TCK"))
+    assert timing.cpu_seconds("") is None
+
+
+def test_the_rule_repeats_until_the_least_time_and_count_alternately():
+    calls = []
+    ms = timing.measure_alternated({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 1.0,
+                                   min_seconds=0.0, min_repeats=3)
+    assert calls == ["a", "b"] + ["a", "b"] * 3  # a warm-up each, then in turn
+    assert [m.repeats for m in ms.values()] == [3, 3]
+    m = timing.measure(lambda: time.sleep(0.002), 1.0, min_seconds=0.03)
+    assert m.repeats >= timing.MIN_REPEATS and sum(m.seconds) >= 0.03
+    assert timing.measure(lambda: None, 1.0, min_seconds=10.0, min_repeats=2, max_repeats=4).repeats == 4
+    with pytest.raises(ValueError, match="min_repeats must be >= 1"):
+        timing.measure(lambda: None, 1.0, min_repeats=0)
+    with pytest.raises(ValueError, match="min_seconds must be"):
+        timing.measure(lambda: None, 1.0, min_seconds=float("nan"))
 
 
 def test_backends_are_timed_in_whole_sweeps():
     b = CPUBackend(WaveParameters(order=2), (24, 24, 16), 2, 4)
     b.set_fields(np.ones(b.shape, np.float32), np.ones(b.shape, np.float32))
-    m = measure_backend(b, "diamondtorre", 10, repeats=2)
+    m = measure_backend(b, "diamondtorre", 10, repeats=2, min_seconds=0.0)
     assert m.cell_updates == 8 * 24 * 24 * 16 and len(m.seconds) == 2  # two sweeps of Nt=4
     assert measure_backend(b, "stepwise", 3, 1).cell_updates == 3 * 24 * 24 * 16
     with pytest.raises(ValueError, match="algorithm must be"):
@@ -37,13 +83,15 @@ def test_backends_are_timed_in_whole_sweeps():
 def test_simulations_are_timed_by_their_runs():
     sim = Simulation((24, 24, 16), 2, backend="cpu", size=2, nt=4)
     m = measure_simulation(sim, 8, repeats=3)
-    assert len(m.seconds) == 3 and sim.time_step == 4 + 3 * 8 and m.rate > 0
+    assert m.repeats >= 3 and sum(m.seconds) >= timing.MIN_SECONDS  # the rule
+    assert sim.time_step == 4 + m.repeats * 8 and m.rate > 0
 
 
 def test_compare_algorithms_checks_equality_and_reports_the_spread():
     rows = compare_algorithms((24, 24, 16), (2, 4), backend="cpu", nt=4, repeats=2)
     assert [r["order"] for r in rows] == [2, 4]
     assert all(r["bit_equal"] and r["ratio"] > 0 and r["spread"] >= 0 and r["launch"] is None for r in rows)
+    assert all(len(r["seconds"]["stepwise"]) >= 2 and isinstance(r["flag"], str) for r in rows)
     # runs of whole sweeps, at least 2, as many as last MIN_RUN_SECONDS (a tiny grid: the most there are)
     assert all(r["steps"] % 4 == 0 and 8 <= r["steps"] <= 4 * measure.MAX_RUN_SWEEPS for r in rows)
     assert rows[0]["steps"] > 8

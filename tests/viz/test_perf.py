@@ -77,3 +77,23 @@ def test_block_levels_figure_draws_a_line_per_block_size_and_marks_the_multiproc
                      "DiamondTorre, 256 threads (8 warps) a block", "stepwise, nz = 256"]
     assert list(fig.data[2].x) == [1, 2, 4] and list(fig.data[2].y) == [10.0, 20.0, 40.0]
     assert fig.layout.shapes[0].x0 == 132
+
+
+def test_figures_of_flagged_measurements_say_they_are_not_steady():
+    """A wide spread or a busy machine is written on the figure, and the best row's title says so."""
+    from diamondlab.engine.measure.timing import Measurement
+
+    busy = Measurement((1.0,) * 5, 2.5e9, busy=0.6)
+    quiet = Measurement((1.0,) * 5, 1.5e9, busy=0.0)
+    rows = [TuningRow("stepwise", 2, 0, 0, 1.0, 2.0, measurement=quiet),
+            TuningRow("diamondtorre", 2, 1, 2, 1.5, 3.0, measurement=quiet),
+            TuningRow("diamondtorre", 2, 1, 4, 2.5, 3.0, measurement=busy)]
+    for fig in (perf.tuning_figure(rows), perf.order_size_figure(rows)):
+        notes = [a.text for a in fig.layout.annotations if a.text.startswith("Not steady")]
+        assert len(notes) == 1 and "machine busy (others 60 % of its CPU)" in notes[0]
+    assert perf.tuning_figure(rows).layout.title.text.endswith(": not steady")
+    steady = [TuningRow(r.algorithm, r.order, r.size, r.nt, r.measured, r.model, measurement=quiet)
+              for r in rows]
+    assert not any(a.text.startswith("Not steady") for a in perf.tuning_figure(steady).layout.annotations)
+    levels = perf.parallel_levels_figure([(1, 2.0, 1.0, ""), (2, 3.5, 1.8, "stepwise: spread 30 % (wide)")])
+    assert "2 threads: stepwise: spread 30 % (wide)" in levels.layout.annotations[0].text

@@ -3,6 +3,7 @@
 import re
 import time
 
+import numba
 import pytest
 
 import diamondlab as dl
@@ -90,7 +91,7 @@ def test_colour_range_is_fixed_and_the_title_gives_step_and_time():
     run.close()
 
 
-def test_readout_names_the_medium_and_points_and_models_the_velocity_model():
+def test_readout_names_the_medium_and_points_and_models_the_velocity_model(monkeypatch):
     from diamondlab.engine.measure.perfmodel import predict
     from diamondlab.media import layered_model
     from diamondlab.sources import Receiver, Source
@@ -111,8 +112,36 @@ def test_readout_names_the_medium_and_points_and_models_the_velocity_model():
     assert predict("stepwise", 2, velocity_model=True).bytes_per_update == 16.0
     plain, with_k = predict("diamondtorre", 2, 2, 4), predict("diamondtorre", 2, 2, 4, velocity_model=True)
     assert with_k.bytes_per_update == pytest.approx(plain.bytes_per_update + 1.0)
-    assert "K per cell" not in _default_model(sim)[2]  # a layered model: K per depth, no bytes per update
+    from diamondlab.engine.measure import cpumodel
     from diamondlab.media import anomaly_model
 
+    numbers = cpumodel.CPUNumbers("test", 2, (cpumodel.Level("L2", 2**20, 200e9),
+                                              cpumodel.Level("memory", float("inf"), 30e9, False)), 0.0,
+                                  compute={"2,16,model": 4e9, "2,16,sponge": 5e9})  # injected: nothing timed
+    monkeypatch.setattr(cpumodel, "_numbers", {numba.get_num_threads(): numbers})
+    rate, stepwise, bound = _default_model(sim)  # the CPU spreads a layered K over the cells: K per cell
+    assert bound.endswith("-bound, K per cell") and rate > 0 and stepwise > 0
+    model = cpumodel.predict_cpu("diamondtorre", 2, shape, 2, 4, numbers, variant="layered")
+    assert rate == pytest.approx(model.rate / 1e9) and bound.startswith(model.bound)
+    other = dl.Simulation(shape, 2, backend="cpu", size=2, nt=4, sponge=3)
+    assert "K per cell" not in _default_model(other)[2]
     other = dl.Simulation(shape, 2, backend="cpu", size=2, nt=4, velocity=anomaly_model(shape, 1.5, 1.0))
     assert "K per cell" in _default_model(other)[2]
+
+
+def test_the_readout_says_a_busy_machine_instead_of_a_share_of_the_model():
+    from diamondlab.widgets.runner import SweepRecord
+
+    sim = dl.Simulation((24, 20, 16), 2, backend="cpu", size=2, nt=4)
+    run = BackgroundRun(sim)
+    live = LiveView(run, model=_no_model, paced=False)
+    live.models(sim, compute=True)  # as the run's worker does at the start of a run
+    quiet = SweepRecord(4, 4, 0.5, 0.5, 0.5, 0.01, busy=0.0)
+    live.refresh(sim, quiet)
+    assert "= 50% of the model" in live.readout.value and "not steady" not in live.readout.value
+    live.refresh(sim, SweepRecord(8, 4, 0.2, 0.4, 0.4, 0.01, busy=0.6))
+    said = "machine busy (other processes took 60% of its CPU): the rates are not steady"
+    assert said in live.readout.value
+    assert "of the model" not in live.readout.value
+    live.close()
+    run.close()

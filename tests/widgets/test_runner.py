@@ -23,6 +23,8 @@ def test_run_returns_at_once_and_records_every_sweep():
     assert run.wait(60) and run.state == "done"
     assert [t for t, _ in seen] == [4, 8, 12, 16, 20]
     assert all(rate > 0 for _, rate in seen) and run.history[-1].average > 0
+    # each record carries the machine's load since the last one (the measurement rule's, None: unknown)
+    assert all(r.busy is None or 0.0 <= r.busy <= 1.0 for r in run.history)
 
 
 def test_pause_stops_at_a_consistent_level():

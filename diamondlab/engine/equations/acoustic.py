@@ -232,7 +232,7 @@ class Physics:
         out = []
         for i, src in enumerate(self.sources):
             if isinstance(src.wavelet, str):
-                peak = 1.5 / src.frequency if src.delay is None else src.delay
+                peak = src.delay_used
                 if peak <= end:
                     continue
                 needed = int(np.ceil(peak / dt)) + 1 - first_step
@@ -268,8 +268,8 @@ class Physics:
             rec["source_units"] = np.array([s.units for s in self.sources])
             rec["source_frequency"] = np.array([s.frequency for s in self.sources], dtype=np.float64)
             rec["source_amplitude"] = np.array([s.amplitude for s in self.sources], dtype=np.float64)
-            rec["source_delay"] = np.array(
-                [np.nan if s.delay is None else s.delay for s in self.sources], dtype=np.float64
+            rec["source_delay"] = np.array(  # the delay used (a default one too); NaN for sampled wavelets
+                [np.nan if s.delay_used is None else s.delay_used for s in self.sources], dtype=np.float64
             )
             names = []
             for i, s in enumerate(self.sources):

@@ -3,40 +3,54 @@
 Contract
 --------
 Everything here times :class:`~diamondlab.engine.run.simulation.Simulation`
-runs with the measurement service (:mod:`diamondlab.engine.measure.timing`):
+runs by the one measurement rule (:mod:`diamondlab.engine.measure.timing`:
+repeats until a minimum time and count, the median, the spread and the
+machine's load, a flag where they do not hold still):
 ``diamondlab bench`` (:func:`compare_algorithms`), the lab's Tuning panel
 (:func:`tuning_sweep`), the parallel levels of paper 000's Fig. 10
 (:func:`thread_sweep`, :func:`block_sweep`) and the watch-cost benchmark
 (:mod:`diamondlab.widgets.bench`).  :func:`measure_simulation` times whole
 :meth:`Simulation.run <diamondlab.engine.run.simulation.Simulation.run>`
-calls (what a user gets, sources, receivers and the finite check included).
+calls (what a user gets, sources, receivers and the finite check included);
+every row keeps its :class:`~diamondlab.engine.measure.timing.Measurement`, so that what shows it
+can say when it is flagged.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from diamondlab.engine.measure.launchmodel import cuda_backend_efficiency
-from diamondlab.engine.measure.timing import Measurement
+from diamondlab.engine.measure.timing import (
+    MIN_REPEATS,
+    MIN_SECONDS,
+    Measurement,
+    measure,
+    measure_alternated,
+)
 from diamondlab.engine.run.plan import RunPlan
 from diamondlab.engine.run.simulation import Simulation
 
 __all__ = [
-    "BlockLevel", "TuningRow", "best", "block_sweep", "compare_algorithms", "measure_simulation",
-    "thread_sweep", "tuning_sweep",
+    "BlockLevel", "ThreadLevel", "TuningRow", "best", "block_sweep", "compare_algorithms",
+    "measure_simulation", "thread_sweep", "tuning_sweep",
 ]
 
 
-def measure_simulation(sim, steps: int, repeats: int = 3, warmup: bool = True) -> Measurement:
-    """Time ``repeats`` calls of ``sim.run(steps)`` after a warm-up of one sweep (or ``steps``)."""
+def measure_simulation(sim, steps: int, repeats: int = MIN_REPEATS, warmup: bool = True,
+                       min_seconds: float = MIN_SECONDS) -> Measurement:
+    """Measure calls of ``sim.run(steps)`` by the rule (at least ``repeats``, lasting ``min_seconds``
+    together) after a warm-up of one sweep (or ``steps``)."""
     if warmup:
         sim.run(min(int(steps), sim.nt))
-    seconds = tuple(sim.run(steps).seconds for _ in range(int(repeats)))
-    return Measurement(seconds, float(steps) * sim.cells)
+    return measure(lambda: sim.run(steps), float(steps) * sim.cells, min_repeats=repeats,
+                   min_seconds=min_seconds, warmup=False)
 
 
 #: Seconds a timed DiamondTorre run lasts at least when ``steps`` is not given (a run of 2 sweeps of a
@@ -48,12 +62,13 @@ MAX_RUN_SWEEPS = 64
 
 
 def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None,
-                       repeats=5, progress=False, **physics) -> list[dict]:
+                       repeats=MIN_REPEATS, progress=False, **physics) -> list[dict]:
     """DiamondTorre against stepwise per order on one grid in this process: one dict row per order.
 
     Both start from the same random fields (cheap to make on any grid, and a
-    strong test of the bit-for-bit check) and are timed alternately
-    (:func:`measure_simulation`, medians of ``repeats``), runs of ``steps``
+    strong test of the bit-for-bit check) and are measured alternately by
+    the rule (:func:`~diamondlab.engine.measure.timing.measure_alternated`,
+    at least ``repeats`` runs each), runs of ``steps``
     steps (default: whole sweeps, at least 2, as many as make a DiamondTorre
     run last :data:`MIN_RUN_SECONDS`, at most :data:`MAX_RUN_SWEEPS`, from a
     timed sweep after the warm-up; 2 sweeps for MPI ranks); ``physics``
@@ -61,6 +76,9 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
     and ``comm``/``halo`` for MPI ranks or ``window`` for a calculation window)
     goes to both simulations; ``progress=True`` shows a tqdm bar.  Under MPI
     every rank calls it (the runs and the bit-for-bit check are collective).
+    A row's ``"seconds"`` holds the two measurements' repeats, its
+    ``"spread"`` the wider spread, ``"busy"`` the machine's load and ``"flag"`` what is
+    wrong with either ('' for none).
     """
     from tqdm.auto import tqdm
 
@@ -88,12 +106,15 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
             n = dt_sim.nt * min(MAX_RUN_SWEEPS, max(2, math.ceil(MIN_RUN_SECONDS / max(sweep, 1e-9))))
         bar.update()
         bar.set_postfix_str(f"NO={order}: timing")
-        seconds = {alg: [] for alg in sims}
-        for _ in range(repeats):  # alternated, so that both see the same machine
-            for alg, sim in sims.items():
-                seconds[alg] += measure_simulation(sim, n, 1, warmup=False).seconds
-            bar.update()
-        dt, sw = (Measurement(tuple(seconds[alg]), float(n) * dt_sim.cells) for alg in sims)
+        runs = {alg: functools.partial(sim.run, n) for alg, sim in sims.items()}
+        # MPI ranks run collectively: each takes exactly ``repeats`` (one stopping early would hang the rest)
+        collective = {} if dt_sim.plan.ranks == 1 else {"min_seconds": 0.0, "max_repeats": repeats}
+        measured = measure_alternated(runs, float(n) * dt_sim.cells, min_repeats=repeats, warmup=False,
+                                      **collective)
+        bar.update(repeats)
+        dt, sw = measured["diamondtorre"], measured["stepwise"]
+        flag = "; ".join(f"{alg}: {m.flag}" for alg, m in measured.items() if not m.trusted) or (
+            dt.flag if dt.busy is None else "")
         same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
         launch = None
         if dt_sim.plan.device_shape == dt_sim.plan.shape and dt_sim.plan.ranks == 1 and (
@@ -102,7 +123,10 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
         rows.append({
             "order": order, "dts": dt_sim.size, "nt": dt_sim.nt, "steps": n, "diamondtorre": dt.gcells,
             "stepwise": sw.gcells, "ratio": dt.rate / sw.rate, "spread": max(dt.spread, sw.spread),
-            "bit_equal": same, "backend": dt_sim.backend_name, "options": dict(dt_sim.backend.options),
+            "spreads": {alg: m.spread for alg, m in measured.items()}, "repeats": min(dt.repeats, sw.repeats),
+            "busy": dt.busy, "flag": flag, "variant": dt_sim.physics.medium_variant,
+            "seconds": {alg: list(m.seconds) for alg, m in measured.items()}, "bit_equal": same,
+            "backend": dt_sim.backend_name, "options": dict(dt_sim.backend.options),
             "launch": launch,
         })  # fmt: skip
         if dt_sim.plan.window is not None:  # what DiamondTorre's sweeps move across the bus
@@ -123,18 +147,35 @@ class TuningRow:
     model: float
     note: str = ""
     spread: float = 0.0
+    measurement: Measurement | None = None
+
+    @property
+    def label(self) -> str:
+        """What was run, in words: stepwise has no tile.
+
+        >>> TuningRow("stepwise", 2, 0, 0, 1.0, 2.0).label, TuningRow("diamondtorre", 4, 2, 8, 1.0, 2.0).label
+        ('stepwise NO=2', 'DiamondTorre NO=4 DTS=2 Nt=8')
+        """
+        if self.algorithm == "stepwise":
+            return f"stepwise NO={self.order}"
+        return f"DiamondTorre NO={self.order} DTS={self.size} Nt={self.nt}"
+
+    @property
+    def flag(self) -> str:
+        """What is wrong with its measurement ('' for a steady one, or none kept)."""
+        return "" if self.measurement is None or self.measurement.trusted else self.measurement.flag
 
 
 def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1, 2, 4),
                  nts: Iterable[int] = (4, 8, 16), backend: str = "cpu", steps: int | None = None,
-                 repeats: int = 3, progress: Callable[[str], None] | None = None,
+                 repeats: int = MIN_REPEATS, progress: Callable[[str], None] | None = None,
                  stop: Callable[[], bool] | None = None,
                  model: Callable[[str, int, int, int, str], float] | None = None) -> list[TuningRow]:
     """Stepwise once per NO, then DiamondTorre per (DTS, Nt), on one grid: one :class:`TuningRow` each.
 
     Each is :func:`measure_simulation` of ``max(Nt, steps)`` steps (default:
-    one sweep), ``repeats`` times, from the same small random fields.
-    ``model(algorithm, order, size, nt, backend)`` gives a row's model rate
+    one sweep), at least ``repeats`` times (the rule), from the same small random fields.
+    ``model(algorithm, order, size, nt, backend, shape=shape)`` gives a row's model rate
     (G/s; default 0, e.g. :func:`diamondlab.engine.measure.perfmodel.predicted_rate`).
     Combinations the backend refuses are skipped with their reason
     (``progress`` is told); ``stop()`` returning True ends the sweep early
@@ -157,26 +198,34 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
                 continue
             m = measure_simulation(sim, max(nt, steps or nt), repeats)
             dt = algorithm == "diamondtorre"
-            rate = model(algorithm, order, size, nt, sim.backend_name) if model else 0.0
+            rate = model(algorithm, order, size, nt, sim.backend_name, shape=tuple(shape)) if model else 0.0
             row = TuningRow(algorithm, order, size if dt else 0, nt if dt else 0, m.gcells, rate,
-                            spread=m.spread)
+                            spread=m.spread, measurement=m)
             rows.append(row)
-            say(f"NO={order} {algorithm} DTS={row.size} Nt={row.nt}: {row.measured:.3g} G/s "
-                f"(spread {row.spread:.0%}; model {rate:.3g})")
+            say(f"{row.label}: {m.note}; model {rate:.3g}")
     return rows
+
+
+class ThreadLevel(NamedTuple):
+    """One point of :func:`thread_sweep`: G cell updates/s of both algorithms at a thread count."""
+
+    threads: int
+    diamondtorre: float
+    stepwise: float
+    flag: str = ""  # what is wrong with either measurement ('' for steady ones on a quiet machine)
 
 
 def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None = None,
                  threads: Iterable[int] | None = None, steps: int | None = None,
-                 repeats: int = 3) -> list[tuple[int, float, float]]:
+                 repeats: int = MIN_REPEATS) -> list[ThreadLevel]:
     """The CPU engine's rate against its parallel level, the number of threads (paper 000, Fig. 10).
 
     For each thread count (default 1, 2, 4, ... up to Numba's), both algorithms run ``steps`` (default
-    two sweeps) ``repeats`` times on ``shape`` from the same random fields; returns ``(threads,
-    DiamondTorre G/s, stepwise G/s)`` rows.  Numba's thread count is restored afterwards.
+    two sweeps) on ``shape`` from the same random fields, measured alternately by the rule (at least
+    ``repeats`` times); returns :class:`ThreadLevel` rows.  Numba's thread count is restored afterwards.
 
     >>> rows = thread_sweep((16, 16, 8), size=1, nt=2, threads=[1], repeats=1)
-    >>> [(n, dt > 0, sw > 0) for n, dt, sw in rows]
+    >>> [(n, dt > 0, sw > 0) for n, dt, sw, flag in rows]
     [(1, True, True)]
     """
     import numba
@@ -195,8 +244,12 @@ def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None 
     try:
         for count in counts:
             numba.set_num_threads(count)
-            rates = {a: measure_simulation(sim, n, repeats).gcells for a, sim in sims.items()}
-            rows.append((count, rates["diamondtorre"], rates["stepwise"]))
+            for sim in sims.values():  # warm up (compile) at this thread count
+                sim.run(n)
+            ms = measure_alternated({a: functools.partial(sim.run, n) for a, sim in sims.items()},
+                                    float(n) * sims["stepwise"].cells, min_repeats=repeats, warmup=False)
+            flag = "; ".join(f"{a}: {m.flag}" for a, m in ms.items() if not m.trusted)
+            rows.append(ThreadLevel(count, ms["diamondtorre"].gcells, ms["stepwise"].gcells, flag))
     finally:
         numba.set_num_threads(before)
     return rows
@@ -216,7 +269,7 @@ class BlockLevel:
 
 def block_sweep(order: int = 2, size: int | None = None, nt: int | None = None, torres=None,
                 depths=(64, 256, 512), nx: int = 256, steps: int | None = None,
-                repeats: int = 3) -> list[BlockLevel]:
+                repeats: int = MIN_REPEATS) -> list[BlockLevel]:
     """The CUDA engine's rate against its parallel level, blocks and threads (paper 000, Fig. 10, as the
     paper ran it on the GPU).
 

@@ -15,7 +15,9 @@ in cell updates per second.  :func:`predict` returns it with its parts;
 :func:`fraction_of_model` reports a measured rate against it.  The device
 numbers come from :class:`DeviceNumbers` (H100 defaults, measured on this
 project's card: 3.0 TB/s device-to-device copy, counting bytes read plus
-written) or from :func:`measure_copy_bandwidth` on the current CUDA device.
+written) or from :func:`measure_copy_bandwidth` on the current CUDA device.  This
+roofline is the GPU's model; the CPU's, which measures the cache levels and lets the working set
+decide the bound, is :mod:`diamondlab.engine.measure.cpumodel`; :func:`model_for` picks by backend.
 
 ``diamondlab bench --matrix`` runs the CUDA benchmark (:func:`benchmark`):
 per NO, the stepwise and the DiamondTorre rates (medians of several timed
@@ -28,12 +30,11 @@ from __future__ import annotations
 
 import functools
 import itertools
-import statistics
 import time
 from dataclasses import dataclass
 
 from diamondlab import devices
-from diamondlab.engine.measure.timing import measure_backend, time_repeats
+from diamondlab.engine.measure.timing import measure, measure_backend
 from diamondlab.geometry.locality import locality
 from diamondlab.numerics import validate_order
 
@@ -51,6 +52,8 @@ __all__ = [
     "measure_copy_bandwidth",
     "measure_cpu_bandwidth",
     "measure_cpu_hierarchy",
+    "Model",
+    "model_for",
     "predict",
     "predict_yee",
     "predicted_rate",
@@ -202,7 +205,7 @@ def measure_copy_bandwidth(nbytes: int = 2**30, repeats: int = 10, kernel: bool 
 
         def run(src=src, dst=dst):
             dst.copy_to_device(src)
-    return 2 * n * 4 / statistics.median(time_repeats(run, cuda.synchronize, repeats, cuda_events=True))
+    return measure(run, 2.0 * n * 4, cuda.synchronize, min_repeats=repeats, cuda_events=True).rate
 
 
 def measure_cpu_bandwidth(nbytes: int = 2**28, repeats: int = 7) -> float:
@@ -210,22 +213,22 @@ def measure_cpu_bandwidth(nbytes: int = 2**28, repeats: int = 7) -> float:
 
     Times ``b += a`` over two float32 arrays of ``nbytes`` each on all cores
     (Numba ``prange``): 12 bytes per element, read ``a``, read and write ``b``,
-    the traffic pattern of a stepwise update.  Median of ``repeats``.
+    the traffic pattern of a stepwise update.  Measured by the rule (at least ``repeats``).
     """
     import numpy as np
 
     kernel = _cpu_add_kernel()
     a = np.ones(nbytes // 4, dtype=np.float32)
     b = np.zeros_like(a)
-    times = time_repeats(lambda: kernel(a, b), lambda: None, repeats)
-    return 12 * a.size / statistics.median(times)
+    return measure(lambda: kernel(a, b), 12.0 * a.size, min_repeats=repeats).rate
 
 
 def measure_cpu_hierarchy(sizes=None, traffic: float = 4e8) -> list[tuple[int, float]]:
     """One core's memory hierarchy as ``b += a`` sees it: ``(working set bytes, bytes/s)`` per size.
 
     The two float32 arrays together hold ``size`` bytes (default 16 KiB to 512 MiB, by factors of 4);
-    each size runs ``b += a`` repeatedly until about ``traffic`` bytes moved (12 bytes an element),
+    each call runs ``b += a`` repeatedly until about ``traffic`` bytes moved (12 bytes an element),
+    measured by the rule (:func:`~diamondlab.engine.measure.timing.measure`),
     on one core, so the rate falls as the working set leaves each cache: paper 000's Fig. 1 measured.
     """
     import numpy as np
@@ -236,9 +239,7 @@ def measure_cpu_hierarchy(sizes=None, traffic: float = 4e8) -> list[tuple[int, f
         n = max(256, int(size) // 8)
         a, b = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
         reps = max(1, int(traffic / (12 * n)))
-        kernel(a, b, 1)  # compile, then warm the caches
-        (seconds,) = time_repeats(functools.partial(kernel, a, b, reps), lambda: None, 1, warmup=False)
-        out.append((8 * n, 12 * n * reps / seconds))
+        out.append((8 * n, measure(functools.partial(kernel, a, b, reps), 12.0 * n * reps).rate))
     return out
 
 
@@ -264,12 +265,12 @@ def gpu_hierarchy(arch: devices.GPUArch = devices.H100, device_bandwidth: float 
 
 @functools.cache
 def _cpu_repeat_add_kernel():
-    from numba import njit
+    from numba import njit, uint64
 
     @njit(cache=False)
     def add_into(a, b, reps):
         for _ in range(reps):
-            for i in range(a.size):
+            for i in range(uint64(a.size)):  # unsigned: no wrap-around check, the loop vectorises
                 b[i] += a[i]
 
     return add_into
@@ -300,11 +301,9 @@ def cuda_device_numbers() -> DeviceNumbers:
 def cpu_device_numbers() -> DeviceNumbers:
     """This machine's cores: ``b += a`` bandwidth measured now; the compute bound is left open.
 
-    Only the bandwidth is a useful ceiling there (the stepwise bound,
-    bandwidth / 12 bytes): the CPU sweep's limit is the cores' rate in cache,
-    which depends on the grid depth and the kernel variant, so the roofline
-    of :func:`predict` is 5 to 17 times above measured CPU rates and
-    ``diamondlab bench`` does not show it for the CPU (BENCHMARKS.md).
+    For the roofline figure of paper 000's Fig. 7 only: the CPU's model of a run is
+    :mod:`diamondlab.engine.measure.cpumodel` (:func:`model_for`), whose in-cache rate and levels
+    decide the bound (this roofline is 5 to 17 times above measured CPU rates, BENCHMARKS.md).
     """
     import os
     import platform
@@ -323,9 +322,48 @@ def device_numbers(backend: str = "cpu", order: int = 2) -> DeviceNumbers:
     raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
 
 
-def predicted_rate(algorithm: str, order: int, size: int, nt: int, backend: str = "cpu") -> float:
-    """The model's rate in G cell updates per second for this configuration and backend."""
-    return predict(algorithm, order, size, nt, device_numbers(backend, order)).rate / 1e9
+@dataclass(frozen=True)
+class Model:
+    """What the model of a backend says of one run: a rate (cell updates/s; NaN for none) and the bound
+    that sets it (``"memory-bound"``, ``"L2-bound"``, ``"compute-bound"``, ... or ``"no model: why"``)."""
+
+    rate: float
+    bound: str
+
+    @property
+    def gcells(self) -> float:
+        return self.rate / 1e9
+
+
+def model_for(algorithm: str, order: int, shape, size: int = 1, nt: int = 1, backend: str = "cpu",
+              variant: str = "constant") -> Model:
+    """The one model of a run, by backend: the CPU's (:func:`diamondlab.engine.measure.cpumodel.predict_cpu`:
+    measured levels, the working set deciding the bound) or the GPU's roofline (:func:`predict` on
+    :func:`device_numbers`); ``variant`` is the kernels' medium (``"constant"``, ``"sponge"``,
+    ``"layered"``, ``"model"``).  Another backend has none.
+
+    >>> model_for("stepwise", 2, (8, 8, 8), backend="numpy").bound
+    "no model: backend 'numpy' has none"
+    """
+    if backend == "cpu":
+        from diamondlab.engine.measure.cpumodel import cpu_numbers, predict_cpu
+
+        p = predict_cpu(algorithm, order, shape, size, nt, variant=variant)
+        return Model(p.rate, p.bound + (" (its probes not steady)" if cpu_numbers().flags else ""))
+    if backend == "cuda":
+        p = predict(algorithm, order, size, nt, device_numbers(backend, order),
+                    velocity_model=variant == "model")
+        return Model(p.rate, f"{p.bound}-bound")
+    return Model(float("nan"), f"no model: backend {backend!r} has none")
+
+
+def predicted_rate(algorithm: str, order: int, size: int, nt: int, backend: str = "cpu",
+                   shape=None) -> float:
+    """The model's rate in G cell updates per second for this configuration and backend
+    (:func:`model_for`; the CPU's model needs the grid's ``shape``: NaN without it)."""
+    if backend == "cpu" and shape is None:
+        return float("nan")
+    return model_for(algorithm, order, shape, size, nt, backend).gcells
 
 
 def _copy_kernel():

@@ -1,52 +1,164 @@
-"""The one measurement service: timed repeats, their medians and spreads, and a backend timed bare.
+"""The one measurement service: the measurement rule, its value, and a backend timed bare.
 
 Contract
 --------
-Every rate diamondlab reports is timed here: the auto-tuner
+Every rate diamondlab reports is measured here, by one rule: the auto-tuner
 (:mod:`diamondlab.engine.run.autotune`), the benchmarks of whole runs
 (:mod:`diamondlab.engine.measure.bench`: ``diamondlab bench``, the lab's
-Tuning panel, the watch-cost benchmark) and the CUDA kernel benchmark
-(:func:`diamondlab.engine.measure.perfmodel.benchmark`).  It knows backends
-by their contract only (``sweep``, ``step``, ``synchronize``), never a run
-plan or a simulation, so that the plan's tuner can use it.
+Tuning panel, notebooks 04 and 07, the watch-cost benchmark), the CPU
+model's probes and the CUDA kernel benchmark
+(:mod:`diamondlab.engine.measure.perfmodel`).  It knows backends by their
+contract only (``sweep``, ``step``, ``synchronize``), never a run plan or a
+simulation, so that the plan's tuner can use it.
 
-- :func:`time_repeats` runs a callable once to warm up (compilation, caches;
-  stop signals held: :func:`~diamondlab.engine.run.interrupts.held_while_compiling`)
-  and then ``repeats`` times, each timed to the end of the device's work:
-  with CUDA events on the GPU, with ``time.perf_counter`` and the backend's
-  ``synchronize`` elsewhere.
-- :class:`Measurement` holds the seconds of the repeats and the cell updates
-  of one repeat; its rate is the median's, its ``spread`` the range of the
-  rates relative to that median (a tuning point is trusted when it is small).
-- :func:`measure_backend` times a backend's DiamondTorre sweeps or stepwise
-  steps (no physics, no Python bookkeeping between sweeps).
+The rule (:func:`measure`, :func:`measure_alternated`): one warm-up call
+(compilation, caches; stop signals held:
+:func:`~diamondlab.engine.run.interrupts.held_while_compiling`), then timed
+calls until they last :data:`MIN_SECONDS` together *and* number at least
+:data:`MIN_REPEATS` (at most :data:`MAX_REPEATS`), each timed to the end of
+the device's work (CUDA events on the GPU, ``time.perf_counter`` and the
+``synchronize`` given elsewhere).  Several runs compared with each other
+are timed alternately, so that all see the same machine.  Over the whole
+interval the machine's load is sampled (:class:`LoadProbe`): the CPU time
+other processes took (``/proc/stat``'s busy time less this process's own,
+``os.times``), as a share of the machine's cores; where ``/proc/stat`` is
+missing it is unknown (None), and said so.
+
+The value (:class:`Measurement`): the seconds of every repeat, the work of
+one repeat (cell updates, or bytes for a bandwidth probe) and the load.
+Its ``rate`` is the median repeat's, its ``spread`` the interquartile
+range of the repeats' rates relative to the median.  It is *flagged*
+(:attr:`Measurement.flag`) when the spread is wider than
+:data:`WIDE_SPREAD` or other processes took more than :data:`BUSY_SHARE`
+of the machine: a figure, a panel or a bench line that shows a flagged
+measurement says so (:attr:`Measurement.note`) instead of drawing a
+conclusion from it.
+
+:func:`measure_backend` times a backend's DiamondTorre sweeps or stepwise
+steps (no physics, no Python bookkeeping between sweeps).
 """
 
 from __future__ import annotations
 
+import math
+import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from diamondlab.engine.run.interrupts import held_while_compiling
 
-__all__ = ["Measurement", "measure_backend", "time_repeats"]
+__all__ = [
+    "BUSY_SHARE", "MAX_REPEATS", "MIN_REPEATS", "MIN_SECONDS", "WIDE_SPREAD", "LoadProbe", "Measurement",
+    "cpu_seconds", "flagged", "measure", "measure_alternated", "measure_backend", "time_repeats",
+]
+
+#: The timed repeats of a measurement last this many seconds together at least ...
+MIN_SECONDS = 0.2
+#: ... and are at least this many (the interquartile range needs four).
+MIN_REPEATS = 5
+#: The most repeats a measurement takes, however short each is.
+MAX_REPEATS = 2000
+#: A measurement whose interquartile range of rates exceeds this fraction of the median is "wide".
+WIDE_SPREAD = 0.10
+#: A measurement during which other processes took more than this share of the machine's CPU time
+#: (all its cores) is "busy".
+BUSY_SHARE = 0.15
+
+
+def cpu_seconds(stat: str | None = None) -> float | None:
+    """CPU seconds all cores of this machine spent busy since boot, from ``/proc/stat`` (None without it).
+
+    Busy is every field of the ``cpu`` line but idle and iowait (user, nice,
+    system, irq, softirq and steal: a VM's host taking the core counts); the
+    guest fields are inside user already.  ``stat`` is the file's text (tests).
+
+    >>> cpu_seconds("cpu  100 0 50 800 10 0 0 50 0 0\\n") * os.sysconf("SC_CLK_TCK")
+    200.0
+    >>> cpu_seconds("intr 5\\n") is None
+    True
+    """
+    if stat is None:
+        try:
+            with open("/proc/stat") as fh:
+                stat = fh.readline()
+        except OSError:
+            return None
+    for line in stat.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu" and len(fields) >= 5:
+            values = [int(v) for v in fields[1:9]]
+            busy = sum(values) - values[3] - values[4]  # less idle and iowait
+            return busy / os.sysconf("SC_CLK_TCK")
+    return None
+
+
+class LoadProbe:
+    """Other processes' share of this machine's CPU time between :meth:`start` and :meth:`stop`.
+
+    ``share = (machine busy seconds - this process's CPU seconds) / (wall seconds x cores)``,
+    at least 0; None where the machine's busy time is unknown (no ``/proc/stat``).
+
+    >>> probe = LoadProbe().start()
+    >>> share = probe.stop()
+    >>> share is None or 0.0 <= share <= 1.0
+    True
+    """
+
+    def __init__(self, busy: Callable[[], float | None] = cpu_seconds, cores: int | None = None):
+        self._busy = busy
+        self.cores = cores or os.cpu_count() or 1
+
+    @staticmethod
+    def _own() -> float:
+        t = os.times()
+        return t.user + t.system
+
+    def start(self) -> LoadProbe:
+        self._t0, self._own0, self._busy0 = time.perf_counter(), self._own(), self._busy()
+        return self
+
+    def stop(self) -> float | None:
+        wall = time.perf_counter() - self._t0
+        own = self._own() - self._own0
+        busy1 = self._busy()
+        if self._busy0 is None or busy1 is None or wall <= 0:
+            return None
+        return min(1.0, max(0.0, (busy1 - self._busy0 - own) / (wall * self.cores)))
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """Seconds of ``repeats`` timed runs of ``cell_updates`` cell updates each.
+    """Seconds of timed repeats of ``work`` units each (cell updates; bytes for a bandwidth probe).
 
-    >>> m = Measurement((2.0, 1.0, 4.0), 8e9)
-    >>> m.seconds_median, m.rate / 1e9, round(m.spread, 2)
-    (2.0, 4.0, 1.5)
+    ``busy``: other processes' share of the machine's CPU time over the
+    measurement (:class:`LoadProbe`; None: unknown).
+
+    >>> m = Measurement((2.0, 1.0, 4.0, 2.0, 2.0), 8e9, busy=0.02)
+    >>> m.seconds_median, m.rate / 1e9, m.spread, m.flag
+    (2.0, 4.0, 0.0, '')
+    >>> w = Measurement((1.0, 2.0, 3.0, 4.0, 5.0), 6e9, busy=0.5)
+    >>> round(w.spread, 2), w.wide, w.busy_machine
+    (0.75, True, True)
+    >>> w.note
+    '2 G/s, spread 75 % (wide), machine busy (others 50 % of its CPU): not a steady measurement'
     """
 
     seconds: tuple[float, ...]
-    cell_updates: float
+    work: float
+    busy: float | None = None
+
+    @property
+    def cell_updates(self) -> float:
+        """The work of one repeat, in cell updates."""
+        return self.work
+
+    @property
+    def repeats(self) -> int:
+        return len(self.seconds)
 
     @property
     def seconds_median(self) -> float:
@@ -54,8 +166,8 @@ class Measurement:
 
     @property
     def rate(self) -> float:
-        """Cell updates per second of the median repeat."""
-        return self.cell_updates / self.seconds_median
+        """Work (cell updates) per second of the median repeat."""
+        return self.work / self.seconds_median
 
     @property
     def gcells(self) -> float:
@@ -63,14 +175,74 @@ class Measurement:
 
     @property
     def spread(self) -> float:
-        """(fastest - slowest rate) / median rate of the repeats (0 for one repeat)."""
-        rates = [self.cell_updates / s for s in self.seconds]
-        return (max(rates) - min(rates)) / self.rate
+        """Interquartile range of the repeats' rates / the median rate (0 for fewer than 2 repeats)."""
+        if len(self.seconds) < 2:
+            return 0.0
+        rates = [self.work / s for s in self.seconds]
+        q1, _, q3 = statistics.quantiles(rates, n=4, method="inclusive")
+        return (q3 - q1) / self.rate
+
+    @property
+    def wide(self) -> bool:
+        """Whether the spread is wider than :data:`WIDE_SPREAD`."""
+        return self.spread > WIDE_SPREAD
+
+    @property
+    def busy_machine(self) -> bool:
+        """Whether other processes took more than :data:`BUSY_SHARE` of the machine meanwhile."""
+        return self.busy is not None and self.busy > BUSY_SHARE
+
+    @property
+    def trusted(self) -> bool:
+        """Neither wide nor busy (an unknown load is not held against it, but :attr:`flag` says so)."""
+        return not (self.wide or self.busy_machine)
+
+    @property
+    def flag(self) -> str:
+        """What is wrong with it, or '' for a steady measurement on a quiet machine.
+
+        >>> Measurement((1.0, 1.0), 1.0).flag
+        'machine load unknown'
+        """
+        parts = []
+        if self.wide:
+            parts.append(f"spread {self.spread:.0%} (wide)".replace("%", " %"))
+        if self.busy_machine:
+            parts.append(f"machine busy (others {self.busy:.0%} of its CPU)".replace("%", " %"))
+        if self.busy is None:
+            parts.append("machine load unknown")
+        return ", ".join(parts)
+
+    @property
+    def note(self) -> str:
+        """One line for a figure or a readout: the rate (G/s), the spread and what the flag says."""
+        text = f"{self.gcells:.3g} G/s, spread {self.spread:.0%}".replace("%", " %")
+        if self.wide:
+            text += " (wide)"
+        if self.busy_machine:
+            text += f", machine busy (others {self.busy:.0%} of its CPU)".replace("%", " %")
+        elif self.busy is None:
+            text += ", machine load unknown"
+        if not self.trusted:
+            text += ": not a steady measurement"
+        return text
+
+
+def flagged(measurements) -> list[str]:
+    """The :attr:`Measurement.note` of each untrusted one of ``measurements`` (labels kept: a mapping
+    gives ``"label: note"``), for a figure's or a text's warning.
+
+    >>> flagged({"a": Measurement((1.0,) * 5, 1e9, 0.0), "b": Measurement((1.0,) * 5, 1e9, 0.9)})
+    ['b: 1 G/s, spread 0 %, machine busy (others 90 % of its CPU): not a steady measurement']
+    """
+    items = measurements.items() if isinstance(measurements, Mapping) else ((None, m) for m in measurements)
+    return [f"{k}: {m.note}" if k is not None else m.note for k, m in items if not m.trusted]
 
 
 def time_repeats(run: Callable[[], object], synchronize: Callable[[], None], repeats: int,
                  cuda_events: bool = False, warmup: bool = True) -> tuple[float, ...]:
-    """Seconds of ``repeats`` calls of ``run`` after one warm-up call (see the module contract).
+    """Seconds of ``repeats`` calls of ``run`` after one warm-up call: the timing primitive of
+    :func:`measure_alternated` (call that, which applies the rule).
 
     ``cuda_events`` times on the GPU's own clock (not under Numba's CUDA simulator, which has none).
     """
@@ -101,9 +273,65 @@ def time_repeats(run: Callable[[], object], synchronize: Callable[[], None], rep
     return tuple(times)
 
 
-def measure_backend(backend, algorithm: str, steps: int, repeats: int = 3,
-                    warmup: bool = True) -> Measurement:
-    """Time ``steps`` steps of ``backend`` (DiamondTorre: whole sweeps of its Nt, at least one) per repeat.
+def _nothing() -> None:
+    return None
+
+
+def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchronize=None, *,
+                       min_seconds: float = MIN_SECONDS, min_repeats: int = MIN_REPEATS,
+                       max_repeats: int = MAX_REPEATS, cuda_events: bool = False,
+                       warmup: bool = True) -> dict[str, Measurement]:
+    """Measure several runs by the rule (module contract), alternately: one :class:`Measurement` each.
+
+    ``work``: the work of one call (one number for all, or a mapping by
+    name); ``synchronize()`` waits for the device (default: nothing to wait
+    for).  Each run is called once to warm up, then the runs are called in
+    turn until every one has :data:`MIN_REPEATS` repeats lasting
+    :data:`MIN_SECONDS` together (``min_repeats``, ``min_seconds``), at most
+    ``max_repeats``.  The load is sampled over the whole interval.
+
+    >>> ms = measure_alternated({"a": lambda: None, "b": lambda: None}, 1.0, min_seconds=0, min_repeats=3)
+    >>> [(name, m.repeats) for name, m in ms.items()]
+    [('a', 3), ('b', 3)]
+    """
+    min_repeats, max_repeats = int(min_repeats), int(max_repeats)
+    if min_repeats < 1 or max_repeats < min_repeats:
+        raise ValueError(f"min_repeats must be >= 1 and max_repeats >= min_repeats; got {min_repeats} and "
+                         f"{max_repeats}")
+    if not math.isfinite(min_seconds) or min_seconds < 0:
+        raise ValueError(f"min_seconds must be a finite number >= 0; got {min_seconds}")
+    sync = synchronize or _nothing
+    if warmup:
+        for run in runs.values():
+            time_repeats(run, sync, 0, cuda_events)
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    probe = LoadProbe().start()
+    while True:
+        done = min(len(s) for s in seconds.values())
+        long_enough = min(sum(s) for s in seconds.values()) >= min_seconds
+        if done >= max_repeats or (done >= min_repeats and long_enough):
+            break
+        for name, run in runs.items():
+            seconds[name] += time_repeats(run, sync, 1, cuda_events, warmup=False)
+    busy = probe.stop()
+    works = work if isinstance(work, Mapping) else dict.fromkeys(runs, work)
+    return {name: Measurement(tuple(s), float(works[name]), busy) for name, s in seconds.items()}
+
+
+def measure(run: Callable[[], object], work: float, synchronize=None, **rule) -> Measurement:
+    """Measure one run by the rule (:func:`measure_alternated` with one run; the same ``rule`` keywords).
+
+    >>> m = measure(lambda: sum(range(1000)), 1000.0, min_seconds=0.01)
+    >>> m.repeats >= 5 and sum(m.seconds) >= 0.01 and m.rate > 0
+    True
+    """
+    return measure_alternated({"run": run}, work, synchronize, **rule)["run"]
+
+
+def measure_backend(backend, algorithm: str, steps: int, repeats: int = MIN_REPEATS,
+                    warmup: bool = True, min_seconds: float = MIN_SECONDS) -> Measurement:
+    """Measure ``steps`` steps of ``backend`` (DiamondTorre: whole sweeps of its Nt, at least one) a repeat,
+    by the rule (:func:`measure`; ``repeats`` at least, ``min_seconds`` together).
 
     The warm-up compiles the kernels; the fields are whatever the backend
     holds (set them first).
@@ -122,5 +350,6 @@ def measure_backend(backend, algorithm: str, steps: int, repeats: int = 3,
             backend.step(steps)
     else:
         raise ValueError(f"algorithm must be 'diamondtorre' or 'stepwise'; got {algorithm!r}")
-    seconds = time_repeats(run, backend.synchronize, repeats, backend.name == "cuda", warmup)
-    return Measurement(seconds, float(steps) * float(np.prod(backend.shape)))
+    return measure(run, float(steps) * float(np.prod(backend.shape)), backend.synchronize,
+                   min_repeats=repeats, min_seconds=min_seconds, cuda_events=backend.name == "cuda",
+                   warmup=warmup)

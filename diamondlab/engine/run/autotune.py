@@ -7,7 +7,8 @@ proposes (``Backend.tuning_candidates(order)``) that fits the grid, each with
 every set of speed options the backend proposes for it
 (``Backend.tuning_options(order, DTS)``: on the GPU whole-torre or
 pipelined waits and the launch order): one warm-up sweep (which also
-compiles), then the median of ``repeats`` timed sweeps, on the real grid
+compiles), then the median of timed sweeps by the measurement rule
+(:func:`~diamondlab.engine.measure.timing.measure`: at least ``repeats``, lasting 0.2 s), on the real grid
 (with the constant-velocity kernels; pass ``configure`` to time another
 medium).  The fastest :class:`Tuning` is stored in ``autotune.json`` in the
 cache folder (:mod:`diamondlab.caches`) and returned without measuring the
@@ -39,7 +40,7 @@ import numpy as np
 
 from diamondlab import caches
 from diamondlab.engine.backends import get_backend
-from diamondlab.engine.measure.timing import measure_backend
+from diamondlab.engine.measure.timing import MIN_REPEATS, measure_backend
 from diamondlab.engine.run.interrupts import held_while_compiling
 from diamondlab.kernels import generated
 from diamondlab.numerics import WaveParameters
@@ -156,7 +157,7 @@ def autotune(
     params: WaveParameters,
     shape,
     backend: str = "cpu",
-    repeats: int = 3,
+    repeats: int = MIN_REPEATS,
     configure: Callable | None = None,
     refresh: bool = False,
     log: Callable[[str], None] | None = None,
