@@ -4,10 +4,13 @@ Contract
 --------
 :func:`generate_yee_source` returns the text of a Python module that defines
 ``yee_sweep``, a whole DiamondTorre sweep of the Yee scheme in one launch,
-with the same parameters, tickets, tier-level waits and results (bit for bit)
-as :func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`' ``diamondtorre``,
-for scenes without CPML, points, Drude currents or periodic faces (the
-backend's *plain* scenes): ``E``, ``H``, the material index and table.
+with the tickets, tier-level waits and results (bit for bit) of
+:func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`' ``diamondtorre`` and
+its arrays (:data:`SWEEP_PARAMETERS`), for scenes without periodic faces:
+``E``, ``H``, the material index and table, and with ``pml``, ``points``,
+``drude`` the CPML's ``psi``, the source and probe points and the Drude
+current compiled in (the backend runs plain scenes here by default: with
+the physics this sweep measured slower than the cache-read one).
 
 A tier of the Yee scheme is a half step, and it is a tier of the acoustic
 scheme of the same order seen with other names: the field a tier reads
