@@ -268,3 +268,98 @@ def test_3d_snapshots_rotate_in_the_browser_through_the_hubs_proxy(jupyter):
     assert "jupyter backend: client" in text and "Traceback" not in text, text[-2000:]
     assert shots[-1] == shots[-2], "the 3D view never settled"
     assert turned, "dragging the mouse did not turn the 3D view"
+
+
+#: Every notebook run with Run All: at least this many plotly figures (small switch), each holding data.
+FIGURES = {
+    "00_quickstart.ipynb": 0,
+    "01_lrnla_concepts.ipynb": 6,  # the x-t widget, two conoid figures, locality, the "Try it" pair
+    "02_diamondtorre_stages.ipynb": 5,  # a stage, the sweep, the time levels, the explorer's pair
+    "03_live_wavefield.ipynb": 8,  # the live view's three, the Shapes, Stages and Tuning tabs'
+    "04_tuning.ipynb": 1,
+    "05_3d_snapshots.ipynb": 0,  # images: the gallery's and the snapshot panel's
+    "06_paper_figures_and_table_1.ipynb": 4,
+    "07_roofline_and_parallel_levels.ipynb": 3,
+    "08_launch_schemes_and_tilings.ipynb": 1,
+}
+
+#: The page's plotly figures as their views hold them (``gd.data``: what Plotly drew), its widget outputs
+#: and its images.
+_FIGURES_JS = """() => {
+  const size = v => (v && typeof v.length === 'number') ? v.length : 0;
+  const points = t => Math.max(0, ...['x', 'y', 'z', 'values', 'lat'].map(k => size(t[k])));
+  const figures = [...document.querySelectorAll('.jp-OutputArea .js-plotly-plot')].map(gd => {
+    const title = gd.layout && gd.layout.title;
+    return {title: String((title && (title.text || title)) || gd.querySelector('.gtitle')?.textContent || ''),
+            traces: size(gd.data), points: (gd.data || []).map(points)};
+  });
+  const widgets = [...document.querySelectorAll(
+      "[data-mime-type='application/vnd.jupyter.widget-view+json']")].map(
+      el => ({children: el.childElementCount, text: el.textContent.slice(0, 200)}));
+  // an image a widget hides on purpose (display: none on it or a box of it) is not drawn; any other is
+  const hidden = img => { for (let e = img; e && !e.classList.contains('jp-OutputArea'); e = e.parentElement)
+                            if (e.style && e.style.display === 'none') return true; return false; };
+  const images = [...document.querySelectorAll('.jp-OutputArea img')].filter(img => !hidden(img)).map(
+      img => ({loaded: img.complete && img.naturalWidth > 0, src: (img.getAttribute('src') || '').slice(0, 40)}));
+  return {figures, widgets, images};
+}"""
+
+
+def figure_problems(found: dict, wanted: int) -> list[str]:
+    """What is wrong with a page's figures (``_FIGURES_JS``'s answer): too few, one without a trace, one
+    whose traces hold no point, a widget drawn empty or as an error, an image not loaded."""
+    problems = []
+    figures = found["figures"]
+    if len(figures) < wanted:
+        problems.append(f"{len(figures)} plotly figures drawn, {wanted} wanted")
+    for f in figures:
+        if not f["traces"] or not any(f["points"]):
+            problems.append(f"figure {f['title']!r} drawn without data: {f['traces']} traces, "
+                            f"points {f['points']}")
+    for w in found["widgets"]:
+        if not w["children"] or "Error displaying widget" in w["text"]:
+            problems.append(f"a widget output drawn empty or as an error: {w['text']!r}")
+    problems += [f"an image not loaded (a broken-image icon): src {i['src']!r}"
+                 for i in found["images"] if not i["loaded"]]
+    return problems
+
+
+def test_figure_problems_finds_what_a_blank_figure_leaves():
+    ok = {"figures": [{"title": "a", "traces": 1, "points": [3]}], "widgets": [{"children": 1, "text": ""}],
+          "images": [{"loaded": True, "src": "data:"}]}
+    assert figure_problems(ok, 1) == []
+    empty = {"figures": [{"title": "conoids", "traces": 0, "points": []}], "widgets": [], "images": []}
+    assert "conoids" in figure_problems(empty, 1)[0]
+    assert figure_problems({**ok, "images": [{"loaded": False, "src": ""}]}, 1)
+    assert figure_problems({**ok, "widgets": [{"children": 0, "text": ""}]}, 1)
+    assert figure_problems(ok, 2) == ["1 plotly figures drawn, 2 wanted"]
+
+
+def notebook_figures(page, wanted: int, seconds: float = 60) -> tuple[dict, list[str]]:
+    """The page's figures once every one holds data (or ``seconds`` have passed): ``(found, problems)``."""
+    deadline = time.time() + seconds
+    while True:
+        found = page.evaluate(_FIGURES_JS)
+        problems = figure_problems(found, wanted)
+        if not problems or time.time() > deadline:
+            return found, problems
+        time.sleep(1)
+
+
+@pytest.mark.parametrize("jupyter", list(FIGURES), indirect=True)
+def test_every_notebook_draws_every_figure_with_data_after_run_all(jupyter, request):
+    """Run All, as a student does: every plotly figure's view holds traces with data (none left as empty
+    axes because a cell changed it before its view existed), no widget drawn blank, every image loaded."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="needs playwright (pip; no browser download)")
+    url, token = jupyter
+    name = request.node.callspec.params["jupyter"]
+    with sync_api.sync_playwright() as p:
+        browser, page = _open_and_run(p, f"{url}/lab/tree/{name}?reset&token={token}")
+        _wait_until_every_cell_ran(page, 480)
+        found, problems = notebook_figures(page, FIGURES[name])
+        text = page.locator(".jp-Notebook").inner_text()
+        browser.close()
+    assert "Traceback" not in text, text[-2000:]
+    print(name, found)
+    assert not problems, f"{name}: {problems}\n{found}"

@@ -168,8 +168,9 @@ def colour_range(sim, reference: float | None = None) -> float:
 
 def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float = 1.0):
     """Three heatmaps (xy, xz, yz) for a grid of ``shape``; a ``FigureWidget`` when ``widget``."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
+
+    from diamondlab.viz.figurewidget import FigureWidget
 
     zeros = field_slices(np.zeros(tuple(int(n) for n in shape), dtype=np.float32), max_points=max_points)
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.06,
@@ -186,7 +187,7 @@ def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float
         fig.update_yaxes(title_text=b, row=1, col=col, scaleanchor=f"x{col if col > 1 else ''}")
     # room on the right for the colour bar's labels (small ranges: -0.00477 and the like)
     fig.update_layout(height=330, margin=dict(l=40, r=90, t=50, b=40), title="u at n = 0")
-    return go.FigureWidget(fig) if widget else fig
+    return FigureWidget(fig) if widget else fig
 
 
 def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
@@ -219,7 +220,9 @@ def traces_figure(names=(), widget: bool = False, title: str = "receivers"):
     """Empty line plot with one trace per receiver name (amplitude against time step)."""
     import plotly.graph_objects as go
 
+    from diamondlab.viz.figurewidget import FigureWidget
+
     fig = go.Figure([go.Scatter(x=[], y=[], mode="lines", name=str(n)) for n in names])
     fig.update_layout(title=title, xaxis_title="time step", yaxis_title="u", height=330,
                       margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
-    return go.FigureWidget(fig) if widget else fig
+    return FigureWidget(fig) if widget else fig

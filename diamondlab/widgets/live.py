@@ -60,6 +60,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from diamondlab.viz.fields import colour_range, field_slices, slices_figure, traces_figure, update_slices
+from diamondlab.viz.figurewidget import FigureWidget
 
 __all__ = ["LiveView", "Pace", "close_widgets", "format_rate", "watch_pace"]
 
@@ -291,7 +292,7 @@ class LiveView:
         if first:
             self.slices = slices_figure(sim.shape, self.max_points, widget=True)
             self.traces = traces_figure(names, widget=True, title=self._trace_title(sim))
-            self.history = go.FigureWidget(_history_figure())
+            self.history = FigureWidget(_history_figure())
             # fixed widths: plotly widgets in an HBox do not share the row by themselves
             self.slices.layout.width = 960
             self.traces.layout.width = 580

@@ -33,6 +33,7 @@ import plotly.graph_objects as go
 
 from diamondlab.engine.backends.cuda import CUDABackend
 from diamondlab.geometry import stage_schedule
+from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture
 
@@ -67,8 +68,8 @@ class ShapesPanel:
     def __init__(self, config):
         self.note = widgets.HTML()
         self.show_reads = widgets.Checkbox(value=True, description=READS_LABEL, indent=False)
-        self.conoids = go.FigureWidget()  # drawn by update()
-        self.locality = go.FigureWidget()
+        self.conoids = FigureWidget()  # drawn by update()
+        self.locality = FigureWidget()
         self.show_reads.observe(self._toggle_reads, names="value")
         self.widget = widgets.VBox([self.note, self.show_reads, self.conoids, self.locality])
         self.widget.add_class("diamondlab-shapes")
@@ -131,8 +132,8 @@ class StageExplorer:
                                       description="order", layout=widgets.Layout(width="360px"))
         widgets.link((self.play, "value"), (self.stage, "value"))
         self.picture = None
-        self.view3d = go.FigureWidget()
-        self.levels = go.FigureWidget()
+        self.view3d = FigureWidget()
+        self.levels = FigureWidget()
         self._quiet = False
         self.stage.observe(self._on_stage, names="value")
         self.show_reads.observe(self._on_stage, names="value")
@@ -271,7 +272,7 @@ def xt_app(order: int = 2, width_cells: int = 8, nx: int = 48, nt: int = 24) -> 
     diag = widgets.IntSlider(value=width_cells, min=2, max=16, description="diamond (cells)", style=style)
     px = widgets.IntSlider(value=nx // 2, min=0, max=nx - 1, description="picked x", style=style)
     pt = widgets.IntSlider(value=nt // 2, min=0, max=nt - 1, description="picked t", style=style)
-    figure = go.FigureWidget(diamond_xt_figure(order, width_cells, (px.value, pt.value), nx, nt))
+    figure = FigureWidget(diamond_xt_figure(order, width_cells, (px.value, pt.value), nx, nt))
 
     def changed(_=None):
         _replace_figure(figure, diamond_xt_figure(no.value, diag.value, (px.value, pt.value), nx, nt))
