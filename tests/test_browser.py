@@ -293,9 +293,9 @@ _FIGURES_JS = """() => {
     return {title: String((title && (title.text || title)) || gd.querySelector('.gtitle')?.textContent || ''),
             traces: size(gd.data), points: (gd.data || []).map(points)};
   });
-  const widgets = [...document.querySelectorAll(
-      "[data-mime-type='application/vnd.jupyter.widget-view+json']")].map(
-      el => ({children: el.childElementCount, text: el.textContent.slice(0, 200)}));
+  // a widget's output is a panel holding the widget's renderer: empty where the view was never drawn
+  const widgets = [...document.querySelectorAll('.jp-OutputArea-output.lm-Panel')].map(
+      el => ({children: el.querySelectorAll('*').length - 1, text: el.textContent.slice(0, 200)}));
   // an image a widget hides on purpose (display: none on it or a box of it) is not drawn; any other is
   const hidden = img => { for (let e = img; e && !e.classList.contains('jp-OutputArea'); e = e.parentElement)
                             if (e.style && e.style.display === 'none') return true; return false; };

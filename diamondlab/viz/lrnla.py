@@ -46,6 +46,7 @@ __all__ = [
     "box_mesh",
     "conoid_figure",
     "hull_mesh",
+    "label_side",
     "locality_figure",
     "lrnla_summary",
     "tier_outlines",
@@ -317,6 +318,21 @@ TILING_LABELS = {"stepwise_row": "stepwise z row", "diamond_tile": "DiamondTile 
                  "xt_diamond": "x-t diamond, all rows", "wavefront_diamond": "x-t diamond, wavefront"}
 
 
+def label_side(row: TilingMeasure, rows: list[TilingMeasure], decades: float = 0.3) -> str:
+    """Where :func:`tilings_figure` writes a tiling's name: below its marker where another tiling's lies
+    above it, less than ``decades`` away on the log x axis (above it, the name fell on that marker),
+    else above.
+
+    >>> from types import SimpleNamespace as R
+    >>> a, b, c = R(held=720, locality=0.87), R(held=592, locality=1.11), R(held=6, locality=0.9)
+    >>> label_side(a, [a, b, c]), label_side(b, [a, b, c]), label_side(c, [a, b, c])
+    ('bottom center', 'top center', 'top center')
+    """
+    near = [r for r in rows if r is not row and r.locality > row.locality
+            and abs(np.log10(r.held) - np.log10(row.held)) < decades]
+    return "bottom center" if near else "top center"
+
+
 def tilings_figure(rows: list[TilingMeasure], width: int = 900) -> go.Figure:
     """Paper 000 section 5's comparison: each tiling's locality against the fast memory its tile holds
     (z columns one step reads, log axis), the marker's area its asynchrony; data from
@@ -326,7 +342,7 @@ def tilings_figure(rows: list[TilingMeasure], width: int = 900) -> go.Figure:
     for r in rows:
         fig.add_scatter(
             x=[r.held], y=[r.locality], mode="markers+text", name=TILING_LABELS[r.name],
-            text=[TILING_LABELS[r.name]], textposition="top center",
+            text=[TILING_LABELS[r.name]], textposition=label_side(r, rows),
             marker={"size": 10 + 40 * np.sqrt(r.asynchrony / most),
                     "color": "#1b4f72" if r.name.startswith("diamond") else "#95a5a6"},
             customdata=[[r.asynchrony, r.note]],

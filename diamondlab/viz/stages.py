@@ -44,6 +44,10 @@ __all__ = ["SweepPicture", "stage_row_figure"]
 COLOURS = {"reads": "#27ae60", "focus": "#8e44ad", "feeds": "#f1c40f", "stage": "#e74c3c"}
 
 
+#: Pixels under a sweep picture's 3D view for its legend (six entries, two or three rows on 600 pixels).
+LEGEND_MARGIN = 90
+
+
 class SweepPicture:
     """Boxes and dependencies of one sweep, ready to draw step by step in a launch order.
 
@@ -186,8 +190,10 @@ class SweepPicture:
         for trace in data:
             trace.showlegend = True
         fig = go.Figure(data)
+        # the legend below the 3D view, in the margin kept for it: over the view it hid the torres
         fig.update_layout(title=self.title(stage, focus), scene=_add_domain(fig, s, self.tscale),
-                          legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=60, b=0), height=540)
+                          legend=dict(orientation="h", x=0, xanchor="left", y=0, yanchor="top"),
+                          margin=dict(l=0, r=0, t=60, b=LEGEND_MARGIN), height=540 + LEGEND_MARGIN)
         return fig
 
 
