@@ -300,7 +300,8 @@ _FIGURES_JS = """() => {
   const hidden = img => { for (let e = img; e && !e.classList.contains('jp-OutputArea'); e = e.parentElement)
                             if (e.style && e.style.display === 'none') return true; return false; };
   const images = [...document.querySelectorAll('.jp-OutputArea img')].filter(img => !hidden(img)).map(
-      img => ({loaded: img.complete && img.naturalWidth > 0, src: (img.getAttribute('src') || '').slice(0, 40)}));
+      img => ({loaded: img.complete && img.naturalWidth > 0,
+               src: (img.getAttribute('src') || '').slice(0, 40)}));
   return {figures, widgets, images};
 }"""
 
