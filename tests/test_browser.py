@@ -286,7 +286,8 @@ FIGURES = {
 #: The page's plotly figures as their views hold them (``gd.data``: what Plotly drew), its widget outputs
 #: and its images.
 _FIGURES_JS = """() => {
-  const size = v => (v && typeof v.length === 'number') ? v.length : 0;
+  // an array, or numpy's as plotly sends it (base64 in bdata) where the view left it so
+  const size = v => !v ? 0 : typeof v.length === 'number' ? v.length : v.bdata ? v.bdata.length : 0;
   const points = t => Math.max(0, ...['x', 'y', 'z', 'values', 'lat'].map(k => size(t[k])));
   const figures = [...document.querySelectorAll('.jp-OutputArea .js-plotly-plot')].map(gd => {
     const title = gd.layout && gd.layout.title;
@@ -303,6 +304,52 @@ _FIGURES_JS = """() => {
       img => ({loaded: img.complete && img.naturalWidth > 0,
                src: (img.getAttribute('src') || '').slice(0, 40)}));
   return {figures, widgets, images};
+}"""
+
+
+#: What a reader cannot read: a point's label cut by its plot area (or its figure) or lying on another trace's
+#: marker, a 3D figure's legend over its scene, a colour bar's tick reading "-0.00" or the like.
+_LABELS_JS = r"""() => {
+  const out = [];
+  const box = e => e.getBoundingClientRect();
+  const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1
+                           && a.bottom <= b.bottom + 1;
+  const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+                            && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+  for (const gd of document.querySelectorAll('.jp-OutputArea .js-plotly-plot')) {
+    const full = gd._fullLayout;
+    if (!full || !gd.offsetParent) continue;  // not laid out (a hidden tab)
+    const name = String((gd.layout && gd.layout.title && (gd.layout.title.text || gd.layout.title)) || '');
+    const figure = box(gd.querySelector('.main-svg'));
+    const g = gd.getBoundingClientRect(), s = full._size;
+    const area = {left: g.left + s.l, right: g.left + s.l + s.w, top: g.top + s.t, bottom: g.top + s.t + s.h};
+    const traces = [...gd.querySelectorAll('.scatterlayer .trace')];
+    const markers = traces.map(t => [...t.querySelectorAll('.points path.point')].map(box));
+    const labels = traces.map(t => [...t.querySelectorAll('.textpoint text')].map(box).filter(b => b.width));
+    traces.forEach((t, i) => {
+      const trace = (t.__data__ && t.__data__[0] && t.__data__[0].trace) || {};
+      for (const text of t.querySelectorAll('.textpoint text')) {
+        const b = box(text);
+        if (!b.width) continue;
+        if (!inside(b, trace.cliponaxis === false ? figure : area))
+          out.push(`${name.slice(0, 40)}: label '${text.textContent}' cut by the ${
+                    trace.cliponaxis === false ? 'figure' : 'plot area'}`);
+        markers.forEach((ms, j) => { if (j !== i && ms.some(m => overlap(b, m)))
+          out.push(`${name.slice(0, 40)}: label '${text.textContent}' on another marker`); });
+        labels.forEach((ls, j) => { if (j > i && ls.some(l => overlap(b, l)))
+          out.push(`${name.slice(0, 40)}: label '${text.textContent}' on another label`); });
+      }
+    });
+    if (full.scene && gd.querySelector('.legend')) {
+      const legend = box(gd.querySelector('.legend .bg') || gd.querySelector('.legend'));
+      if (overlap(legend, area)) out.push(`${name.slice(0, 40)}: the legend covers the 3D view`);
+    }
+    for (const tick of gd.querySelectorAll('.colorbar .tick text, .cbaxis .tick text, .cb .ytick text')) {
+      const t = tick.textContent.replace('−', '-');
+      if (/^-0(\.0*)?$/.test(t)) out.push(`${name.slice(0, 40)}: colour bar tick '${tick.textContent}'`);
+    }
+  }
+  return out;
 }"""
 
 
@@ -359,8 +406,8 @@ def test_every_notebook_draws_every_figure_with_data_after_run_all(jupyter, requ
         browser, page = _open_and_run(p, f"{url}/lab/tree/{name}?reset&token={token}")
         _wait_until_every_cell_ran(page, 480)
         found, problems = notebook_figures(page, FIGURES[name])
+        problems += page.evaluate(_LABELS_JS)
         text = page.locator(".jp-Notebook").inner_text()
         browser.close()
     assert "Traceback" not in text, text[-2000:]
-    print(name, found)
     assert not problems, f"{name}: {problems}\n{found}"

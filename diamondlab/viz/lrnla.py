@@ -319,18 +319,27 @@ TILING_LABELS = {"stepwise_row": "stepwise z row", "diamond_tile": "DiamondTile 
 
 
 def label_side(row: TilingMeasure, rows: list[TilingMeasure], decades: float = 0.3) -> str:
-    """Where :func:`tilings_figure` writes a tiling's name: below its marker where another tiling's lies
-    above it, less than ``decades`` away on the log x axis (above it, the name fell on that marker),
-    else above.
+    """Where :func:`tilings_figure` writes a tiling's name: below its marker where another tiling less than
+    ``decades`` away on the log x axis lies above it (above, the name fell on that marker) or at the same
+    locality and earlier in ``rows`` (the two names side by side ran into each other), else above.
 
     >>> from types import SimpleNamespace as R
-    >>> a, b, c = R(held=720, locality=0.87), R(held=592, locality=1.11), R(held=6, locality=0.9)
-    >>> label_side(a, [a, b, c]), label_side(b, [a, b, c]), label_side(c, [a, b, c])
-    ('bottom center', 'top center', 'top center')
+    >>> a, b = R(held=720, locality=0.87), R(held=592, locality=1.11)
+    >>> c, d = R(held=6, locality=0.9), R(held=480, locality=1.11)
+    >>> [label_side(r, [a, b, c, d]) for r in (a, b, c, d)]
+    ['bottom center', 'top center', 'top center', 'bottom center']
     """
-    near = [r for r in rows if r is not row and r.locality > row.locality
-            and abs(np.log10(r.held) - np.log10(row.held)) < decades]
-    return "bottom center" if near else "top center"
+    tol = 0.02 * max(r.locality for r in rows)
+    before = True
+    for other in rows:
+        if other is row:
+            before = False
+            continue
+        if abs(np.log10(other.held) - np.log10(row.held)) >= decades:
+            continue
+        if other.locality > row.locality + tol or (before and abs(other.locality - row.locality) <= tol):
+            return "bottom center"
+    return "top center"
 
 
 def tilings_figure(rows: list[TilingMeasure], width: int = 900) -> go.Figure:

@@ -151,6 +151,9 @@ def test_tilings_labels_stay_off_the_other_markers():
         above = [o for o in fig.data
                  if o is not t and o.y[0] > t.y[0] and abs(np.log10(o.x[0] / t.x[0])) < 0.3]
         assert (t.textposition == "bottom center") == bool(above), t.name
+    small = tilings_figure(compare_tilings(2, 2, 8, ny=8))  # the tests' size: two x-t diamonds side by side
+    side = {t.name: t.textposition for t in small.data}
+    assert {side["x-t diamond, all rows"], side["x-t diamond, wavefront"]} == {"top center", "bottom center"}
 
 
 def test_the_sweep_pictures_legend_is_below_its_3d_view():
