@@ -174,10 +174,45 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
         page.locator(".diamondlab-lab").screenshot(path=shot)
         text = page.locator(".jp-Notebook").inner_text()
         checked, clipped = _clipped(page)
+        ended, again = _run_to_the_end_and_again(page)
+        found, problems = notebook_figures(page, FIGURES[NOTEBOOK], seconds=10)
         browser.close()
+    assert not problems, f"{problems}\n{found}"  # the Snapshot tab: no broken image before a snapshot
+    assert ended[0] > 0 and "The wave has left the grid" in ended[1], ended
+    assert 0 < again[0] < ended[0] and again[1] > 0, (ended, again)  # from n = 0 again, with a wave
     assert checked >= 3 and not clipped, f"{checked} labels checked, clipped: {clipped}"
     assert rate is not None and rate > 0, "the readout never showed a positive rate:\n" + text[-2000:]
     assert "Traceback" not in text and "G cell updates/s on average" in text
+
+
+def _slices_now(page) -> tuple[int, float]:
+    """The step and the field's level the live view's slices show (their title)."""
+    title = page.locator(".diamondlab-live .js-plotly-plot .gtitle").first.text_content()
+    m = re.search(r"n = (\d+) .*level ([0-9.e+-]+)", title)
+    return (int(m.group(1)), float(m.group(2))) if m else (-1, 0.0)
+
+
+def _run_to_the_end_and_again(page, seconds: float = 240) -> tuple[tuple, tuple]:
+    """Unpaced, Run until the lab says the wave has left the grid; then Run ("Run again") and pause once
+    the slices show a wave: ``((step, notice) at the end, (step, level) after Run again)``."""
+    page.locator(".diamondlab-live .widget-checkbox input").first.uncheck()  # "paced for watching"
+    page.locator(".diamondlab-controls button", has_text=re.compile(r"^\s*Run\s*$")).last.click()
+    notice = page.locator(".diamondlab-ended").last
+    deadline = time.time() + seconds
+    while time.time() < deadline and "left the grid" not in notice.inner_text():
+        time.sleep(0.5)
+    again = page.locator(".diamondlab-controls button", has_text="Run again").last
+    again.wait_for(timeout=30_000)
+    ended = (_slices_now(page)[0], notice.inner_text())
+    again.click()
+    shown, deadline = (-1, 0.0), time.time() + 60
+    while time.time() < deadline:
+        shown = _slices_now(page)
+        if 0 < shown[0] < ended[0] and shown[1] > 0:
+            break
+        time.sleep(0.3)
+    page.locator(".diamondlab-controls button", has_text="Pause").last.click()
+    return ended, shown
 
 
 def _clipped(page) -> tuple[int, list[str]]:

@@ -18,6 +18,13 @@ traces back after drawing): from then on the front end's code is loaded
 and keeps the state current itself, so only the deltas travel.  A figure
 never drawn (a test, a script, a tab never opened) pays one copy of its
 state per change.
+
+A view that renders while its model's state is still arriving draws what
+the model held then, and a delta that reaches it before it has finished
+drawing is lost too (notebook 01's "Try it" conoids, again empty axes).  So
+when a view first answers, the figure sends itself once more as deltas
+(its traces replaced, its layout set): the view applies them, whatever it
+drew first.
 """
 
 from __future__ import annotations
@@ -55,8 +62,23 @@ class FigureWidget(go.FigureWidget):
         return self._answered
 
     def _on_answer(self, change) -> None:
-        if change["new"] is not None:
+        if change["new"] is not None and not self._answered:
             self._answered = True
+            self._resend()
+
+    def _resend(self) -> None:
+        """Send the whole figure again as deltas to the view that has just answered.
+
+        A view draws the state its model holds when it renders; a delta that
+        arrives while it is still drawing is lost, and the whole state that
+        follows does not redraw it.  Its first answer comes once it has drawn:
+        from then on it applies deltas, so the traces and the layout sent now
+        make it show what the figure holds (once per figure).
+        """
+        if self._data:
+            super()._send_deleteTraces_msg(list(range(len(self._data))))
+            super()._send_addTraces_msg(deepcopy(self._data))
+        super()._send_relayout_msg(deepcopy(self._layout_obj._props))
 
     def _sync_state(self) -> None:
         """Send the whole state (what a view that is drawn next reads) while no view has answered."""

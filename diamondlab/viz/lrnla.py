@@ -42,6 +42,8 @@ from diamondlab.geometry.tilings import TilingMeasure
 
 __all__ = [
     "CONOID_COLOURS",
+    "LEGEND_BELOW",
+    "LEGEND_MARGIN",
     "STAGE_COLORSCALE",
     "box_mesh",
     "conoid_figure",
@@ -53,6 +55,11 @@ __all__ = [
     "tilings_figure",
     "time_levels_figure",
 ]
+
+#: Where a 3D figure's legend goes: below the view, in a bottom margin of ``LEGEND_MARGIN`` pixels kept for
+#: it (over the view, at its top left, it hid what the view shows).
+LEGEND_BELOW = dict(orientation="h", x=0, xanchor="left", y=0, yanchor="top")
+LEGEND_MARGIN = 90
 
 #: colours of stages, right (first) to left (last)
 STAGE_COLORSCALE = "Viridis"
@@ -202,7 +209,8 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
                f"{len(both)} vertices {'=' if same else '≠'} torre Nt·2R² = {torre.nvertices}"),
         scene=dict(_SCENE, aspectratio=dict(x=1, y=1, z=max(0.4, nt * tscale / (4 * r + 2 * nt))),
                    camera=dict(eye=dict(x=-1.5, y=-1.5, z=0.8))),  # the torre in front of what it reads
-        legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=520, width=820,
+        legend=LEGEND_BELOW, margin=dict(l=0, r=0, t=40, b=LEGEND_MARGIN), height=520 + LEGEND_MARGIN,
+        width=820,
     )
     return fig
 

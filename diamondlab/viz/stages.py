@@ -36,16 +36,19 @@ import plotly.graph_objects as go
 
 from diamondlab.geometry import StageSchedule
 from diamondlab.geometry.reads import torre_dependencies, torre_runs
-from diamondlab.viz.lrnla import _SCENE, STAGE_COLORSCALE, box_mesh, tier_outlines
+from diamondlab.viz.lrnla import (
+    _SCENE,
+    LEGEND_BELOW,
+    LEGEND_MARGIN,
+    STAGE_COLORSCALE,
+    box_mesh,
+    tier_outlines,
+)
 
 __all__ = ["SweepPicture", "stage_row_figure"]
 
 #: paper 000, figure 6: dependencies green, the torre purple, dependents yellow, independent red
 COLOURS = {"reads": "#27ae60", "focus": "#8e44ad", "feeds": "#f1c40f", "stage": "#e74c3c"}
-
-
-#: Pixels under a sweep picture's 3D view for its legend (six entries, two or three rows on 600 pixels).
-LEGEND_MARGIN = 90
 
 
 class SweepPicture:
@@ -192,7 +195,7 @@ class SweepPicture:
         fig = go.Figure(data)
         # the legend below the 3D view, in the margin kept for it: over the view it hid the torres
         fig.update_layout(title=self.title(stage, focus), scene=_add_domain(fig, s, self.tscale),
-                          legend=dict(orientation="h", x=0, xanchor="left", y=0, yanchor="top"),
+                          legend=LEGEND_BELOW,
                           margin=dict(l=0, r=0, t=60, b=LEGEND_MARGIN), height=540 + LEGEND_MARGIN)
         return fig
 

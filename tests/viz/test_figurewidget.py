@@ -29,11 +29,19 @@ def test_a_figure_built_empty_and_filled_at_once_syncs_its_whole_state():
 def test_once_a_view_answers_only_deltas_travel():
     fig = FigureWidget(go.Figure(go.Scatter(y=[1, 2])))
     sent = []
-    fig.observe(lambda change: sent.append(change["name"]), names=["_widget_data", "_py2js_restyle"])
+    fig.observe(lambda change: change["new"] is not None and sent.append((change["name"], change["new"])),
+                names=["_widget_data", "_py2js_restyle", "_py2js_deleteTraces", "_py2js_addTraces"])
     fig.data[0].y = [3, 4]
-    assert "_widget_data" in sent and not fig.answered
+    assert "_widget_data" in [name for name, _ in sent] and not fig.answered
+    sent.clear()
     fig._js2py_layoutDelta = {"layout_delta": {}, "layout_edit_id": 0}  # a view drew it and reported
     assert fig.answered
+    # whatever it drew while the state was arriving, the view is sent the figure once more, as deltas
+    assert [name for name, _ in sent] == ["_py2js_deleteTraces", "_py2js_addTraces"]
+    assert sent[1][1]["trace_data"][0]["y"] == [3, 4]
+    fig._js2py_layoutDelta = {"layout_delta": {}, "layout_edit_id": 0}  # a later answer: nothing again
+    assert len(sent) == 2
     sent.clear()
-    fig.data[0].y = [5, 6]
-    assert "_py2js_restyle" in sent and "_widget_data" not in sent
+    fig.data[0].y = [5, 6]  # drawn and answered: only the delta travels
+    names = [name for name, _ in sent]
+    assert "_py2js_restyle" in names and "_widget_data" not in names

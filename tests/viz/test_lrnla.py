@@ -156,16 +156,17 @@ def test_tilings_labels_stay_off_the_other_markers():
     assert {side["x-t diamond, all rows"], side["x-t diamond, wavefront"]} == {"top center", "bottom center"}
 
 
-def test_the_sweep_pictures_legend_is_below_its_3d_view():
-    """The Stages tab: the legend sat over the 3D view (x=0, y=1); now in a margin kept for it below."""
-    from diamondlab.viz.stages import LEGEND_MARGIN, SweepPicture
+def test_the_3d_figures_legends_are_below_their_views():
+    """The Stages tab and the conoids: the legend sat over the 3D view (x=0, y=1); now in a margin kept
+    for it below."""
+    from diamondlab.viz.lrnla import LEGEND_MARGIN
 
-    fig = SweepPicture(stage_schedule(2, 2, 4, 16, 12)).figure()
-    legend = fig.layout.legend
-    assert legend.orientation == "h" and legend.yanchor == "top" and legend.y <= 0
-    assert fig.layout.margin.b == LEGEND_MARGIN >= 60
-    domain = fig.layout.scene.domain.y
-    assert domain is None or domain[0] >= 0  # the scene keeps to the plot area, above the legend
+    for fig in (SweepPicture(stage_schedule(2, 2, 4, 16, 12)).figure(), lrnla.conoid_figure(2, 2, 4)):
+        legend = fig.layout.legend
+        assert legend.orientation == "h" and legend.yanchor == "top" and legend.y <= 0
+        assert fig.layout.margin.b == LEGEND_MARGIN >= 60
+        domain = fig.layout.scene.domain.y
+        assert domain is None or domain[0] >= 0  # the scene keeps to the plot area, above the legend
 
 
 def test_paper_graph_figures_draw_the_geometry():
