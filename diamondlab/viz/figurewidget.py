@@ -12,19 +12,17 @@ draws the figure's first state.  This is what "Run All" does to a figure
 built empty in a box and filled at once, or changed by the next cell before
 its view exists (notebook 01's "Try it" conoids were empty axes).
 
-:class:`FigureWidget` sends, after every delta, the whole state as well,
-until a view of it has answered (plotly's views report their layout and
-traces back after drawing): from then on the front end's code is loaded
-and keeps the state current itself, so only the deltas travel.  A figure
-never drawn (a test, a script, a tab never opened) pays one copy of its
-state per change.
-
-A view that renders while its model's state is still arriving draws what
-the model held then, and a delta that reaches it before it has finished
-drawing is lost too (notebook 01's "Try it" conoids, again empty axes).  So
-when a view first answers, the figure sends itself once more as deltas
-(its traces replaced, its layout set): the view applies them, whatever it
-drew first.
+:class:`FigureWidget` therefore sends no delta until a view of it has
+answered (plotly's views report their traces back once they have drawn):
+each change sends the whole state instead, with a new edit id.  A view that
+renders reads that state; a delta that reached a view still drawing was
+lost, and could leave it empty (notebook 01's "Try it" conoids).  The
+first answer says which state the view drew; if the figure has changed
+since, it is sent once more as deltas (that state's traces replaced, the
+layout set), which the view, drawn by then, applies.  From then on the
+front end's code is loaded and keeps the state current itself: only deltas
+travel.  A figure never drawn (a test, a script, a tab never opened) pays
+one copy of its state per change.
 """
 
 from __future__ import annotations
@@ -40,7 +38,7 @@ ANSWERS = ("_js2py_layoutDelta", "_js2py_traceDeltas")
 
 
 class FigureWidget(go.FigureWidget):
-    """``plotly.graph_objects.FigureWidget`` whose synced state stays whole until a view answers.
+    """``plotly.graph_objects.FigureWidget`` that sends its whole state, never a delta, until a view answers.
 
     Examples
     --------
@@ -54,6 +52,7 @@ class FigureWidget(go.FigureWidget):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._answered = False
+        self._traces_of = {self._last_trace_edit_id: len(self._data)}  # state sent -> its trace count
         self.observe(self._on_answer, names=list(ANSWERS))
 
     @property
@@ -62,50 +61,54 @@ class FigureWidget(go.FigureWidget):
         return self._answered
 
     def _on_answer(self, change) -> None:
-        if change["new"] is not None and not self._answered:
-            self._answered = True
-            self._resend()
+        if change["new"] is None or self._answered:
+            return
+        self._answered = True
+        drawn = change["new"].get("trace_edit_id", change["new"].get("layout_edit_id"))
+        if drawn != self._last_trace_edit_id:  # the view drew an earlier state: send it this one
+            self._resend(self._traces_of.get(drawn, 0))
+        self._traces_of = {}
 
-    def _resend(self) -> None:
-        """Send the whole figure again as deltas to the view that has just answered.
-
-        A view draws the state its model holds when it renders; a delta that
-        arrives while it is still drawing is lost, and the whole state that
-        follows does not redraw it.  Its first answer comes once it has drawn:
-        from then on it applies deltas, so the traces and the layout sent now
-        make it show what the figure holds (once per figure).
-        """
+    def _resend(self, drawn: int) -> None:
+        """Replace the ``drawn`` traces of the view that has just answered, and set its layout."""
+        if drawn:
+            super()._send_deleteTraces_msg(list(range(drawn)))
         if self._data:
-            super()._send_deleteTraces_msg(list(range(len(self._data))))
             super()._send_addTraces_msg(deepcopy(self._data))
         super()._send_relayout_msg(deepcopy(self._layout_obj._props))
 
-    def _sync_state(self) -> None:
-        """Send the whole state (what a view that is drawn next reads) while no view has answered."""
-        if not getattr(self, "_answered", True):  # False from __init__ on; before it, plotly builds the state
+    def _sync_state(self) -> bool:
+        """Before a view has answered: send the whole state instead of a delta (True); else False."""
+        if getattr(self, "_answered", True):  # answered, or plotly building the figure in __init__
+            return False
+        with self.hold_sync():  # one message: a view reads the state and its edit id together
+            self._last_trace_edit_id += 1
+            self._last_layout_edit_id += 1
             self._widget_layout = deepcopy(self._layout_obj._props)
             self._widget_data = deepcopy(self._data)
+        self._traces_of[self._last_trace_edit_id] = len(self._data)
+        return True
 
     def _send_addTraces_msg(self, new_traces_data):
-        super()._send_addTraces_msg(new_traces_data)
-        self._sync_state()
+        if not self._sync_state():
+            super()._send_addTraces_msg(new_traces_data)
 
     def _send_deleteTraces_msg(self, delete_inds):
-        super()._send_deleteTraces_msg(delete_inds)
-        self._sync_state()
+        if not self._sync_state():
+            super()._send_deleteTraces_msg(delete_inds)
 
     def _send_moveTraces_msg(self, current_inds, new_inds):
-        super()._send_moveTraces_msg(current_inds, new_inds)
-        self._sync_state()
+        if not self._sync_state():
+            super()._send_moveTraces_msg(current_inds, new_inds)
 
     def _send_restyle_msg(self, restyle_data, trace_indexes=None, source_view_id=None):
-        super()._send_restyle_msg(restyle_data, trace_indexes, source_view_id)
-        self._sync_state()
+        if not self._sync_state():
+            super()._send_restyle_msg(restyle_data, trace_indexes, source_view_id)
 
     def _send_relayout_msg(self, layout_data, source_view_id=None):
-        super()._send_relayout_msg(layout_data, source_view_id)
-        self._sync_state()
+        if not self._sync_state():
+            super()._send_relayout_msg(layout_data, source_view_id)
 
     def _send_update_msg(self, restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
-        super()._send_update_msg(restyle_data, relayout_data, trace_indexes, source_view_id)
-        self._sync_state()
+        if not self._sync_state():
+            super()._send_update_msg(restyle_data, relayout_data, trace_indexes, source_view_id)
