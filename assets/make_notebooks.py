@@ -5,11 +5,17 @@ This file is their one source: edit a notebook here, then run
 committed notebook's cells differ from what this writes).  Every notebook
 reads ``DIAMONDLAB_SMALL=1`` (set by the test suite) to shrink its grids,
 and runs top to bottom on a CPU in well under a minute at its default
-sizes.  Outputs are not stored.
+sizes.  Outputs are not stored, and are kept out where users run the
+notebooks: :func:`strip_outputs` clears what JupyterLab saves (outputs,
+execution counts, widget state); the docs build renders stripped copies
+(:func:`copy_stripped`, from ``docs/conf.py``), and ``--strip`` makes this
+file a git clean filter (``.gitattributes`` names it; the README says how to
+turn it on), so that a notebook run and saved is committed without them.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import nbformat
@@ -783,7 +789,44 @@ message.  The buttons work from Python too: `lab.run()`, `lab.pause()`,
 }
 
 
+def strip_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` without what running it leaves: outputs, execution counts, widget state (changed in place).
+
+    >>> nb = _nb(["print(1)"])
+    >>> nb.cells[0].outputs = [nbformat.v4.new_output("stream", text="1")]
+    >>> nb.cells[0].execution_count, nb.metadata["widgets"] = 3, {"state": {}}
+    >>> nb = strip_outputs(nb)
+    >>> nb.cells[0].outputs, nb.cells[0].execution_count, "widgets" in nb.metadata
+    ([], None, False)
+    """
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        for key in ("execution", "collapsed", "scrolled"):
+            cell.metadata.pop(key, None)
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def copy_stripped(source: Path, target: Path) -> list[Path]:
+    """Copy the notebooks of folder ``source`` to ``target`` without outputs (the docs build renders them:
+    a saved plotly or widget output is an "unknown output mime type" warning, an error with ``-W``), and
+    every other file as it is; return the notebooks written."""
+    import shutil
+
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    written = sorted(target.glob("*.ipynb"))
+    for path in written:
+        nbformat.write(strip_outputs(nbformat.read(path, as_version=4)), path)
+    return written
+
+
 def main() -> None:
+    if "--strip" in sys.argv[1:]:  # a git clean filter: a notebook on stdin, the same without outputs out
+        nb = nbformat.reads(sys.stdin.read(), as_version=4)
+        sys.stdout.write(nbformat.writes(strip_outputs(nb)) + "\n")
+        return
     for name, cells in NOTEBOOKS.items():
         path = ROOT / "notebooks" / name
         nbformat.write(_nb(cells), path)

@@ -3,11 +3,12 @@
 Build: ``python -m sphinx -W -b html docs docs/_build/html`` (``pip install -e ".[docs]"``).
 The API pages (``docs/api/``, not committed) are written here, one per public module of
 diamondlab, so that a new module is documented without editing anything; the notebooks are
-copied from ``notebooks/`` (their source is ``assets/make_notebooks.py``) and rendered
-without running them.
+copied from ``notebooks/`` without outputs (their source is ``assets/make_notebooks.py``,
+which strips them) and rendered without running them.
 """
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import shutil
@@ -116,9 +117,11 @@ def _write_api_pages() -> None:
 
 
 def _copy_notebooks() -> None:
-    folder = DOCS / "notebooks"
-    shutil.rmtree(folder, ignore_errors=True)
-    shutil.copytree(ROOT / "notebooks", folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    """The notebooks as committed, without the outputs a user's run may have saved into ``notebooks/``."""
+    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "assets" / "make_notebooks.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    make.copy_stripped(ROOT / "notebooks", DOCS / "notebooks")
 
 
 _write_api_pages()

@@ -1,6 +1,11 @@
 import importlib.util
+import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,17 +37,111 @@ def _cells(nb) -> list[tuple[str, str]]:
     return [(cell.cell_type, cell.source) for cell in nb.cells]
 
 
-def test_the_notebooks_are_what_their_generator_writes():
-    """assets/make_notebooks.py is the notebooks' one source: every committed cell is in it, and no other."""
+def _check_generated(folder: Path) -> None:
+    """Every notebook in ``folder`` has the cells assets/make_notebooks.py writes (outputs aside)."""
     import nbformat
 
     m = _module("make_notebooks")
-    committed = {path.name: path for path in (ROOT / "notebooks").glob("*.ipynb")}
+    committed = {path.name: path for path in folder.glob("*.ipynb")}
     assert sorted(committed) == sorted(m.NOTEBOOKS), "a notebook without a source, or a source not written"
     for name, cells in m.NOTEBOOKS.items():
         written = _cells(m._nb(cells))
         on_disk = _cells(nbformat.read(committed[name], as_version=4))
         assert on_disk == written, f"notebooks/{name} differs from assets/make_notebooks.py: run it"
+
+
+def test_the_notebooks_are_what_their_generator_writes():
+    """assets/make_notebooks.py is the notebooks' one source: every committed cell is in it, and no other."""
+    _check_generated(ROOT / "notebooks")
+
+
+def _ran(nb):
+    """``nb`` as JupyterLab saves it after Run All: plotly and widget outputs, counts, widget state."""
+    import nbformat
+
+    for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = n + 1
+        cell.outputs = [
+            nbformat.v4.new_output("display_data", data={
+                "application/vnd.plotly.v1+json": {"data": [], "layout": {}},
+                "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2,
+                                                             "version_minor": 0}}),
+            nbformat.v4.new_output("stream", text="printed\n")]
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    return nb
+
+
+def _git_notebook(name: str) -> str | None:
+    """The staged text of ``notebooks/name`` (what a commit takes), None outside a git checkout."""
+    run = subprocess.run(["git", "show", f":notebooks/{name}"], cwd=ROOT, capture_output=True, text=True)
+    return run.stdout if run.returncode == 0 else None
+
+
+def test_the_committed_notebooks_hold_no_outputs():
+    """What git commits (the index; the files outside a checkout) has no outputs: a user's run may leave
+    them in the working tree, never in a commit."""
+    import nbformat
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        text = _git_notebook(path.name)
+        nb = nbformat.reads(path.read_text() if text is None else text, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code and not any(c.outputs or c.execution_count for c in code), (
+            f"notebooks/{path.name} is staged with outputs: turn on the filter (README, 'Notebooks') and "
+            f"git add it again, or run python assets/make_notebooks.py")
+        assert "widgets" not in nb.metadata, path.name
+
+
+def test_notebooks_run_and_saved_leave_the_tests_and_the_docs_copies_clean(tmp_path):
+    """A user opens, runs and saves every notebook: the cells still match their source, the docs build's
+    copies have no outputs, and git's clean filter (``--strip``) gives back the committed bytes."""
+    import nbformat
+
+    m = _module("make_notebooks")
+    ran = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", ran)
+    for path in ran.glob("*.ipynb"):
+        nbformat.write(_ran(nbformat.read(path, as_version=4)), path)
+    _check_generated(ran)
+    written = m.copy_stripped(ran, tmp_path / "docs")
+    assert len(written) == len(m.NOTEBOOKS) and (tmp_path / "docs" / "records").is_dir()
+    for path in written:
+        nb = nbformat.read(path, as_version=4)
+        assert not any(c.get("outputs") for c in nb.cells) and "widgets" not in nb.metadata
+    name = "03_live_wavefield.ipynb"
+    clean = subprocess.run([sys.executable, str(ROOT / "assets" / "make_notebooks.py"), "--strip"],
+                           input=(ran / name).read_text(), capture_output=True, text=True, check=True)
+    assert "widget-view" in (ran / name).read_text()
+    assert clean.stdout == nbformat.writes(m._nb(m.NOTEBOOKS[name])) + "\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_gits_clean_filter_commits_a_run_notebook_without_outputs(tmp_path):
+    """The filter .gitattributes names, turned on as the README says: a notebook run, saved and committed
+    is committed without its outputs: no change to see or to commit."""
+    import nbformat
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout
+
+    m = _module("make_notebooks")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "assets").mkdir()
+    shutil.copy(ROOT / ".gitattributes", tmp_path / ".gitattributes")
+    shutil.copy(ROOT / "assets" / "make_notebooks.py", tmp_path / "assets" / "make_notebooks.py")
+    name = "00_quickstart.ipynb"
+    shutil.copy(ROOT / "notebooks" / name, tmp_path / "notebooks" / name)
+    git("init", "-q")
+    git("config", "filter.notebook-outputs.clean", f"{sys.executable} assets/make_notebooks.py --strip")
+    git("add", ".")
+    git("commit", "-qm", "notebooks")
+    path = tmp_path / "notebooks" / name
+    nbformat.write(_ran(nbformat.read(path, as_version=4)), path)
+    assert git("diff", "--stat") == ""  # ran and saved: no change to see
+    git("add", "-A")
+    assert git("status", "--porcelain") == ""  # and nothing to commit
+    assert git("show", f"HEAD:notebooks/{name}") == nbformat.writes(m._nb(m.NOTEBOOKS[name])) + "\n"
 
 
 def test_the_size_sweep_plot_draws_the_bench_rows():

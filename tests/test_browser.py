@@ -174,10 +174,57 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
         page.locator(".diamondlab-lab").screenshot(path=shot)
         text = page.locator(".jp-Notebook").inner_text()
         checked, clipped = _clipped(page)
+        ended, again = _run_to_the_end_and_again(page)
+        found, problems = notebook_figures(page, FIGURES[NOTEBOOK], seconds=10)
         browser.close()
+    assert not problems, f"{problems}\n{found}"  # the Snapshot tab: no broken image before a snapshot
+    assert ended[0] > 0 and "The wave has left the grid" in ended[1], ended
+    assert 0 < again[0] < ended[0] and again[1] > 0, (ended, again)  # from n = 0 again, with a wave
     assert checked >= 3 and not clipped, f"{checked} labels checked, clipped: {clipped}"
     assert rate is not None and rate > 0, "the readout never showed a positive rate:\n" + text[-2000:]
     assert "Traceback" not in text and "G cell updates/s on average" in text
+
+
+def _slices_now(page) -> tuple[int, float]:
+    """The step and the field's level the live view's slices show (their title)."""
+    title = page.locator(".diamondlab-live .js-plotly-plot .gtitle").first.text_content()
+    m = re.search(r"n = (\d+) .*level ([0-9.e+-]+)", title)
+    return (int(m.group(1)), float(m.group(2))) if m else (-1, 0.0)
+
+
+def _until(condition, seconds: float) -> bool:
+    deadline = time.time() + seconds
+    while not condition():
+        if time.time() > deadline:
+            return False
+        time.sleep(0.3)
+    return True
+
+
+def _run_to_the_end_and_again(page, seconds: float = 240) -> tuple[tuple, tuple]:
+    """Unpaced, Run until the lab says the wave has left the grid; then Run ("Run again") and pause once
+    the slices show a wave: ``((step, notice) at the end, (step, level) after Run again)``."""
+    notice = page.locator(".diamondlab-ended").last
+    page.locator(".diamondlab-live .widget-checkbox input").first.uncheck()  # "paced for watching"
+    # "Run again" where the notebook's own run reached the end of the wave already (a small grid): the
+    # notice goes (back to n = 0), then comes back at the end of this run
+    page.locator(".diamondlab-controls button", has_text=re.compile(r"^\s*Run( again)?\s*$")).last.click()
+    _until(lambda: "left the grid" not in notice.inner_text(), 15)
+    _until(lambda: "left the grid" in notice.inner_text(), seconds)
+    again = page.locator(".diamondlab-controls button", has_text="Run again").last
+    again.wait_for(timeout=30_000)
+    ended = (_slices_now(page)[0], notice.inner_text())
+    again.click()
+    shown = (-1, 0.0)
+
+    def a_wave() -> bool:
+        nonlocal shown
+        shown = _slices_now(page)
+        return 0 < shown[0] < ended[0] and shown[1] > 0
+
+    _until(a_wave, 60)
+    page.locator(".diamondlab-controls button", has_text="Pause").last.click()
+    return ended, shown
 
 
 def _clipped(page) -> tuple[int, list[str]]:
@@ -269,3 +316,172 @@ def test_3d_snapshots_rotate_in_the_browser_through_the_hubs_proxy(jupyter):
     assert "jupyter backend: client" in text and "Traceback" not in text, text[-2000:]
     assert shots[-1] == shots[-2], "the 3D view never settled"
     assert turned, "dragging the mouse did not turn the 3D view"
+
+
+#: Every notebook run with Run All: at least this many plotly figures (small switch), each holding data.
+FIGURES = {
+    "00_quickstart.ipynb": 0,
+    "01_lrnla_concepts.ipynb": 6,  # the x-t widget, two conoid figures, locality, the "Try it" pair
+    "02_diamondtorre_stages.ipynb": 5,  # a stage, the sweep, the time levels, the explorer's pair
+    "03_live_wavefield.ipynb": 8,  # the live view's three, the Shapes, Stages and Tuning tabs'
+    "04_tuning.ipynb": 1,
+    "05_3d_snapshots.ipynb": 0,  # images: the gallery's and the snapshot panel's
+    "06_paper_figures_and_table_1.ipynb": 4,
+    "07_roofline_and_parallel_levels.ipynb": 3,
+    "08_launch_schemes_and_tilings.ipynb": 1,
+}
+
+#: The page's plotly figures as their views hold them (``gd.data``: what Plotly drew), its widget outputs
+#: and its images.
+_FIGURES_JS = """() => {
+  // an array, or numpy's as plotly sends it (base64 in bdata) where the view left it so
+  const size = v => !v ? 0 : typeof v.length === 'number' ? v.length : v.bdata ? v.bdata.length : 0;
+  const points = t => Math.max(0, ...['x', 'y', 'z', 'values', 'lat'].map(k => size(t[k])));
+  const figures = [...document.querySelectorAll('.jp-OutputArea .js-plotly-plot')].map(gd => {
+    const title = gd.layout && gd.layout.title;
+    return {title: String((title && (title.text || title)) || gd.querySelector('.gtitle')?.textContent || ''),
+            traces: size(gd.data), points: (gd.data || []).map(points)};
+  });
+  // a widget's output is a panel holding the widget's renderer: empty where the view was never drawn
+  const widgets = [...document.querySelectorAll('.jp-OutputArea-output.lm-Panel')].map(
+      el => ({children: el.querySelectorAll('*').length - 1, text: el.textContent.slice(0, 200)}));
+  // an image a widget hides on purpose (display: none on it or a box of it) is not drawn; any other is
+  const hidden = img => { for (let e = img; e && !e.classList.contains('jp-OutputArea'); e = e.parentElement)
+                            if (e.style && e.style.display === 'none') return true; return false; };
+  const images = [...document.querySelectorAll('.jp-OutputArea img')].filter(img => !hidden(img)).map(
+      img => ({loaded: img.complete && img.naturalWidth > 0,
+               src: (img.getAttribute('src') || '').slice(0, 40)}));
+  return {figures, widgets, images};
+}"""
+
+
+#: What a reader cannot read: a point's label cut by its plot area (or its figure) or lying on another trace's
+#: marker, a 3D figure's legend over its scene, a colour bar's tick reading "-0.00" or the like.
+_LABELS_JS = r"""() => {
+  const out = [];
+  const box = e => e.getBoundingClientRect();
+  const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1
+                           && a.bottom <= b.bottom + 1;
+  const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+                            && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+  for (const gd of document.querySelectorAll('.jp-OutputArea .js-plotly-plot')) {
+    const full = gd._fullLayout;
+    if (!full || !gd.offsetParent) continue;  // not laid out (a hidden tab)
+    const name = String((gd.layout && gd.layout.title && (gd.layout.title.text || gd.layout.title)) || '');
+    const figure = box(gd.querySelector('.main-svg'));
+    const g = gd.getBoundingClientRect(), s = full._size;
+    const area = {left: g.left + s.l, right: g.left + s.l + s.w, top: g.top + s.t, bottom: g.top + s.t + s.h};
+    const traces = [...gd.querySelectorAll('.scatterlayer .trace')];
+    const markers = traces.map(t => [...t.querySelectorAll('.points path.point')].map(box));
+    const labels = traces.map(t => [...t.querySelectorAll('.textpoint text')].map(box).filter(b => b.width));
+    traces.forEach((t, i) => {
+      const trace = (t.__data__ && t.__data__[0] && t.__data__[0].trace) || {};
+      for (const text of t.querySelectorAll('.textpoint text')) {
+        const b = box(text);
+        if (!b.width) continue;
+        if (!inside(b, trace.cliponaxis === false ? figure : area))
+          out.push(`${name.slice(0, 40)}: label '${text.textContent}' cut by the ${
+                    trace.cliponaxis === false ? 'figure' : 'plot area'}`);
+        markers.forEach((ms, j) => { if (j !== i && ms.some(m => overlap(b, m)))
+          out.push(`${name.slice(0, 40)}: label '${text.textContent}' on another marker`); });
+        labels.forEach((ls, j) => { if (j > i && ls.some(l => overlap(b, l)))
+          out.push(`${name.slice(0, 40)}: label '${text.textContent}' on another label`); });
+      }
+    });
+    if (full.scene && gd.querySelector('.legend')) {
+      const legend = box(gd.querySelector('.legend .bg') || gd.querySelector('.legend'));
+      if (overlap(legend, area)) out.push(`${name.slice(0, 40)}: the legend covers the 3D view`);
+    }
+    for (const tick of gd.querySelectorAll('.colorbar .tick text, .cbaxis .tick text, .cb .ytick text')) {
+      const t = tick.textContent.replace('−', '-');
+      if (/^-0(\.0*)?$/.test(t)) out.push(`${name.slice(0, 40)}: colour bar tick '${tick.textContent}'`);
+    }
+  }
+  return out;
+}"""
+
+
+#: Notebooks whose labels are not checked yet, and why.
+LABELS_UNCHECKED = {
+    "07_roofline_and_parallel_levels.ipynb": "Fig. 7's ceiling labels overlap at the tests' small size",
+}
+
+#: A figure that is empty until the reader acts says so in its title.
+PLACEHOLDER_TITLE = "press "
+
+
+def figure_problems(found: dict, wanted: int) -> list[str]:
+    """What is wrong with a page's figures (``_FIGURES_JS``'s answer): too few, one without a trace, one
+    whose traces hold no point, a widget drawn empty or as an error, an image not loaded."""
+    problems = []
+    figures = found["figures"]
+    if len(figures) < wanted:
+        problems.append(f"{len(figures)} plotly figures drawn, {wanted} wanted")
+    for f in figures:
+        if f["title"].startswith(PLACEHOLDER_TITLE):  # says what fills it (Tuning: "press Measure")
+            continue
+        if not f["traces"] or not any(f["points"]):
+            problems.append(f"figure {f['title']!r} drawn without data: {f['traces']} traces, "
+                            f"points {f['points']}")
+    for w in found["widgets"]:
+        if not w["children"] or "Error displaying widget" in w["text"]:
+            problems.append(f"a widget output drawn empty or as an error: {w['text']!r}")
+    problems += [f"an image not loaded (a broken-image icon): src {i['src']!r}"
+                 for i in found["images"] if not i["loaded"]]
+    return problems
+
+
+def test_figure_problems_finds_what_a_blank_figure_leaves():
+    ok = {"figures": [{"title": "a", "traces": 1, "points": [3]}], "widgets": [{"children": 1, "text": ""}],
+          "images": [{"loaded": True, "src": "data:"}]}
+    assert figure_problems(ok, 1) == []
+    empty = {"figures": [{"title": "conoids", "traces": 0, "points": []}], "widgets": [], "images": []}
+    assert "conoids" in figure_problems(empty, 1)[0]
+    assert figure_problems({**ok, "images": [{"loaded": False, "src": ""}]}, 1)
+    assert figure_problems({**ok, "widgets": [{"children": 0, "text": ""}]}, 1)
+    assert figure_problems(ok, 2) == ["1 plotly figures drawn, 2 wanted"]
+    waiting = {"figures": [{"title": "press Measure", "traces": 0, "points": []}], "widgets": [],
+               "images": []}
+    assert figure_problems(waiting, 1) == []
+
+
+def notebook_figures(page, wanted: int, seconds: float = 60) -> tuple[dict, list[str]]:
+    """The page's figures once every one holds data (or ``seconds`` have passed): ``(found, problems)``."""
+    deadline = time.time() + seconds
+    while True:
+        found = page.evaluate(_FIGURES_JS)
+        problems = figure_problems(found, wanted)
+        if not problems or time.time() > deadline:
+            return found, problems
+        time.sleep(1)
+
+
+#: Still failing at times, and why (kept visible: xfail, not strict).
+FLAKY = {
+    "01_lrnla_concepts.ipynb": (
+        "the 'Try it' figure widgets' views are at times never drawn (no gd.data after 60 s) under Run All "
+        "on "
+        "a loaded 2-core machine: not a state problem (they are built with their data, no delta reaches them "
+        "before their view answers)"),
+}
+
+
+@pytest.mark.parametrize("jupyter", [pytest.param(n, marks=pytest.mark.xfail(reason=FLAKY[n], strict=False))
+                                     if n in FLAKY else n for n in FIGURES], indirect=True)
+def test_every_notebook_draws_every_figure_with_data_after_run_all(jupyter, request):
+    """Run All, as a student does: every plotly figure's view holds traces with data (none left as empty
+    axes because a cell changed it before its view existed), no widget drawn blank, every image loaded."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="needs playwright (pip; no browser download)")
+    url, token = jupyter
+    name = request.node.callspec.params["jupyter"]
+    with sync_api.sync_playwright() as p:
+        browser, page = _open_and_run(p, f"{url}/lab/tree/{name}?reset&token={token}")
+        _wait_until_every_cell_ran(page, 480)
+        found, problems = notebook_figures(page, FIGURES[name])
+        if name not in LABELS_UNCHECKED:
+            problems += page.evaluate(_LABELS_JS)
+        text = page.locator(".jp-Notebook").inner_text()
+        browser.close()
+    assert "Traceback" not in text, text[-2000:]
+    assert not problems, f"{name}: {problems}\n{found}"

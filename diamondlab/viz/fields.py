@@ -18,11 +18,14 @@ copy on the GPU).
 
 :func:`slices_figure` makes the three heatmaps once; :func:`update_slices`
 replaces their data in one ``batch_update`` when the figure is a
-``FigureWidget``, with a fixed colour range when one is given.
-:func:`colour_range` chooses that range once per simulation, from what
-starts the wave (the initial pulse's maximum, the sources' amplitudes), so
-that a live view does not stretch the noise left behind by a wave that has
-gone to full colour.
+``FigureWidget``, with the colour range ``±vmax`` when one is given (colour
+bar ticks from :func:`colour_ticks`: two significant digits, zero as "0").
+:func:`colour_range` chooses a first range from what starts the wave (the
+initial pulse's maximum, the sources' amplitudes); a live view then follows
+the field with :func:`follow_range` (:data:`COLOUR_RULE`): the field's
+level (:func:`field_level`) always lies between a quarter of the range and
+the range, except where it has faded below :data:`FADED` of the largest
+level it reached, which the view reports as the wave's end.
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ import numpy as np
 
 from diamondlab.engine.backends import planes_of
 
-__all__ = ["colour_range", "current_level", "field_slices", "robust_max", "slices_figure", "source_amplitude",
-           "stride_for", "traces_figure", "update_slices"]
+__all__ = ["COLOUR_RULE", "FADED", "colour_range", "colour_ticks", "current_level", "field_level",
+           "field_slices", "follow_range", "robust_max", "slices_figure", "source_amplitude", "stride_for",
+           "traces_figure", "update_slices"]
 
 PLANES = ("xy", "xz", "yz")
 AXES = {"xy": ("x", "y"), "xz": ("x", "z"), "yz": ("y", "z")}
@@ -105,6 +109,65 @@ def robust_max(arrays, percentile: float = 99.5) -> float:
     return max(float(np.percentile(values, percentile)), top / 100.0)
 
 
+def field_level(arrays) -> float:
+    """What a live view scales its colours to: :func:`robust_max` of ``|u|`` over ``arrays``, 0 for a field
+    at rest.
+
+    >>> field_level([np.zeros(4)]), field_level([np.array([2.0, -2.0])])
+    (0.0, 2.0)
+    """
+    if not any(np.any(np.asarray(a)) for a in arrays):
+        return 0.0
+    return robust_max(arrays)
+
+
+#: A live view's field has faded (the wave has left) below this fraction of the largest level it reached.
+FADED = 0.05
+
+#: Headroom of a new colour range over the level it follows, and the fraction of the range under which a
+#: level makes the range shrink: between the two the range stays (no flicker from frame to frame).
+HEADROOM, SHRINK = 1.25, 0.25
+
+#: The rule of :func:`follow_range`, in words (the live view's caption).
+COLOUR_RULE = (
+    f"colour ±v: v follows the field, {HEADROOM:g}× its level (the 99.5th percentile of |u| on the three "
+    f"slices, so that a point source's own cell does not flatten the rest), set again whenever the level "
+    f"rises above v or falls below v/{1 / SHRINK:g}, never below {FADED:g} of the largest level since n = 0 "
+    "(a wave that has gone fades instead of its residue filling the colours)")
+
+
+def follow_range(vmax: float, level: float, floor: float = 0.0) -> float:
+    """The next colour range ``±v`` of a live view whose field is at ``level`` (:func:`field_level`).
+
+    ``v`` stays while ``level`` is between ``SHRINK * v`` and ``v``; outside it becomes
+    ``HEADROOM * level`` (never below ``floor``); a field at rest (``level`` 0) keeps it.
+    So the field's level is never above the range and never below a quarter of it
+    (:data:`COLOUR_RULE`).
+
+    >>> follow_range(1.0, 0.5), follow_range(1.0, 2.0), follow_range(1.0, 0.1), follow_range(1.0, 0.0)
+    (1.0, 2.5, 0.125, 1.0)
+    >>> follow_range(1.0, 0.001, floor=0.01)
+    0.01
+    """
+    vmax, level, floor = float(vmax), float(level), float(floor)
+    if level > 0 and not SHRINK * vmax <= level <= vmax:
+        vmax = HEADROOM * level
+    return max(vmax, floor)
+
+
+def colour_ticks(vmax: float) -> tuple[list[float], list[str]]:
+    """Tick values and labels of a colour bar ``±vmax``: five ticks, two significant digits, zero as "0"
+    (never "-0.00").
+
+    >>> colour_ticks(0.00477)
+    ([-0.00477, -0.002385, 0.0, 0.002385, 0.00477], ['-0.0048', '-0.0024', '0', '0.0024', '0.0048'])
+    >>> colour_ticks(2.5e-5)[1]
+    ['-2.5e-05', '-1.3e-05', '0', '1.3e-05', '2.5e-05']
+    """
+    values = [-vmax, -vmax / 2, 0.0, vmax / 2, vmax]
+    return values, [f"{v:.2g}" if v else "0" for v in values]
+
+
 def source_amplitude(sim) -> float:
     """Largest free-space amplitude of the waves of ``sim``'s sources one wavelength from them.
 
@@ -168,17 +231,20 @@ def colour_range(sim, reference: float | None = None) -> float:
 
 def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float = 1.0):
     """Three heatmaps (xy, xz, yz) for a grid of ``shape``; a ``FigureWidget`` when ``widget``."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
+
+    from diamondlab.viz.figurewidget import FigureWidget
 
     zeros = field_slices(np.zeros(tuple(int(n) for n in shape), dtype=np.float32), max_points=max_points)
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.06,
                         subplot_titles=("xy (z = centre)", "xz (y = centre)", "yz (x = centre)"))
+    ticks = colour_ticks(zmax)
     for col, plane in enumerate(PLANES, start=1):
         a, b = AXES[plane]
         fig.add_heatmap(
             z=zeros[plane].T, x=zeros[a], y=zeros[b], zmin=-zmax, zmax=zmax, colorscale="RdBu_r",
-            showscale=col == 3, colorbar=dict(title="u", len=0.9, thickness=14, exponentformat="power"),
+            showscale=col == 3, colorbar=dict(title="u", len=0.9, thickness=14, exponentformat="power",
+                                              tickvals=ticks[0], ticktext=ticks[1]),
             name=plane,
             hovertemplate=f"{a}=%{{x}} {b}=%{{y}} u=%{{z:.3g}}<extra>{plane}</extra>", row=1, col=col,
         )
@@ -186,7 +252,7 @@ def slices_figure(shape, max_points: int = 96, widget: bool = False, zmax: float
         fig.update_yaxes(title_text=b, row=1, col=col, scaleanchor=f"x{col if col > 1 else ''}")
     # room on the right for the colour bar's labels (small ranges: -0.00477 and the like)
     fig.update_layout(height=330, margin=dict(l=40, r=90, t=50, b=40), title="u at n = 0")
-    return go.FigureWidget(fig) if widget else fig
+    return FigureWidget(fig) if widget else fig
 
 
 def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
@@ -211,6 +277,7 @@ def update_slices(fig, slices: dict[str, np.ndarray], title: str | None = None,
             trace.z = slices[plane].T
             if symmetric:
                 trace.zmin, trace.zmax = -vmax, vmax
+                trace.colorbar.tickvals, trace.colorbar.ticktext = colour_ticks(vmax)
         if title is not None:
             fig.layout.title.text = title
 
@@ -219,7 +286,9 @@ def traces_figure(names=(), widget: bool = False, title: str = "receivers"):
     """Empty line plot with one trace per receiver name (amplitude against time step)."""
     import plotly.graph_objects as go
 
+    from diamondlab.viz.figurewidget import FigureWidget
+
     fig = go.Figure([go.Scatter(x=[], y=[], mode="lines", name=str(n)) for n in names])
     fig.update_layout(title=title, xaxis_title="time step", yaxis_title="u", height=330,
                       margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
-    return go.FigureWidget(fig) if widget else fig
+    return FigureWidget(fig) if widget else fig

@@ -42,16 +42,24 @@ from diamondlab.geometry.tilings import TilingMeasure
 
 __all__ = [
     "CONOID_COLOURS",
+    "LEGEND_BELOW",
+    "LEGEND_MARGIN",
     "STAGE_COLORSCALE",
     "box_mesh",
     "conoid_figure",
     "hull_mesh",
+    "label_side",
     "locality_figure",
     "lrnla_summary",
     "tier_outlines",
     "tilings_figure",
     "time_levels_figure",
 ]
+
+#: Where a 3D figure's legend goes: below the view, in a bottom margin of ``LEGEND_MARGIN`` pixels kept for
+#: it (over the view, at its top left, it hid what the view shows).
+LEGEND_BELOW = dict(orientation="h", x=0, xanchor="left", y=0, yanchor="top")
+LEGEND_MARGIN = 90
 
 #: colours of stages, right (first) to left (last)
 STAGE_COLORSCALE = "Viridis"
@@ -201,7 +209,8 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
                f"{len(both)} vertices {'=' if same else '≠'} torre Nt·2R² = {torre.nvertices}"),
         scene=dict(_SCENE, aspectratio=dict(x=1, y=1, z=max(0.4, nt * tscale / (4 * r + 2 * nt))),
                    camera=dict(eye=dict(x=-1.5, y=-1.5, z=0.8))),  # the torre in front of what it reads
-        legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=40, b=0), height=520, width=820,
+        legend=LEGEND_BELOW, margin=dict(l=0, r=0, t=40, b=LEGEND_MARGIN), height=520 + LEGEND_MARGIN,
+        width=820,
     )
     return fig
 
@@ -317,6 +326,30 @@ TILING_LABELS = {"stepwise_row": "stepwise z row", "diamond_tile": "DiamondTile 
                  "xt_diamond": "x-t diamond, all rows", "wavefront_diamond": "x-t diamond, wavefront"}
 
 
+def label_side(row: TilingMeasure, rows: list[TilingMeasure], decades: float = 0.3) -> str:
+    """Where :func:`tilings_figure` writes a tiling's name: below its marker where another tiling less than
+    ``decades`` away on the log x axis lies above it (above, the name fell on that marker) or at the same
+    locality and earlier in ``rows`` (the two names side by side ran into each other), else above.
+
+    >>> from types import SimpleNamespace as R
+    >>> a, b = R(held=720, locality=0.87), R(held=592, locality=1.11)
+    >>> c, d = R(held=6, locality=0.9), R(held=480, locality=1.11)
+    >>> [label_side(r, [a, b, c, d]) for r in (a, b, c, d)]
+    ['bottom center', 'top center', 'top center', 'bottom center']
+    """
+    tol = 0.02 * max(r.locality for r in rows)
+    before = True
+    for other in rows:
+        if other is row:
+            before = False
+            continue
+        if abs(np.log10(other.held) - np.log10(row.held)) >= decades:
+            continue
+        if other.locality > row.locality + tol or (before and abs(other.locality - row.locality) <= tol):
+            return "bottom center"
+    return "top center"
+
+
 def tilings_figure(rows: list[TilingMeasure], width: int = 900) -> go.Figure:
     """Paper 000 section 5's comparison: each tiling's locality against the fast memory its tile holds
     (z columns one step reads, log axis), the marker's area its asynchrony; data from
@@ -326,7 +359,7 @@ def tilings_figure(rows: list[TilingMeasure], width: int = 900) -> go.Figure:
     for r in rows:
         fig.add_scatter(
             x=[r.held], y=[r.locality], mode="markers+text", name=TILING_LABELS[r.name],
-            text=[TILING_LABELS[r.name]], textposition="top center",
+            text=[TILING_LABELS[r.name]], textposition=label_side(r, rows),
             marker={"size": 10 + 40 * np.sqrt(r.asynchrony / most),
                     "color": "#1b4f72" if r.name.startswith("diamond") else "#95a5a6"},
             customdata=[[r.asynchrony, r.note]],

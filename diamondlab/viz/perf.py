@@ -232,9 +232,12 @@ def memory_hierarchy_figure(cpu_points, gpu_levels, cpu_name: str = "this CPU, o
     fig = go.Figure()
     fig.add_scatter(x=[b for b, _ in cpu_points], y=[r for _, r in cpu_points], mode="lines+markers",
                     name=f"{cpu_name} (measured: b += a)")
+    # each level's name right of its point, the largest's left of it: right of it, the plot area cut it
+    widest = max(b for _, b, _ in gpu_levels)
     fig.add_scatter(x=[b for _, b, _ in gpu_levels], y=[r for _, _, r in gpu_levels],
                     mode="lines+markers+text", text=[name for name, _, _ in gpu_levels],
-                    textposition="top right", name=f"{gpu_name} (from its tables)")
+                    textposition=["top left" if b == widest else "top right" for _, b, _ in gpu_levels],
+                    cliponaxis=False, name=f"{gpu_name} (from its tables)")
     fig.update_xaxes(type="log", title_text="capacity / working set (bytes)")
     fig.update_yaxes(type="log", title_text="bandwidth (bytes/s)")
     fig.update_layout(title="Memory hierarchy (paper 000, Fig. 1): the higher the level, the smaller and "

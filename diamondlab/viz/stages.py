@@ -36,7 +36,14 @@ import plotly.graph_objects as go
 
 from diamondlab.geometry import StageSchedule
 from diamondlab.geometry.reads import torre_dependencies, torre_runs
-from diamondlab.viz.lrnla import _SCENE, STAGE_COLORSCALE, box_mesh, tier_outlines
+from diamondlab.viz.lrnla import (
+    _SCENE,
+    LEGEND_BELOW,
+    LEGEND_MARGIN,
+    STAGE_COLORSCALE,
+    box_mesh,
+    tier_outlines,
+)
 
 __all__ = ["SweepPicture", "stage_row_figure"]
 
@@ -186,8 +193,10 @@ class SweepPicture:
         for trace in data:
             trace.showlegend = True
         fig = go.Figure(data)
+        # the legend below the 3D view, in the margin kept for it: over the view it hid the torres
         fig.update_layout(title=self.title(stage, focus), scene=_add_domain(fig, s, self.tscale),
-                          legend=dict(x=0, y=1), margin=dict(l=0, r=0, t=60, b=0), height=540)
+                          legend=LEGEND_BELOW,
+                          margin=dict(l=0, r=0, t=60, b=LEGEND_MARGIN), height=540 + LEGEND_MARGIN)
         return fig
 
 

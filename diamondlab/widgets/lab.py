@@ -18,6 +18,9 @@ exactly as a user does.  Run and Step rebuild the simulation when the
 controllers changed since the last one (a configuration that cannot run
 is refused with a message); while a run is in progress the structural
 controllers are disabled.  Every error becomes a message in the widget.
+A run that has reached the end of its wave (:attr:`LiveView.ended`: the
+live view ended it and says so) is started again from ``n = 0`` by Run
+(the button reads "Run again" meanwhile); Step goes on from where it is.
 Unless ``steps`` is given, the Run controller starts at the live view's
 watchable run (:attr:`LiveView.pace`: a wave crosses the box, paced to take
 seconds), and follows the grid while nobody changes it.
@@ -253,9 +256,12 @@ class Lab:
         return True
 
     def run(self, steps: int | None = None) -> bool:
-        """Press Run: advance ``steps`` (default: the controller; 0 = until paused) in the background."""
+        """Press Run: advance ``steps`` (default: the controller; 0 = until paused) in the background,
+        from ``n = 0`` again where the wave has left the grid."""
         if self.closed or self.runner.running or not self._prepare():
             return False
+        if self.live.ended:
+            self.reset()
         steps = self.controls.steps.value if steps is None else steps
         return self.runner.run(steps or None)
 
@@ -310,5 +316,9 @@ class Lab:
         text = {"compiling": "⏳ ", "running": "▶ running", "paused": "⏸ ", "done": "✓ ",
                 "idle": "", "error": "✗ "}.get(state, "") + message
         self.controls.status.value = f"<b>{state}</b> {text if state != 'running' else ''}"
+        again = state in ("done", "paused") and self.live.ended
+        self.controls.run_button.description = "Run again" if again else "Run"
+        self.controls.run_button.tooltip = "the wave has left the grid: start again from n = 0" if again \
+            else ""
         if state == "error":
             self.controls.show_message(message)

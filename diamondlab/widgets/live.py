@@ -19,12 +19,25 @@ so the field is at one time level):
   has been seen);
 - a small history plot of the current and average rate.
 
-The slices keep one colour range per simulation, ``±``
-:func:`~diamondlab.viz.fields.colour_range` taken when the simulation is
-attached (the initial pulse, the sources' amplitudes): a wave that fades or
-leaves the grid fades in the picture instead of its residue being
-stretched to full colour.  Their title gives the step ``n``, the simulated
-time ``t = n dt`` and that range.
+The slices' colour range follows the field by a stated rule
+(:func:`~diamondlab.viz.fields.follow_range`, :data:`~diamondlab.viz.fields.COLOUR_RULE`,
+shown as the caption under them): it starts at
+:func:`~diamondlab.viz.fields.colour_range` (the initial pulse, the
+sources' amplitudes) and is set again to 1.25 times the field's level
+whenever the level leaves a quarter to one times the range, so the field is
+never saturated (its 99.5th percentile never above the range) and never
+washed out, except where it has faded below
+:data:`~diamondlab.viz.fields.FADED` of the largest level since ``n = 0``.
+Their title gives the step ``n``, the simulated time ``t = n dt``, the
+range and the level.
+
+A run that reaches the end of its wave says so: once every source has
+peaked (:attr:`Pace.source_peak`) and the field has faded below that
+fraction of its largest level (the wave has left through the sponge), the
+view ends the run (:meth:`~diamondlab.widgets.runner.BackgroundRun.finish`),
+sets :attr:`LiveView.ended` and shows a notice above the slices (class
+``diamondlab-ended``): Run starts again from ``n = 0`` (the lab resets
+first).  A run never continues an empty field silently.
 
 A run can be *paced for watching* (the "paced for watching" checkbox,
 ticked in the lab unless ``Lab(paced=False)``, off in a view alone): a
@@ -59,7 +72,19 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.viz.fields import colour_range, field_slices, slices_figure, traces_figure, update_slices
+from diamondlab.viz.fields import (
+    COLOUR_RULE,
+    FADED,
+    PLANES,
+    colour_range,
+    field_level,
+    field_slices,
+    follow_range,
+    slices_figure,
+    traces_figure,
+    update_slices,
+)
+from diamondlab.viz.figurewidget import FigureWidget
 
 __all__ = ["LiveView", "Pace", "close_widgets", "format_rate", "watch_pace"]
 
@@ -148,6 +173,8 @@ class Pace:
         Frames it takes.
     frames : int
         Frames of the default run.
+    source_peak : int
+        Steps until the latest source's wavelet peaks (0 without sources).
     """
 
     steps_per_frame: int
@@ -155,6 +182,7 @@ class Pace:
     crossing_steps: float
     crossing_frames: float
     frames: int
+    source_peak: int = 0
 
     @property
     def fps(self) -> float:
@@ -206,7 +234,7 @@ def watch_pace(sim, crossing_seconds: float = 8.0, max_fps: float = 12.0, crossi
         if samples.any():
             peak = max(peak, int(np.argmax(samples)))
     frames = math.ceil((crossings * crossing + peak) / per_frame)
-    return Pace(per_frame, interval, crossing, frames_per_crossing, frames)
+    return Pace(per_frame, interval, crossing, frames_per_crossing, frames, peak)
 
 
 class LiveView:
@@ -264,6 +292,12 @@ class LiveView:
         self._models: dict = {}
         self._probe_t: list[int] = []
         self._probe_u: list[float] = []
+        self.ended = False
+        self._level_max = 0.0  # the largest level of the field since n = 0
+        self._level_step = 0  # the step of the last refresh (a smaller one: the run was reset)
+        self.notice = widgets.HTML()
+        self.notice.add_class("diamondlab-ended")
+        self.caption = widgets.HTML(f"<small style='color:#555'>{COLOUR_RULE}.</small>")
         self.readout = widgets.HTML(value=self._readout_html(None, None))
         self.readout.add_class("diamondlab-throughput")
         self.position = [widgets.IntSlider(value=0, min=0, max=1, description=f"slice {a}",
@@ -275,7 +309,7 @@ class LiveView:
         self.attach(run)
         self.widget = widgets.VBox(
             [self.readout, widgets.HBox([*self.position, self.paced]),
-             widgets.HBox([self.slices], layout=widgets.Layout(width="100%")),
+             self.notice, widgets.HBox([self.slices], layout=widgets.Layout(width="100%")), self.caption,
              widgets.HBox([self.traces, self.history], layout=widgets.Layout(width="100%"))],
             layout=widgets.Layout(width="100%"),
         )
@@ -291,7 +325,7 @@ class LiveView:
         if first:
             self.slices = slices_figure(sim.shape, self.max_points, widget=True)
             self.traces = traces_figure(names, widget=True, title=self._trace_title(sim))
-            self.history = go.FigureWidget(_history_figure())
+            self.history = FigureWidget(_history_figure())
             # fixed widths: plotly widgets in an HBox do not share the row by themselves
             self.slices.layout.width = 960
             self.traces.layout.width = 580
@@ -313,7 +347,7 @@ class LiveView:
         self._probe_t.clear()
         self._probe_u.clear()
         self.pace = watch_pace(sim, self.crossing_seconds, self.max_fps, min_fps=self.min_fps)
-        self.vmax = colour_range(sim)
+        self._start_over(sim)
         self._place_slices(sim)
         self._set_cadence()
         self.refresh()
@@ -330,7 +364,14 @@ class LiveView:
             self.run.report_every = 0.0
             self.run = None
         close_widgets(self.widget, self.slices, self.traces, self.history, self.readout, self.paced,
-                      *self.position)
+                      self.notice, self.caption, *self.position)
+
+    def _start_over(self, sim) -> None:
+        """The colour range and the wave's record from the simulation's first level (attached or reset)."""
+        self.vmax = colour_range(sim)
+        self._level_max, self._level_step = 0.0, sim.time_step
+        self.ended = False
+        self.notice.value = ""
 
     def _place_slices(self, sim) -> None:
         """Slices through the first source where there is one, else through the centre."""
@@ -407,10 +448,16 @@ class LiveView:
             if record is None and self.run.history:
                 record = self.run.history[-1]
             slices = field_slices(sim, index=self.index(), max_points=self.max_points)
-            peak = max(float(np.abs(slices[p]).max()) for p in ("xy", "xz", "yz"))
-            title = (f"u at n = {sim.time_step} (t = {sim.time:.4g}); colour ±{self.vmax:.3g} (fixed), "
-                     f"max |u| on the slices {peak:.3g}")
+            if sim.time_step < self._level_step:  # reset: the range and the wave's record start over
+                self._start_over(sim)
+            self._level_step = sim.time_step
+            level = field_level([slices[p] for p in PLANES])
+            self._level_max = max(self._level_max, level)
+            self.vmax = follow_range(self.vmax, level, floor=FADED * self._level_max)
+            title = (f"u at n = {sim.time_step} (t = {sim.time:.4g}); colour ±{self.vmax:.3g}, "
+                     f"the field's level {level:.3g}")
             update_slices(self.slices, slices, title, vmax=self.vmax)
+            self._check_end(sim, level, record)
             self._update_traces(sim, slices["value"])
             self.readout.value = self._readout_html(sim, record)
             self._update_history()
@@ -418,6 +465,22 @@ class LiveView:
             self._last = time.perf_counter()
             self._last_cost = self._last - t0
             self.refresh_seconds += self._last_cost
+
+    def _check_end(self, sim, level: float, record) -> None:
+        """Whether the wave has gone (every source has peaked, the field faded): say so, end the run."""
+        sources_done = sim.time_step >= (self.pace.source_peak if self.pace else 0)
+        gone = sources_done and self._level_max > 0 and level < FADED * self._level_max
+        if gone and not self.ended:
+            self.ended = True
+            self.notice.value = (
+                f"<div style='background:#fdf2e9;border-left:4px solid #e67e22;padding:4px 8px'>"
+                f"<b>The wave has left the grid</b>: at n = {sim.time_step} the field's level is "
+                f"{level:.3g}, "
+                f"below {FADED:g} of its largest ({self._level_max:.3g}). <b>Run</b> starts again from "
+                f"n = 0.</div>")
+        if self.ended and record is not None and self.run is not None and self.run.running:
+            self.run.finish(f"the wave has left the grid at step {sim.time_step}: Run starts again "
+                            "from n = 0")
 
     def _update_traces(self, sim, probe: float) -> None:
         traces = getattr(sim, "traces", None)

@@ -33,6 +33,7 @@ import plotly.graph_objects as go
 
 from diamondlab.engine.backends.cuda import CUDABackend
 from diamondlab.geometry import stage_schedule
+from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture
 
@@ -41,8 +42,12 @@ __all__ = ["ShapesPanel", "StageExplorer", "explorer_domain", "shapes_app", "xt_
 READS_LABEL = "show the torres it reads from"
 
 
-def _replace_figure(target: go.FigureWidget, source: go.Figure) -> None:
-    """Make ``target`` show ``source`` (same trace count: in place; else traces replaced)."""
+def _replace_figure(target: go.FigureWidget | None, source: go.Figure) -> go.FigureWidget:
+    """Make ``target`` show ``source`` (same trace count: in place; else traces replaced) and return it; with
+    no ``target`` yet, a figure widget built with ``source``'s data (a view drawn from its first state, as
+    Run All may draw it, shows the figure, not empty axes)."""
+    if target is None:
+        return FigureWidget(source)
     with target.batch_update():
         if len(target.data) == len(source.data):
             for old, new in zip(target.data, source.data, strict=True):
@@ -51,6 +56,7 @@ def _replace_figure(target: go.FigureWidget, source: go.Figure) -> None:
             target.data = []
             target.add_traces(list(source.data))
         target.layout.update(source.layout.to_plotly_json(), overwrite=True)
+    return target
 
 
 class ShapesPanel:
@@ -67,14 +73,15 @@ class ShapesPanel:
     def __init__(self, config):
         self.note = widgets.HTML()
         self.show_reads = widgets.Checkbox(value=True, description=READS_LABEL, indent=False)
-        self.conoids = go.FigureWidget()  # drawn by update()
-        self.locality = go.FigureWidget()
+        self.conoids = self.locality = None  # built by update() with their data
         self.show_reads.observe(self._toggle_reads, names="value")
-        self.widget = widgets.VBox([self.note, self.show_reads, self.conoids, self.locality])
-        self.widget.add_class("diamondlab-shapes")
         self.key = None
         self._text = ""
         self.update(config)
+        self.conoids = self.conoids or FigureWidget()  # a first configuration that cannot run: empty
+        self.locality = self.locality or FigureWidget()
+        self.widget = widgets.VBox([self.note, self.show_reads, self.conoids, self.locality])
+        self.widget.add_class("diamondlab-shapes")
 
     def update(self, config, message: str = "") -> None:
         """Redraw for ``config`` (skipped when its NO, DTS, Nt and grid did not change or it cannot run)."""
@@ -85,10 +92,10 @@ class ShapesPanel:
         if key != self.key:
             nt = min(config.nt, self.MAX_NT)
             clipped = f" (drawn with Nt={nt})" if nt < config.nt else ""
-            _replace_figure(self.conoids, conoid_figure(config.order, config.size, nt,
-                                                        show_reads=self.show_reads.value))
-            _replace_figure(self.locality,
-                            locality_figure(config.order, config.size, config.nt, config.shape))
+            self.conoids = _replace_figure(self.conoids, conoid_figure(config.order, config.size, nt,
+                                                                       show_reads=self.show_reads.value))
+            locality = locality_figure(config.order, config.size, config.nt, config.shape)
+            self.locality = _replace_figure(self.locality, locality)
             self._text = (f"<b>NO={config.order}, DTS={config.size}, Nt={config.nt}</b>{clipped}: the torre "
                           "(blue, outlined tier by tier) is the intersection of the two conoids; green: the "
                           "torres of the sweep it reads from. Rotate with the mouse.")
@@ -96,7 +103,7 @@ class ShapesPanel:
         self.note.value = self._text  # a valid choice: no message of an earlier one stays
 
     def _toggle_reads(self, change) -> None:
-        if len(self.conoids.data) >= 5:
+        if self.conoids is not None and len(self.conoids.data) >= 5:
             self.conoids.data[4].visible = True if change["new"] else "legendonly"
 
 
@@ -131,12 +138,15 @@ class StageExplorer:
                                       description="order", layout=widgets.Layout(width="360px"))
         widgets.link((self.play, "value"), (self.stage, "value"))
         self.picture = None
-        self.view3d = go.FigureWidget()
-        self.levels = go.FigureWidget()
+        self.view3d = self.levels = None  # built by update() with their data
         self._quiet = False
         self.stage.observe(self._on_stage, names="value")
         self.show_reads.observe(self._on_stage, names="value")
         self.order.observe(self._on_order, names="value")
+        self.key = None
+        self.update(config)
+        self.view3d = self.view3d or FigureWidget()  # a first sweep that cannot be drawn: empty
+        self.levels = self.levels or FigureWidget()
         self.widget = widgets.VBox([
             widgets.HBox([self.play, self.stage, self.show_reads]), self.order, self.caption,
             # fixed widths, wrapped on a narrow screen: plotly widgets do not share a row by themselves
@@ -144,8 +154,6 @@ class StageExplorer:
                          layout=widgets.Layout(width="100%", flex_flow="row wrap")),
         ])
         self.widget.add_class("diamondlab-stages")
-        self.key = None
-        self.update(config)
 
     def update(self, config, message: str = "") -> None:
         """Rebuild the sweep for ``config`` (skipped when unchanged or when it cannot run)."""
@@ -194,8 +202,9 @@ class StageExplorer:
                 self.stage.description = f"{picture.unit}s done"
         finally:
             self._quiet = False
-        _replace_figure(self.view3d, picture.figure(middle, show_reads=self.show_reads.value))
-        self.view3d.layout.width = 600
+        figure = picture.figure(middle, show_reads=self.show_reads.value)
+        figure.layout.width = 600
+        self.view3d = _replace_figure(self.view3d, figure)
         self._draw(middle, view=False)
         return True
 
@@ -215,7 +224,7 @@ class StageExplorer:
                         trace.opacity = opacity[n]
                 self.view3d.layout.title.text = p.title(stage)
         groups = p.groups if p.band else None
-        _replace_figure(self.levels, time_levels_figure(p.schedule, stage, groups=groups))
+        self.levels = _replace_figure(self.levels, time_levels_figure(p.schedule, stage, groups=groups))
         self._caption(stage)
 
     def _caption(self, stage: int) -> None:
@@ -271,7 +280,7 @@ def xt_app(order: int = 2, width_cells: int = 8, nx: int = 48, nt: int = 24) -> 
     diag = widgets.IntSlider(value=width_cells, min=2, max=16, description="diamond (cells)", style=style)
     px = widgets.IntSlider(value=nx // 2, min=0, max=nx - 1, description="picked x", style=style)
     pt = widgets.IntSlider(value=nt // 2, min=0, max=nt - 1, description="picked t", style=style)
-    figure = go.FigureWidget(diamond_xt_figure(order, width_cells, (px.value, pt.value), nx, nt))
+    figure = FigureWidget(diamond_xt_figure(order, width_cells, (px.value, pt.value), nx, nt))
 
     def changed(_=None):
         _replace_figure(figure, diamond_xt_figure(no.value, diag.value, (px.value, pt.value), nx, nt))

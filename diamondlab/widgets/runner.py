@@ -29,8 +29,11 @@ listener that raises does not stop the run: its error is kept in
 becomes state ``"error"`` with the message in :attr:`~BackgroundRun.message`;
 nothing here raises into the notebook.  A listener may slow the run down
 between sweeps with :meth:`~BackgroundRun.pace` (the live view paces a run
-so that a wave can be watched); a pause ends such a wait at once.  No widget
-library is imported.
+so that a wave can be watched); a pause ends such a wait at once.  A
+listener may also end the run with :meth:`~BackgroundRun.finish` (the live
+view does when the wave has left the grid): it stops after the sweep in
+progress as ``"done"``, with the listener's message.  No widget library is
+imported.
 """
 
 from __future__ import annotations
@@ -124,6 +127,7 @@ class BackgroundRun:
         self._sweep_listeners: list[Callable] = []
         self._state_listeners: list[Callable] = []
         self.closed = False
+        self._finish = ""  # a listener's reason to end the run (finish())
         self._restart("")  # state "idle", no history
 
     # ------------------------------------------------------------ listeners
@@ -178,6 +182,7 @@ class BackgroundRun:
             if self.running or self.closed:
                 return False
             self._stop.clear()
+            self._finish = ""
             self._future = self._executor.submit(self._work, steps)
             return True
 
@@ -190,6 +195,20 @@ class BackgroundRun:
         self._stop.set()
         if wait:
             self.wait(timeout)
+
+    def finish(self, message: str) -> None:
+        """End the run in progress after its sweep, as ``"done"`` with ``message`` (called by a listener).
+
+        >>> import diamondlab as dl
+        >>> run = BackgroundRun(dl.Simulation((16, 16, 8), backend="cpu", size=1, nt=4))
+        >>> run.on_sweep(lambda sim, record: run.finish(f"enough at step {sim.time_step}"))
+        >>> run.run(40) and run.wait(60)
+        True
+        >>> run.state, run.message, run.sim.time_step
+        ('done', 'enough at step 4', 4)
+        """
+        self._finish = message
+        self._stop.set()
 
     def pace(self, seconds: float) -> bool:
         """Wait ``seconds`` in the worker between sweeps; False (at once) when a pause is asked."""
@@ -299,8 +318,12 @@ class BackgroundRun:
                     last.update(done=0, seconds=0.0)  # each chunk's stats count from its own start
                     sim.run(self.CHUNK_SWEEPS * sim.nt, callback=callback, callback_every=self._report_every,
                             stop_event=self._stop)
-            stopped = self._stop.is_set()
-            self._set_state("paused" if stopped else "done",
-                            f"{'paused' if stopped else 'done'} at step {sim.time_step}")
+            stopped, finish = self._stop.is_set(), self._finish
+            self._finish = ""
+            if finish:
+                self._set_state("done", finish)
+            else:
+                self._set_state("paused" if stopped else "done",
+                                f"{'paused' if stopped else 'done'} at step {sim.time_step}")
         except Exception as err:  # noqa: BLE001 - shown in the widget, never a traceback
             self._set_state("error", f"{type(err).__name__}: {err}")

@@ -7,7 +7,9 @@ pressed (only while the run is paused or done, so the copy is at one time
 level), renders it off screen with :func:`diamondlab.viz.snapshots.render_png`
 (volume rendering, isosurfaces or both; isosurface level as a fraction of
 the largest amplitude) and shows the PNG in an ``ipywidgets.Image``: this
-works in any JupyterLab, with or without a GPU or a display.  What VTK
+works in any JupyterLab, with or without a GPU or a display.  Until the
+first snapshot the image is hidden and a line says how to take one (an
+empty image is a broken-image icon in the browser).  What VTK
 prints while rendering (warnings about the render window it picked) stays
 out of the notebook: it is kept in :attr:`SnapshotPanel.vtk_messages`.  For a view
 you can rotate, ``diamondlab.viz.snapshots.show_snapshot(panel.field)``
@@ -19,7 +21,10 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-__all__ = ["SnapshotPanel", "gallery"]
+__all__ = ["PLACEHOLDER", "SnapshotPanel", "gallery"]
+
+#: What the panel says before its first snapshot (in place of an empty image).
+PLACEHOLDER = "No snapshot yet: pause the run (or let it finish), then press Snapshot."
 
 
 class SnapshotPanel:
@@ -33,8 +38,8 @@ class SnapshotPanel:
         self.level = widgets.FloatSlider(value=0.3, min=0.05, max=0.95, step=0.05,
                                          description="iso level", readout_format=".2f")
         self.take = widgets.Button(description="Snapshot", icon="camera", button_style="info")
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
+        self.message = widgets.HTML(f"<i style='color:#555'>{PLACEHOLDER}</i>")
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="720px", display="none"))
         self.field = None
         self.title = ""
         self.vtk_messages: list[str] = []
@@ -65,6 +70,7 @@ class SnapshotPanel:
             self.vtk_messages = []
             self.image.value = render_png(self.field, self.mode.value, self.level.value, title=self.title,
                                           messages=self.vtk_messages)
+            self.image.layout.display = None  # shown from the first picture on
             self.message.value = f"{self.title}: {self.mode.value}, rendered off screen"
             return True
         except Exception as err:  # noqa: BLE001 - shown in the panel

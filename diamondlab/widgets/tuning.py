@@ -18,11 +18,11 @@ from __future__ import annotations
 import threading
 
 import ipywidgets as widgets
-import plotly.graph_objects as go
 
 from diamondlab.engine.measure.bench import best, tuning_sweep
 from diamondlab.engine.measure.perfmodel import predicted_rate
 from diamondlab.engine.measure.timing import MIN_REPEATS, MIN_SECONDS
+from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.viz.perf import tuning_figure
 
 __all__ = ["TuningPanel", "parse_ints"]
@@ -74,7 +74,7 @@ class TuningPanel:
         self.stop_button = widgets.Button(description="Stop", icon="stop")
         self.use_best = widgets.Button(description="Use best", icon="check", disabled=True)
         self.log = widgets.HTML()
-        self.figure = go.FigureWidget(tuning_figure([], title="press Measure"))
+        self.figure = FigureWidget(tuning_figure([], title="press Measure"))
         self.rows = []
         self._lines: list[str] = []
         self.future = None

@@ -95,3 +95,39 @@ def test_update_slices_with_a_fixed_range():
     assert fig.data[0].zmax == 0.5 and fig.data[2].zmin == -0.5
     update_slices(fig, field_slices(u * 1e-3, max_points=8), vmax=0.5)  # the wave gone: the range stays
     assert fig.data[1].zmax == 0.5
+
+
+def test_the_colour_range_follows_a_level_by_its_rule():
+    from diamondlab.viz.fields import FADED, SHRINK, follow_range
+
+    rng = np.random.default_rng(1)
+    levels = np.concatenate([np.geomspace(1e-4, 10, 40), np.geomspace(10, 1e-5, 60), np.zeros(3)])
+    levels *= rng.uniform(0.8, 1.2, levels.size)
+    vmax, top, changes = 1.0, 0.0, 0
+    for level in levels:
+        top = max(top, level)
+        new = follow_range(vmax, level, floor=FADED * top)
+        changes += new != vmax
+        vmax = new
+        if level > 0:
+            assert level <= vmax  # never saturated
+            assert level >= SHRINK * vmax or vmax == FADED * top  # never washed out, unless faded
+    assert 5 < changes < len(levels) / 2  # hysteresis: not every frame
+    assert follow_range(3.0, 0.0) == 3.0  # a field at rest keeps its range
+
+
+def test_colour_bar_ticks_never_read_minus_zero():
+    from diamondlab.viz.fields import colour_ticks
+
+    fig = slices_figure((24, 20, 16), max_points=8)
+    u = np.zeros((24, 20, 16), dtype=np.float32)
+    u[12, 10, 8] = 2.0
+    for vmax in (0.5, 0.00477, 3.3e-6, 1234.0):
+        update_slices(fig, field_slices(u, max_points=8), vmax=vmax)
+        bar = fig.data[2].colorbar
+        assert list(bar.tickvals) == pytest.approx([-vmax, -vmax / 2, 0, vmax / 2, vmax])
+        labels = list(bar.ticktext)
+        assert labels[2] == "0" and labels.count("0") == 1  # no "-0.00": zero once, every other tick nonzero
+        pairs = zip(labels, bar.tickvals, strict=True)
+        assert all(float(t) == pytest.approx(v, rel=0.05) for t, v in pairs if v)
+    assert colour_ticks(1.0)[1] == ["-1", "-0.5", "0", "0.5", "1"]

@@ -136,6 +136,39 @@ def test_tilings_figure_draws_the_geometrys_numbers():
     assert fig.layout.xaxis.type == "log"
 
 
+def test_tilings_labels_stay_off_the_other_markers():
+    """Notebook 08's chart: a name written above its marker fell on a larger marker just above it (the
+    trapezoid's under the x-t diamond's): such a name goes below; no name is above a close, higher point."""
+    from diamondlab.geometry import compare_tilings
+    from diamondlab.viz.lrnla import tilings_figure
+
+    rows = compare_tilings(2, 2, 8, ny=32)  # notebook 08's
+    fig = tilings_figure(rows)
+    side = {t.name: t.textposition for t in fig.data}
+    assert side["trapezoid (upright)"] == "bottom center" and side["x-t diamond, all rows"] == "top center"
+    assert side["DiamondTile (Nt=1)"] == "bottom center" and side["one DiamondTorre"] == "top center"
+    for t in fig.data:
+        above = [o for o in fig.data
+                 if o is not t and o.y[0] > t.y[0] and abs(np.log10(o.x[0] / t.x[0])) < 0.3]
+        assert (t.textposition == "bottom center") == bool(above), t.name
+    small = tilings_figure(compare_tilings(2, 2, 8, ny=8))  # the tests' size: two x-t diamonds side by side
+    side = {t.name: t.textposition for t in small.data}
+    assert {side["x-t diamond, all rows"], side["x-t diamond, wavefront"]} == {"top center", "bottom center"}
+
+
+def test_the_3d_figures_legends_are_below_their_views():
+    """The Stages tab and the conoids: the legend sat over the 3D view (x=0, y=1); now in a margin kept
+    for it below."""
+    from diamondlab.viz.lrnla import LEGEND_MARGIN
+
+    for fig in (SweepPicture(stage_schedule(2, 2, 4, 16, 12)).figure(), lrnla.conoid_figure(2, 2, 4)):
+        legend = fig.layout.legend
+        assert legend.orientation == "h" and legend.yanchor == "top" and legend.y <= 0
+        assert fig.layout.margin.b == LEGEND_MARGIN >= 60
+        domain = fig.layout.scene.domain.y
+        assert domain is None or domain[0] >= 0  # the scene keeps to the plot area, above the legend
+
+
 def test_paper_graph_figures_draw_the_geometry():
     """Figs. 2-4: the bold edges are the stencil's offsets, the cone the geometry's, one panel per cut."""
     from diamondlab.geometry.graph import dependency_offsets, light_cone

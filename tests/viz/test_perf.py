@@ -65,6 +65,9 @@ def test_memory_hierarchy_figure_draws_the_measured_and_the_tabled_levels():
     assert gpu[0][2] > gpu[1][2] > gpu[2][2] and gpu[0][1] < gpu[2][1]
     fig = memory_hierarchy_figure(cpu, gpu)
     assert list(fig.data[0].x) == [2**14, 2**24] and list(fig.data[1].text) == [n for n, _, _ in gpu]
+    # the largest level's name ("device memory") reads left of its point, unclipped by the plot area
+    assert list(fig.data[1].textposition) == ["top right", "top right", "top left"]
+    assert fig.data[1].cliponaxis is False
 
 
 def test_block_levels_figure_draws_a_line_per_block_size_and_marks_the_multiprocessors():

@@ -103,6 +103,14 @@ def test_stage_explorer_steps_through_the_sweep(lab):
     assert "reads from" in ex.caption.value
 
 
+def test_the_snapshot_panel_says_how_to_take_one_instead_of_an_empty_image():
+    from diamondlab.widgets.snapshot import PLACEHOLDER, SnapshotPanel
+
+    panel = SnapshotPanel(lambda: None)
+    assert panel.image.layout.display == "none" and not panel.image.value  # no broken-image icon
+    assert PLACEHOLDER in panel.message.value
+
+
 def test_snapshot_panel(lab):
     from diamondlab.viz.snapshots import offscreen_available
 
@@ -110,6 +118,7 @@ def test_snapshot_panel(lab):
         pytest.skip("no display, libEGL or libOSMesa: apt-get install libegl1 libosmesa6")
     assert lab.snapshot.snapshot()
     assert lab.snapshot.image.value[:4] == b"\x89PNG"
+    assert lab.snapshot.image.layout.display is None  # shown from the first picture on
 
 
 def test_slice_position_follows_the_sliders(lab):
@@ -372,3 +381,26 @@ def test_running_the_labs_simulation_while_the_lab_runs_it_is_a_clear_error(lab)
         gate.set()
         lab.controls.pause_button.click()
     assert lab.wait(60) and lab.runner.state == "paused" and lab.sim.time_step % lab.sim.nt == 0
+
+
+def test_run_after_the_wave_has_left_starts_again_from_zero(cell):
+    """Notebook 03 ended with three empty slices and Run went on with the empty field: now the live view
+    ends the run when the wave has left, says so, and Run ("Run again") starts from n = 0."""
+    lab = Lab(shape=(24, 24, 24), order=2, size=2, nt=4, courant=0.4, sponge=5, initial="zero", paced=False,
+              sources=[(12, 12, 12, "ricker", 0.06, 1.0)], panels=("Run",))
+    try:
+        lab.live.min_interval, lab.live.budget, lab.live.record_seconds = 0.0, 1.0, 0.0
+        lab.live._set_cadence()
+        assert lab.run(steps=0) and lab.wait(120), lab.runner.message  # until paused: the end stops it
+        end = lab.sim.time_step
+        assert lab.runner.state == "done" and lab.live.ended and end > lab.live.pace.source_peak
+        assert "The wave has left the grid" in lab.live.notice.value
+        assert lab.controls.run_button.description == "Run again"
+        lab.controls.steps.value = lab.live.pace.source_peak + 8  # past the wavelet's peak
+        lab.controls.run_button.click()
+        assert lab.wait(120) and lab.sim.time_step == lab.live.pace.source_peak + 8 < end  # from n = 0
+        assert not lab.live.ended and lab.live.notice.value == ""
+        assert float(np.abs(np.asarray(lab.live.slices.data[0].z)).max()) > 0.3 * lab.live.vmax  # a wave
+        assert lab.controls.run_button.description == "Run"
+    finally:
+        lab.close()

@@ -7,7 +7,7 @@ import numba
 import pytest
 
 import diamondlab as dl
-from diamondlab.viz.fields import field_slices, robust_max
+from diamondlab.viz.fields import field_slices
 from diamondlab.widgets.live import RECORD_SECONDS, LiveView, watch_pace
 from diamondlab.widgets.points import make_points
 from diamondlab.widgets.runner import BackgroundRun
@@ -64,29 +64,54 @@ def test_a_paced_run_takes_the_time_it_should():
     run.close()
 
 
-def test_colour_range_is_fixed_and_the_title_gives_step_and_time():
+def test_colour_range_follows_the_field_by_its_rule_and_the_title_gives_step_and_time():
+    from diamondlab.viz.fields import COLOUR_RULE, FADED, HEADROOM, SHRINK, field_level
+
     sim = dl.Simulation((32, 32, 32), 2, backend="cpu", size=2, nt=4, courant=0.4)
     run = BackgroundRun(sim)
     live = LiveView(run, model=_no_model, paced=False)
     assert run.report_every == RECORD_SECONDS  # unpaced: a few records a second, sweeps queue between
+    first = field_level([field_slices(sim, max_points=32)[p] for p in ("xy", "xz", "yz")])
+    assert live.vmax == pytest.approx(HEADROOM * first) and COLOUR_RULE in live.caption.value  # stated
     run.report_every = 0.0  # this test looks at every sweep
     frames = []
 
     def seen(sim, record):  # every sweep a frame, as a paced run shows them
         live.refresh(sim, record)
-        frames.append((sim.time_step, live.slices.data[0].zmax, live.slices.data[0].zmin,
+        level = field_level([field_slices(sim, index=live.index(), max_points=live.max_points)[p]
+                             for p in ("xy", "xz", "yz")])
+        frames.append((sim.time_step, level, live.slices.data[0].zmax, live.slices.data[0].zmin,
                        live.slices.layout.title.text))
 
     run.on_sweep(seen)
-    first = robust_max([field_slices(sim, max_points=32)[p] for p in ("xy", "xz", "yz")])
     assert run.run(40) and run.wait(60), run.message
-    last = robust_max([field_slices(sim, max_points=32)[p] for p in ("xy", "xz", "yz")])
-    assert last < first / 3  # what an automatic range would have followed
-    assert len(frames) == 10 and all(zmax == live.vmax and zmin == -live.vmax for _, zmax, zmin, _ in frames)
-    assert 0 < live.vmax < first  # the pulse's peak saturates; the spreading shell stays in colour
-    for step, _, _, title in frames:
+    assert frames[-1][1] < first / 3  # the pulse has spread: a fixed range would have washed it out
+    assert len(frames) == 10 and len({zmax for _, _, zmax, _, _ in frames}) > 1  # the range followed
+    top = max(first, *(level for _, level, *_ in frames))
+    for step, level, zmax, zmin, title in frames:
+        assert zmin == -zmax and level <= zmax  # never saturated
+        assert level >= SHRINK * zmax or zmax == pytest.approx(FADED * top)  # never washed out
         assert re.search(rf"n = {step}\b", title) and f"t = {step * sim.params.dt:.4g}" in title
+        assert f"±{zmax:.3g}" in title
     assert f"t = {sim.time:.4g}" in live.readout.value
+    assert not live.ended and run.state == "done"  # a pulse in a closed box never leaves
+    live.close()
+    run.close()
+
+
+def test_a_run_whose_wave_has_left_says_so_and_ends():
+    srcs, _ = make_points([(12, 12, 12, "ricker", 0.06, 1.0)])
+    sim = dl.Simulation((24, 24, 24), 2, backend="cpu", size=2, nt=4, courant=0.4, sources=srcs, sponge=5,
+                        initial="zero")
+    run = BackgroundRun(sim)
+    live = LiveView(run, model=_no_model, paced=False, min_interval=0.0, budget=1.0, record_seconds=0.0)
+    assert run.run(0) and run.wait(120), run.message  # until paused: the view ends it
+    assert run.state == "done" and "the wave has left the grid" in run.message, run.message
+    assert live.ended and "The wave has left the grid" in live.notice.value
+    assert sim.time_step >= live.pace.source_peak
+    assert live.slices.data[0].zmax > 0 and f"n = {sim.time_step}" in live.notice.value
+    run.reset()  # back to n = 0: the record of the wave starts over
+    assert not live.ended and live.notice.value == ""
     live.close()
     run.close()
 

@@ -1,0 +1,114 @@
+"""A plotly ``FigureWidget`` that shows what it holds whatever order the notebook's cells run in.
+
+Contract
+--------
+Plotly's ``FigureWidget`` syncs its whole state (``_widget_data``,
+``_widget_layout``) when it is built or displayed by itself; every later
+change travels as a delta message (add traces, restyle, relayout) that the
+front end's plotly code applies.  That code is loaded asynchronously
+(anywidget imports a 5 MB module) when the figure's model is created: a
+delta that arrives before it has loaded changes nothing, and the view then
+draws the figure's first state.  This is what "Run All" does to a figure
+built empty in a box and filled at once, or changed by the next cell before
+its view exists (notebook 01's "Try it" conoids were empty axes).
+
+:class:`FigureWidget` therefore sends no delta until a view of it has
+answered (plotly's views report their traces back once they have drawn):
+each change sends the whole state instead, with a new edit id.  A view that
+renders reads that state; a delta that reached a view still drawing was
+lost, and could leave it empty (notebook 01's "Try it" conoids).  The
+first answer says which state the view drew; if the figure has changed
+since, it is sent once more as deltas (that state's traces replaced, the
+layout set), which the view, drawn by then, applies.  From then on the
+front end's code is loaded and keeps the state current itself: only deltas
+travel.  A figure never drawn (a test, a script, a tab never opened) pays
+one copy of its state per change.
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+
+import plotly.graph_objects as go
+
+__all__ = ["FigureWidget"]
+
+#: The messages a view sends back once it has drawn (its layout, its traces): the front end is loaded.
+ANSWERS = ("_js2py_layoutDelta", "_js2py_traceDeltas")
+
+
+class FigureWidget(go.FigureWidget):
+    """``plotly.graph_objects.FigureWidget`` that sends its whole state, never a delta, until a view answers.
+
+    Examples
+    --------
+    >>> fig = FigureWidget()
+    >>> _ = fig.add_scatter(x=[0, 1], y=[1, 2])
+    >>> fig.layout.title.text = "filled after it was built"
+    >>> fig.answered, [t["x"] for t in fig._widget_data], fig._widget_layout["title"]["text"]
+    (False, [[0, 1]], 'filled after it was built')
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._answered = False
+        self._traces_of = {self._last_trace_edit_id: len(self._data)}  # state sent -> its trace count
+        self.observe(self._on_answer, names=list(ANSWERS))
+
+    @property
+    def answered(self) -> bool:
+        """Whether a view has reported back (the front end applies deltas itself from then on)."""
+        return self._answered
+
+    def _on_answer(self, change) -> None:
+        if change["new"] is None or self._answered:
+            return
+        self._answered = True
+        drawn = change["new"].get("trace_edit_id", change["new"].get("layout_edit_id"))
+        if drawn != self._last_trace_edit_id:  # the view drew an earlier state: send it this one
+            self._resend(self._traces_of.get(drawn, 0))
+        self._traces_of = {}
+
+    def _resend(self, drawn: int) -> None:
+        """Replace the ``drawn`` traces of the view that has just answered, and set its layout."""
+        if drawn:
+            super()._send_deleteTraces_msg(list(range(drawn)))
+        if self._data:
+            super()._send_addTraces_msg(deepcopy(self._data))
+        super()._send_relayout_msg(deepcopy(self._layout_obj._props))
+
+    def _sync_state(self) -> bool:
+        """Before a view has answered: send the whole state instead of a delta (True); else False."""
+        if getattr(self, "_answered", True):  # answered, or plotly building the figure in __init__
+            return False
+        with self.hold_sync():  # one message: a view reads the state and its edit id together
+            self._last_trace_edit_id += 1
+            self._last_layout_edit_id += 1
+            self._widget_layout = deepcopy(self._layout_obj._props)
+            self._widget_data = deepcopy(self._data)
+        self._traces_of[self._last_trace_edit_id] = len(self._data)
+        return True
+
+    def _send_addTraces_msg(self, new_traces_data):
+        if not self._sync_state():
+            super()._send_addTraces_msg(new_traces_data)
+
+    def _send_deleteTraces_msg(self, delete_inds):
+        if not self._sync_state():
+            super()._send_deleteTraces_msg(delete_inds)
+
+    def _send_moveTraces_msg(self, current_inds, new_inds):
+        if not self._sync_state():
+            super()._send_moveTraces_msg(current_inds, new_inds)
+
+    def _send_restyle_msg(self, restyle_data, trace_indexes=None, source_view_id=None):
+        if not self._sync_state():
+            super()._send_restyle_msg(restyle_data, trace_indexes, source_view_id)
+
+    def _send_relayout_msg(self, layout_data, source_view_id=None):
+        if not self._sync_state():
+            super()._send_relayout_msg(layout_data, source_view_id)
+
+    def _send_update_msg(self, restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+        if not self._sync_state():
+            super()._send_update_msg(restyle_data, relayout_data, trace_indexes, source_view_id)
