@@ -32,7 +32,6 @@ def test_bad_input_is_a_clear_error(capsys):
 def test_backend_options_reach_the_simulation_or_are_named(capsys, monkeypatch):
     import pytest
 
-    from diamondlab.engine.run import simulation
 
     with pytest.raises(SystemExit):
         main(["run", "--shape", "16", "--backend-option", "band", "--no-progress"])
@@ -52,15 +51,17 @@ def test_backend_options_reach_the_simulation_or_are_named(capsys, monkeypatch):
     assert "backend_options ['band', 'pipelined'] do not apply to backend 'cpu' (it takes: none)" in (
         capsys.readouterr().err
     )
-    seen = {}
-    real = simulation.Simulation.__init__
+    from diamondlab.engine.run.plan import RunPlan
 
-    def spy(self, *args, **kwargs):
+    seen = {}
+    real = RunPlan.build.__func__
+
+    def spy(cls, *args, **kwargs):  # the run's plan, built before the simulation (and its summary)
         seen.update(kwargs.get("backend_options") or {})
         kwargs["backend_options"] = None  # the CPU engine takes none: check the hand-over only
-        real(self, *args, **kwargs)
+        return real(cls, *args, **kwargs)
 
-    monkeypatch.setattr(simulation.Simulation, "__init__", spy)
+    monkeypatch.setattr(RunPlan, "build", classmethod(spy))
     assert main([*argv, "--backend-option", "chunk=2"]) == 0
     assert seen == {"chunk": 2}
 

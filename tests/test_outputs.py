@@ -156,11 +156,11 @@ def test_overwrite_replaces_the_earlier_run_only_once_the_new_one_is_written(tmp
     assert main([*again, "--order", "3"]) == 2  # a bad option: the earlier run stays
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == earlier
 
-    def interrupted(self, *args, **kwargs):
+    def interrupted(cls, *args, **kwargs):
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(simulation.Simulation, "__init__", interrupted)  # Ctrl-C at start-up
+        m.setattr(simulation.Simulation, "from_plan", classmethod(interrupted))  # Ctrl-C at start-up
         assert main(again) == 130
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == earlier
     capsys.readouterr()

@@ -59,6 +59,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from diamondlab.viz.fields import AXES, PLANES, field_slices, slices_figure, traces_figure
+from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.widgets import lab as lab_module
 from diamondlab.widgets.lab import Lab
 from diamondlab.widgets.live import close_widgets, format_rate
@@ -237,7 +238,7 @@ class MaxwellView:
         close_widgets(self.widget, *(f for f in (self.planes, self.traces, self.spectrum) if f is not None))
         self.planes = self.traces = self.spectrum = self.incident = None
 
-    def _planes_figure(self, sim) -> go.FigureWidget:
+    def _planes_figure(self, sim) -> FigureWidget:
         fig = slices_figure(sim.shape, self.max_points)
         samples = field_slices(np.zeros(sim.shape, np.float32), index=self.index, max_points=self.max_points)
         outlines = _outline_traces(sim, samples)
@@ -257,7 +258,7 @@ class MaxwellView:
                     fig.add_shape(type="rect", x0=lo[a], x1=hi[a], y0=lo[b], y1=hi[b],
                                   line=dict(color="#117a65", dash="dash", width=1), row=1, col=col)
         fig.update_layout(width=960, height=400, margin=dict(l=40, r=90, t=110, b=40))
-        widget = go.FigureWidget(fig)
+        widget = FigureWidget(fig)
         self._style_planes(widget)
         return widget
 
@@ -270,7 +271,7 @@ class MaxwellView:
                 trace.zmin, trace.zmax = (0.0 if magnitude else -self.scale), self.scale
                 trace.colorbar.title.text = self.view.value
 
-    def _spectrum_figure(self, sim) -> go.FigureWidget:
+    def _spectrum_figure(self, sim) -> FigureWidget:
         fig = go.Figure()
         if self.incident is not None:
             f = np.asarray(self.incident.frequencies)
@@ -290,7 +291,7 @@ class MaxwellView:
         fig.update_layout(title=dict(text=title, font=dict(size=12)), xaxis_title="frequency f (c / h)",
                           yaxis_title="fraction of the incident flux", height=330, width=420,
                           margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.3))
-        return go.FigureWidget(fig)
+        return FigureWidget(fig)
 
     @staticmethod
     def _fresnel(sim, f):

@@ -76,9 +76,10 @@ class YeeCUDABackend(YeeCPUBackend):
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
     #: False: the sweep that reads every value through the caches runs every scene
     tile_in_registers = True
-    #: the register-tile sweep runs scenes with a CPML, points or Drude media too (no periodic faces): exact,
-    #: but measured slower than the cache-read sweep there (256^3 with the physics scene on an H100: 6.5 and
-    #: 4.3 G/s at orders 2 and 4 against stepwise's 10.6 and 9.8; BENCHMARKS.md), so off by default
+    #: whether the register-tile sweep also runs scenes with a CPML, sources, probes or Drude media (not
+    #: periodic faces). It is exact there but measured slower than the cache-read sweep (the physics scene
+    #: at 256^3 on an H100 ran 6.5 and 4.3 G/s at orders 2 and 4, stepwise 10.6 and 9.8, BENCHMARKS.md), so
+    #: it is off by default
     registers_for_physics = False
 
     @staticmethod
