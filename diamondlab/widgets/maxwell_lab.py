@@ -191,6 +191,9 @@ class MaxwellView:
         self.readout = widgets.HTML()
         self.readout.add_class("diamondlab-throughput")
         self.refreshes = 0
+        #: the acoustic view's "the wave has left" (the Lab's buttons read it): a Maxwell run is not ended by
+        #: its view (its spectra want the whole run), so Run continues and never starts again from n = 0
+        self.ended = False
         self._last = self._last_cost = 0.0
         self._lock = threading.Lock()
         self._models: dict = {}
