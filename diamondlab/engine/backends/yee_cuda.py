@@ -15,6 +15,8 @@ allocated.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
@@ -52,6 +54,18 @@ def _point_cells(points, shape, halo: int) -> np.ndarray:
     xy = np.repeat(cols, counts, axis=0) - halo
     flags[xy[:, 0], xy[:, 1], pt_z[k] - halo] = 1
     return flags.ravel()
+
+
+@functools.cache
+def _device_register_cap(order: int, size: int, threads: int) -> int | None:
+    """:func:`~diamondlab.kernels.yee_cuda.yee_register_cap` on this process's GPU (asked once, not per
+    sweep)."""
+    from diamondlab.devices import current_gpu
+
+    gpu = current_gpu()
+    if gpu is None:
+        return None
+    return yee_register_cap(order, size, threads, gpu.registers_per_sm, gpu.max_registers_per_thread)
 
 
 class YeeCUDABackend(YeeCPUBackend):
@@ -375,14 +389,7 @@ class YeeCUDABackend(YeeCPUBackend):
         from diamondlab.kernels.cuda import launch_generated, simulator_enabled
 
         threads, sim = self.shape[2], simulator_enabled()
-        cap = None
-        if not sim:
-            from diamondlab.devices import current_gpu
-
-            gpu = current_gpu()
-            if gpu is not None:
-                cap = yee_register_cap(self.params.order, self.size, threads, gpu.registers_per_sm,
-                                       gpu.max_registers_per_thread)
+        cap = None if sim else _device_register_cap(self.params.order, self.size, threads)
         module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
