@@ -46,6 +46,8 @@ parser.add_argument("--repeats", type=int, default=3)
 parser.add_argument("--nt", type=int, default=None)
 parser.add_argument("--halo", default="auto")
 parser.add_argument("--backend", default="cuda")
+parser.add_argument("--plain", action="store_true",
+                    help="media only (vacuum, no CPML, no dipole): the register-tile sweep's scene")
 args = parser.parse_args()
 warnings.simplefilter("ignore")
 
@@ -65,9 +67,13 @@ def grid() -> tuple[int, int, int]:
 
 def build(shape, order: int, **scale) -> Simulation:
     nx, ny, nz = shape
-    dipole = Dipole((nx // 2, ny // 2, nz // 2), "Ez", GaussianPulse(0.1, 0.05))
+    center = (nx // 2, ny // 2, nz // 2)
+    if args.plain:
+        scene = {"pml": 0}  # vacuum: each cell still reads its medium index
+    else:
+        scene = {"sources": [Dipole(center, "Ez", GaussianPulse(0.1, 0.05))], "pml": args.pml}
     return Simulation(shape, order, equation="maxwell", backend=args.backend, algorithm="diamondtorre",
-                      nt=args.nt, pml=args.pml, sources=[dipole], **scale)
+                      nt=args.nt, **scene, **scale)
 
 
 def rate(sim: Simulation, barrier=lambda: None) -> tuple[float, int]:
@@ -93,8 +99,8 @@ def window_mode(shape) -> None:
             sim = build(shape, order, window=w)
             median, steps = rate(sim)
             rows[w] = {"mode": "window" if w else "in-memory", "order": order, "shape": shape, "window": w,
-                       "nt": sim.nt, "size": sim.size, "rate_gcells": round(median, 3), "steps": steps,
-                       "backend": sim.backend.name}
+                       "plain": args.plain, "nt": sim.nt, "size": sim.size, "rate_gcells": round(median, 3),
+                       "steps": steps, "backend": sim.backend.name}
             if w:
                 rows[w]["traffic"] = sim.backend.traffic()
             rows[w]["fields"] = sim.fields
@@ -117,7 +123,7 @@ def mpi_mode(shape) -> None:
         if comm.rank == 0:
             print(json.dumps({"mode": "mpi", "ranks": comm.size, "order": order, "shape": shape, "nt": sim.nt,
                               "size": sim.size, "rate_gcells": round(median, 3), "steps": steps,
-                              "halo": getattr(sim.backend, "halo_path", None),
+                              "halo": getattr(sim.backend, "halo_path", None), "plain": args.plain,
                               "backend": sim.backend.name}), flush=True)
         del sim
 

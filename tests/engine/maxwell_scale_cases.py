@@ -82,7 +82,8 @@ def main() -> int:
         ref.view = "Hy"
         ok.append(np.array_equal(hy, ref.field))
         if all(ok):
-            print(f"ok maxwell order={order} ranks={comm.size} slab rows={sim.backend.rows}", flush=True)
+            print(f"ok maxwell order={order} ranks={comm.size} slab rows={sim.backend.rows} "
+                  f"halo={sim.backend.halo_path}", flush=True)
         else:
             failures += 1
             print(f"FAIL maxwell order={order} ranks={comm.size}: E, H, traces, planes, Hy equal {ok}",

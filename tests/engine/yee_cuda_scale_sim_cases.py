@@ -17,6 +17,21 @@ SHAPE = (14, 9, 8)
 CASES = [(2, 1, 7, 4, False), (4, 1, 9, 3, True)]
 
 
+def landed(source, target, lo, hi, what) -> None:
+    """Exit unless ``target``'s state equals ``source``'s in x rows ``[lo, hi)`` and is zero elsewhere."""
+    import numpy as np
+
+    from diamondlab.engine.scale.subdomain import rows_index
+
+    for a, got, want in zip(source.state_layout(), target.state(), source.state(), strict=True):
+        index = rows_index(a, 0, lo, hi)
+        mask = np.zeros(a.shape, dtype=bool)
+        if index is not None:
+            mask[index] = True
+        if not (np.array_equal(got[mask], want[mask]) and not got[~mask].any()):
+            raise SystemExit(f"{what}: x rows {lo}..{hi} of {a.name} did not land where they were")
+
+
 def run_case(order, nt, window, steps, wave) -> str:
     import numpy as np
 
@@ -47,23 +62,26 @@ def run_case(order, nt, window, steps, wave) -> str:
             raise SystemExit(f"order {order}: the window run differs from the in-memory run")
     if not (np.abs(whole.traces).max() > 0 and (wave or np.abs(windowed.backend.state()[3]).max() > 0)):
         raise SystemExit(f"order {order}: nothing reached the probes or the CPML")
-    # the rows an MPI rank sends: x rows of every state array, from one backend into a fresh one
-    source = whole.backend
-    target = Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", **scene).backend
-    lo, hi = 1, 5  # rows of the low CPML layer and beyond it
-    target.set_rows(lo, hi, source.get_rows(lo, hi))
-    if target.rows_size(lo, hi) != source.get_rows(lo, hi).size:
-        raise SystemExit(f"order {order}: rows_size is not the size of get_rows")
-    layout = source.state_layout()
-    from diamondlab.engine.scale.subdomain import rows_index
+    # the rows an MPI rank sends: x rows of every state array, from one backend into a fresh one, through
+    # the host (get_rows, set_rows) and device to device (pack_rows, unpack_rows: the GPU-to-GPU halo)
+    from numba import cuda
 
-    for a, got, want in zip(layout, target.state(), source.state(), strict=True):
-        index = rows_index(a, 0, lo, hi)
-        mask = np.zeros(a.shape, dtype=bool)
-        if index is not None:
-            mask[index] = True
-        if not (np.array_equal(got[mask], want[mask]) and not got[~mask].any()):
-            raise SystemExit(f"order {order}: x rows {lo}..{hi} of {a.name} did not land where they were")
+    source = whole.backend
+    lo, hi = 1, 5  # rows of the low CPML layer and beyond it
+    sent = source.get_rows(lo, hi)
+    if source.rows_size(lo, hi) != sent.size:
+        raise SystemExit(f"order {order}: rows_size is not the size of get_rows")
+    packed = cuda.device_array(sent.size, np.float32)
+    source.pack_rows(lo, hi, packed)
+    if not np.array_equal(packed.copy_to_host(), sent):
+        raise SystemExit(f"order {order}: pack_rows differs from get_rows")
+    for how in ("host", "device"):
+        target = Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", **scene).backend
+        if how == "host":
+            target.set_rows(lo, hi, sent)
+        else:
+            target.unpack_rows(lo, hi, packed)
+        landed(source, target, lo, hi, f"order {order}, {how}")
     return f"order {order} Nt {nt} window {window}{' plane wave' if wave else ''}: ok"
 
 

@@ -110,6 +110,11 @@ class YeeCUDABackend(YeeCPUBackend):
 
     available = staticmethod(CUDABackend.available)
     unavailable_reason = staticmethod(CUDABackend.unavailable_reason)
+    #: one GPU a rank, chosen as the acoustic CUDA backend chooses it (its rank on its node)
+    claim_device = classmethod(CUDABackend.claim_device.__func__)
+    #: MPI neighbours on one node exchange ghost rows GPU to GPU
+    #: (:class:`~diamondlab.engine.scale.halo.PeerHalo`, through :meth:`pack_rows` and :meth:`unpack_rows`)
+    PEER_HALO = True
 
     @classmethod
     def _check(cls, params, shape, size: int, nt: int, options: dict) -> dict:
@@ -274,6 +279,21 @@ class YeeCUDABackend(YeeCPUBackend):
         rows, at = np.ascontiguousarray(rows, dtype=np.float32).reshape(-1), 0
         for b in self._row_blocks(lo, hi):
             b.copy_to_device(rows[at:at + b.size].reshape(b.shape))
+            at += b.size
+
+    def pack_rows(self, lo: int, hi: int, out) -> None:
+        """x rows ``[lo, hi)`` of the state into the flat device buffer ``out`` (as :meth:`get_rows` lays
+        them out), device to device: the ghost rows for a neighbour on another GPU."""
+        at = 0
+        for b in self._row_blocks(lo, hi):
+            out[at:at + b.size].copy_to_device(b.reshape(b.size))
+            at += b.size
+
+    def unpack_rows(self, lo: int, hi: int, rows) -> None:
+        """The flat device buffer ``rows`` (as :meth:`pack_rows` fills it) into x rows ``[lo, hi)``."""
+        at = 0
+        for b in self._row_blocks(lo, hi):
+            b.reshape(b.size).copy_to_device(rows[at:at + b.size])
             at += b.size
 
     def set_state(self, arrays) -> None:

@@ -65,6 +65,10 @@ class HostHalo:
             self._inbox[q] = np.empty(size, dtype=np.float32)
         return self._inbox[q]
 
+    def refit(self) -> HostHalo:
+        """Itself: its inboxes follow the state's rows at every exchange."""
+        return self
+
     def exchange(self) -> None:
         from mpi4py import MPI
 
@@ -86,8 +90,9 @@ class PeerHalo:
 
     description = "CUDA IPC, GPU to GPU (no host copy)"
 
-    def __init__(self, backend, comm, sends, recvs, inboxes, remote, outboxes):
+    def __init__(self, backend, comm, sends, recvs, inboxes, remote, outboxes, incoming):
         self.backend, self.comm, self.sends, self.recvs = backend, comm, sends, recvs
+        self._incoming = incoming  # floats of the rows each neighbour sends here
         self._inboxes, self._remote, self._outboxes = inboxes, remote, outboxes
         self._parity = 0
         self._ready = {q: np.zeros(1, dtype=np.int64) for q, _ in recvs}
@@ -108,11 +113,12 @@ class PeerHalo:
             return None
         from numba import cuda
 
-        nx, _, nz = backend.shape
-        cells = {q: 2 * nx * (y1 - y0) * nz for q, (y0, y1) in (*sends, *recvs)}
+        # floats of every state array's rows (a CPML layer's psi makes rows differ in size)
+        incoming = {q: backend.rows_size(lo, hi) for q, (lo, hi) in recvs}
+        outgoing = {q: backend.rows_size(lo, hi) for q, (lo, hi) in sends}
         # one allocation per neighbour holds both inboxes, whole IPC granules of 2 MiB: the driver may
         # place small allocations in one region, which a process can open only once
-        inboxes = {q: cuda.device_array((2, -(-cells[q] // _GRANULE) * _GRANULE), dtype=np.float32)
+        inboxes = {q: cuda.device_array((2, -(-incoming[q] // _GRANULE) * _GRANULE), dtype=np.float32)
                    for q, _ in recvs}
         handles = [None] * comm.size
         for q, boxes in inboxes.items():
@@ -123,27 +129,41 @@ class PeerHalo:
         if not comm.allreduce(reachable, op=MPI.LAND):
             return None
         remote = {q: received[q].open() for q, _ in sends}
-        outboxes = {q: cuda.device_array(cells[q], dtype=np.float32) for q, _ in sends}
+        outboxes = {q: cuda.device_array(outgoing[q], dtype=np.float32) for q, _ in sends}
         comm.Barrier()
-        halo = cls(backend, comm, sends, recvs, inboxes, remote, outboxes)
-        weakref.finalize(halo, _close, [received[q] for q, _ in sends])  # unmap the neighbours' inboxes
+        halo = cls(backend, comm, sends, recvs, inboxes, remote, outboxes, incoming)
+        # unmap the neighbours' inboxes when the halo goes (or at refit)
+        halo._unmap = weakref.finalize(halo, _close, [received[q] for q, _ in sends])
         return halo
+
+    def refit(self) -> PeerHalo | HostHalo:
+        """After the physics changed the state's rows (a Drude current, a CPML's ``psi``): itself where every
+        rank's boxes still fit, else new ones (collective: every rank calls it, after ``set_physics``)."""
+        from mpi4py import MPI
+
+        sizes = [(self.backend.rows_size(lo, hi), self._incoming[q]) for q, (lo, hi) in self.recvs]
+        sizes += [(self.backend.rows_size(lo, hi), self._outboxes[q].size) for q, (lo, hi) in self.sends]
+        if not self.comm.allreduce(any(a != b for a, b in sizes), op=MPI.LOR):
+            return self
+        self._unmap()  # every rank lets go of its neighbours' inboxes before any rank frees its own
+        self.comm.Barrier()
+        return (PeerHalo.open(self.backend, self.comm, self.sends, self.recvs)
+                or HostHalo(self.backend, self.comm, self.sends, self.recvs))
 
     def exchange(self) -> None:
         from mpi4py import MPI
         from numba import cuda
 
         p = self._parity
-        for q, (y0, y1) in self.sends:
-            self.backend.pack_rows(y0, y1, self._outboxes[q])
+        for q, (lo, hi) in self.sends:
+            self.backend.pack_rows(lo, hi, self._outboxes[q])
             self._remote[q][p, :self._outboxes[q].size].copy_to_device(self._outboxes[q])
         cuda.synchronize()  # the neighbours' inboxes are full (and this GPU's last unpacks done)
         requests = [self.comm.Irecv(self._ready[q], source=q, tag=_TAG_READY) for q, _ in self.recvs]
         requests += [self.comm.Isend(self._token, dest=q, tag=_TAG_READY) for q, _ in self.sends]
         MPI.Request.Waitall(requests)
-        for q, (y0, y1) in self.recvs:
-            nx, _, nz = self.backend.shape
-            self.backend.unpack_rows(y0, y1, self._inboxes[q][p, :2 * nx * (y1 - y0) * nz])
+        for q, (lo, hi) in self.recvs:
+            self.backend.unpack_rows(lo, hi, self._inboxes[q][p, :self._incoming[q]])
         self._parity = 1 - p
 
 

@@ -242,6 +242,8 @@ class SlabBackend(Wrapper):
         """The medium's slab, the sources whose cell is in the slab, the receivers whose row is owned."""
         self._physics = self.parts.cut(physics, self.axis, self.rows, self.owned)
         self._physics.apply(self.inner)
+        self._halo = self._halo.refit()  # the physics may add state rows (a Drude current, psi)
+        self.halo_path = self._halo.description
 
     def step(self, nsteps: int, src_samples=None) -> None:
         self._exchange()
