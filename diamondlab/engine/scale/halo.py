@@ -19,7 +19,9 @@ neighbours).  Two paths (``halo=`` names them, ``description`` says which ran):
   them), hands their CUDA IPC handles to the neighbour once, and per sweep
   packs its rows on its GPU and copies them straight into the neighbour's
   inbox (device to device: NVLink or PCIe peer to peer), then sends a
-  one-integer MPI message saying the inbox is full.  The inbox written at
+  one-integer MPI message saying the inbox is full (:meth:`PeerHalo.refit`
+  sizes the boxes anew where the physics adds state rows: a Drude current, a
+  CPML's ``psi``).  The inbox written at
   sweep ``k + 2`` was unpacked before the neighbour's sweep ``k``, which its
   device finished before it sent the message of sweep ``k + 1``.  Used
   when every neighbour is on this node and the GPUs can reach each other.
