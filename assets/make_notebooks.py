@@ -470,6 +470,44 @@ bounds it.  Read the points against it only when the figure does not say
 they are not steady (a busy machine, a wide spread): then measure again.
 """),
         md("""
+## The second equation: Maxwell's Yee scheme on the same roofline
+
+A Yee cell update is both half steps of its six components.  DiamondTorre
+runs each half step as a tier of the acoustic tile of the same order (the
+Yee reach `M`: 1 cell at order 2, 2 at order 4; notebook 09), so the bytes an
+update moves come from the same tile geometry: `4 / locality` for the fields
+(three components a column, two tiers a step) plus the material's three
+bytes, every half step for stepwise and once a sweep for the torres.  The
+table puts them next to the acoustic scheme's; the chart is Fig. 7 for
+Maxwell with the rates measured on an H100 (the register-tile sweep at DTS 1,
+Nt 4, `records/maxwell_registers_h100.jsonl`, BENCHMARKS.md):
+"""),
+        "from diamondlab.engine.measure.perfmodel import yee_bytes_per_update\n"
+        "from diamondlab.viz.perf import ROOFLINE_SHAPES\n\n"
+        "print('bytes an update, DTS=2 Nt=8:   acoustic NO=2   Maxwell order 2')\n"
+        "for shape in ROOFLINE_SHAPES:\n"
+        "    acoustic, maxwell = 4 / locality(shape, 2, 2, 8), yee_bytes_per_update(shape, 2, 2, 8)\n"
+        "    print(f'{shape:>26}: {acoustic:10.1f} B {maxwell:13.1f} B')\n"
+        "with open('records/maxwell_registers_h100.jsonl') as fh:\n"
+        "    yee = [json.loads(line) for line in fh]\n"
+        "SHAPE = {'stepwise': 'stepwise_layer', 'diamondtorre': 'torre_row'}\n"
+        "yee_points = [(r['algorithm'], 4 / yee_bytes_per_update(SHAPE[r['algorithm']], 2, r['size'],\n"
+        "                                                         r['nt']), r['median'])\n"
+        "              for r in yee if r['order'] == 2]\n"
+        "roofline_figure(2, 1, 4, H100, yee_points, equation='maxwell')",
+        md("""
+What to look for: six values a cell make a Yee update six times heavier
+than an acoustic one on the same tile, so every ceiling sits lower.  At
+DTS 1 a row of torres moves about as much as stepwise (78.8 B against 78 B:
+the two ceilings almost coincide, which is why paper 002's tile is small and
+its gain modest); at order 4 and Nt 16, DTS 2 and 4 move 1.8 and 3.1 times
+less than stepwise.  On the H100 the register-tile sweep beats stepwise at
+DTS 1 by keeping the tile's cells and its material on chip, below both
+ceilings.  The tuning panel measures either equation on your backend:
+`TuningPanel(controls, equation="maxwell")` with the Maxwell lab's
+controllers (G Yee cell updates/s against `predict_yee` on a GPU).
+"""),
+        md("""
 ## Fig. 11 · The rate per NO and DTS
 
 The paper's Fig. 11 plots the rate for `NO/DTS` = 2/1, 4/1, 6/1, 8/1, then
@@ -657,6 +695,19 @@ levels.
         "    print(f'order {order}: weights {yee_weights(order).round(5).tolist()}, reach M = {p.reach} '\n"
         "          f'cells a half step, stable for c dt / h <= {yee_courant_limit(order):.4f} '\n"
         "          f'(default {p.courant:.4f})')",
+        md("""
+The same facts drawn from the engine's geometry (`diamondlab.viz.yee`): the
+cell with its six components, and what `Hz`'s update reads at order 4 (`Ey`
+along x and `Ex` along y, from one cell behind to two ahead: the staggered
+stencil is lopsided); then a torre of two Yee steps, its `H` and `E` tiers
+alternating, leaning `M` cells a half step: the `E` tier reads the `H` tile
+below it (green) and cells that torres of earlier stages computed (orange).
+The stage explorer plays the whole sweep (`StageExplorer(config,
+equation="maxwell")`).
+"""),
+        "from diamondlab.viz.yee import yee_cell_figure, yee_tiles_figure\n\n"
+        "display(yee_cell_figure(4, reads='Hz'))\n"
+        "yee_tiles_figure(2, size=2, nt=2, tier=1)",
         md("""
 ## 2 · A plane wave on a Drude sphere: the near field
 

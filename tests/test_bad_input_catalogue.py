@@ -973,3 +973,42 @@ def test_issue29_the_cpu_model_refuses_an_unknown_algorithm_or_medium_before_mea
     with pytest.raises(ValueError, match=re.escape("variant must be one of ('constant', 'sponge', 'model')")):
         cpumodel.compute_rate(numbers, 2, 8, "vacuum")
 # ---------------------------------------------------------------- end of issue 29
+
+# ---------------------------------------------------------------- issue 31: the staggered geometry, drawn
+STAGGERED_ROWS = [
+    ("unknown equation", ("elastic", 2), "equation must be one of ('acoustic', 'maxwell'); got 'elastic'"),
+    ("Yee order 6", ("maxwell", 6), "order must be one of (2, 4) for Maxwell's equations"),
+    ("acoustic order 3", ("acoustic", 3), "order (NO) must be one of"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "text"), _rows(STAGGERED_ROWS))
+def test_issue31_the_staggered_geometry_refuses_a_bad_equation_or_order(args, text):
+    import re
+
+    from diamondlab.geometry import GraphStencil
+
+    with pytest.raises(ValueError, match=re.escape(text)):
+        GraphStencil(*args)
+
+
+def test_issue31_the_yee_figures_and_panels_refuse_bad_input_before_drawing():
+    from diamondlab.engine.measure.bench import tuning_sweep
+    from diamondlab.geometry import stage_schedule
+    from diamondlab.geometry.reads import torre_dependencies
+    from diamondlab.maxwell.scheme import curl_reads, yee_read_offsets
+    from diamondlab.viz.yee import yee_cell_figure, yee_tiles_figure
+
+    with pytest.raises(ValueError, match="reads must be None or one of"):
+        yee_cell_figure(2, reads="Dx")
+    with pytest.raises(ValueError, match=r"tier must be an int in \[1, 3\]"):
+        yee_tiles_figure(2, 1, 2, tier=4)
+    with pytest.raises(ValueError, match="field must be 'H' or 'E'"):
+        yee_read_offsets(2, "B")
+    with pytest.raises(ValueError, match="component must be one of"):
+        curl_reads("Jx")
+    with pytest.raises(ValueError, match="the schedule's Nt must be a multiple of it; got 3"):
+        torre_dependencies(stage_schedule(2, 1, 3, 8, 8), "maxwell")
+    with pytest.raises(ValueError, match="equation must be one of"):
+        tuning_sweep((8, 8, 8), equation="heat")  # before any run
+# ---------------------------------------------------------------- end of issue 31 (staggered geometry)

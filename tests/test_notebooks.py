@@ -38,6 +38,12 @@ def test_notebook_runs(path, monkeypatch):
         assert "spread" in outputs and "not steady (no conclusion from these):" in outputs
     if path.name == "07_roofline_and_parallel_levels.ipynb":  # the CPU model's bound beside the points
         assert "the CPU model: " in outputs and "-bound" in outputs
+    if path.name == "07_roofline_and_parallel_levels.ipynb":  # both equations' bytes from the tile geometry
+        from diamondlab.engine.measure.perfmodel import yee_bytes_per_update
+        from diamondlab.geometry import locality
+
+        acoustic, maxwell = 4 / locality("torre_row", 2, 2, 8), yee_bytes_per_update("torre_row", 2, 2, 8)
+        assert f"torre_row: {acoustic:10.1f} B {maxwell:13.1f} B" in outputs
     if path.name == "08_launch_schemes_and_tilings.ipynb":  # the package's numbers, not hand-written ones
         from diamondlab.geometry import compare_tilings
 

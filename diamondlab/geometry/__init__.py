@@ -5,6 +5,7 @@ NumPy only; every object is a frozen dataclass that validates its input.
 
 from diamondlab.geometry.locality import Transfers, asynchrony, count_transfers, locality
 from diamondlab.geometry.schedule import StageSchedule, stage_schedule
+from diamondlab.geometry.stencils import EQUATIONS, GraphStencil, graph_stencil
 from diamondlab.geometry.tiles import Conoid, DiamondTile, DiamondTorre
 from diamondlab.geometry.tilings import TILINGS, TilingMeasure, compare_tilings
 
@@ -12,6 +13,8 @@ __all__ = [
     "Conoid",
     "DiamondTile",
     "DiamondTorre",
+    "EQUATIONS",
+    "GraphStencil",
     "StageSchedule",
     "TILINGS",
     "TilingMeasure",
@@ -19,6 +22,7 @@ __all__ = [
     "asynchrony",
     "compare_tilings",
     "count_transfers",
+    "graph_stencil",
     "locality",
     "stage_schedule",
 ]

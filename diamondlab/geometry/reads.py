@@ -19,6 +19,11 @@ The pictures of :mod:`diamondlab.viz.lrnla` and :mod:`diamondlab.viz.stages`
 draw these; the tests check with them that a torre reads only from earlier
 stages (the schedule is valid) and never from its own (a stage is
 asynchronous).
+
+Each takes the equation (``equation="maxwell"``: the staggered graph of
+:class:`~diamondlab.geometry.stencils.GraphStencil`, its tiers half steps,
+even ones updating ``H``, read on the lopsided cross): the schedule is then
+the engine's, of the Yee order's tile and ``2 Nt`` tiers.
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from diamondlab.geometry.schedule import StageSchedule, stage_schedule
-from diamondlab.geometry.tiles import DiamondTile, DiamondTorre
+from diamondlab.geometry.schedule import StageSchedule, stage_schedule  # noqa: F401 - the doctests'
+from diamondlab.geometry.stencils import GraphStencil
 
 __all__ = [
     "Neighbourhood", "reads_around", "rows_to_runs", "runs_from_vertices", "torre_dependencies",
@@ -85,7 +90,16 @@ def vertex_owner(schedule: StageSchedule) -> np.ndarray:
     return schedule.torre_of_vertex()
 
 
-def torre_dependencies(schedule: StageSchedule) -> list[np.ndarray]:
+def _stencil(schedule: StageSchedule, equation: str) -> GraphStencil:
+    """The graph of ``equation`` at the order whose tile ``schedule`` runs (the Yee order is its tile's)."""
+    stencil = GraphStencil(equation, schedule.tile.order if equation == "acoustic" else 2 * schedule.tile.shs)
+    if stencil.tiers_per_step > 1 and schedule.nt % stencil.tiers_per_step:
+        raise ValueError(f"a {equation} sweep has {stencil.tiers_per_step} tiers a step: the schedule's Nt "
+                         f"must be a multiple of it; got {schedule.nt}")
+    return stencil
+
+
+def torre_dependencies(schedule: StageSchedule, equation: str = "acoustic") -> list[np.ndarray]:
     """For every torre, the sorted torres (of the same sweep) whose computed values it reads.
 
     >>> s = stage_schedule(order=2, size=1, nt=2, nx=6, ny=4)
@@ -93,20 +107,24 @@ def torre_dependencies(schedule: StageSchedule) -> list[np.ndarray]:
     >>> all(s.torre_stage[d].max(initial=-1) < s.torre_stage[i] for i, d in enumerate(deps))
     True
     """
+    stencil = _stencil(schedule, equation)
     owner = vertex_owner(schedule)
     nx, ny, nt = owner.shape
-    pairs = []
-    for dx, dy, dt in _read_offsets(schedule.tile.shs):
-        if dt >= nt:
-            continue
-        # reader at (x, y, t) reads source at (x + dx, y + dy, t - dt)
-        xr = slice(max(0, -dx), nx - max(0, dx))
-        yr = slice(max(0, -dy), ny - max(0, dy))
-        xs = slice(max(0, dx), nx - max(0, -dx))
-        ys = slice(max(0, dy), ny - max(0, -dy))
-        reader = owner[xr, yr, dt:]
-        source = owner[xs, ys, : nt - dt]
-        pairs.append(np.stack([reader.ravel(), source.ravel()], axis=1))
+    step = stencil.tiers_per_step
+    pairs = [np.zeros((0, 2), dtype=np.int64)]
+    for parity in range(step):
+        for dx, dy, dt in stencil.offsets(parity):
+            first = dt + (parity - dt) % step  # the first reading tier of this parity
+            if first >= nt:
+                continue
+            # reader at (x, y, k) reads source at (x + dx, y + dy, k - dt), k = first, first + step, ...
+            xr = slice(max(0, -dx), nx - max(0, dx))
+            yr = slice(max(0, -dy), ny - max(0, dy))
+            xs = slice(max(0, dx), nx - max(0, -dx))
+            ys = slice(max(0, dy), ny - max(0, -dy))
+            reader = owner[xr, yr, first::step]
+            source = owner[xs, ys, first - dt::step][:, :, : reader.shape[2]]
+            pairs.append(np.stack([reader.ravel(), source.ravel()], axis=1))
     pairs = np.unique(np.concatenate(pairs), axis=0)
     pairs = pairs[(pairs[:, 0] != pairs[:, 1]) & (pairs[:, 1] >= 0)]
     out = [np.zeros(0, dtype=np.int64) for _ in range(schedule.ntorres)]
@@ -115,15 +133,7 @@ def torre_dependencies(schedule: StageSchedule) -> list[np.ndarray]:
     return out
 
 
-def _read_offsets(shs: int) -> list[tuple[int, int, int]]:
-    """``(dx, dy, dt)`` of the values a vertex reads: its cross at ``t - 1``, itself at ``t - 2``."""
-    offsets = [(0, 0, 1), (0, 0, 2)]
-    for d in range(1, shs + 1):
-        offsets += [(d, 0, 1), (-d, 0, 1), (0, d, 1), (0, -d, 1)]
-    return offsets
-
-
-def torre_reads(schedule: StageSchedule, torre: int) -> np.ndarray:
+def torre_reads(schedule: StageSchedule, torre: int, equation: str = "acoustic") -> np.ndarray:
     """The sorted torres (of the same sweep) whose computed values torre ``torre`` reads.
 
     The same count as :func:`torre_dependencies` for one torre, asking the
@@ -134,13 +144,16 @@ def torre_reads(schedule: StageSchedule, torre: int) -> np.ndarray:
     >>> all(np.array_equal(torre_reads(s, i), d) for i, d in enumerate(torre_dependencies(s)))
     True
     """
+    stencil = _stencil(schedule, equation)
     x, y, k = vertices_of_runs(torre_runs(schedule, int(torre))).T
     owners = []
-    for dx, dy, dt in _read_offsets(schedule.tile.shs):
-        xs, ys, ks = x + dx, y + dy, k - dt
-        inside = (xs >= 0) & (xs < schedule.nx) & (ys >= 0) & (ys < schedule.ny) & (ks >= 0)
-        if inside.any():
-            owners.append(schedule.owner(xs[inside], ys[inside], ks[inside])[0])
+    for parity in range(stencil.tiers_per_step):
+        mine = k % stencil.tiers_per_step == parity
+        for dx, dy, dt in stencil.offsets(parity):
+            xs, ys, ks = x[mine] + dx, y[mine] + dy, k[mine] - dt
+            inside = (xs >= 0) & (xs < schedule.nx) & (ys >= 0) & (ys < schedule.ny) & (ks >= 0)
+            if inside.any():
+                owners.append(schedule.owner(xs[inside], ys[inside], ks[inside])[0])
     found = np.unique(np.concatenate(owners)) if owners else np.zeros(0, dtype=np.int64)
     return found[found != torre].astype(np.int64)
 
@@ -160,20 +173,23 @@ class Neighbourhood(NamedTuple):
         return len(self.reads)
 
 
-def reads_around(order: int, size: int, nt: int) -> Neighbourhood:
+def reads_around(order: int, size: int, nt: int, equation: str = "acoustic") -> Neighbourhood:
     """A torre with every torre it reads from inside the domain, none cut by the boundary.
 
     The torre is the one of the schedule anchored at ``(2R, 2R)``; the domain
-    grows until no torre it reads from loses cells to the boundary.
+    grows until no torre it reads from loses cells to the boundary.  ``nt``
+    is in time steps (``2 nt`` tiers for Maxwell).
     """
-    tile = DiamondTile(order, size)
+    stencil = GraphStencil(equation, order)
+    torre_shape = stencil.torre(size, nt)
+    tile, tiers = torre_shape.tile, torre_shape.nt
     r, shs = tile.radius, tile.shs
-    full = DiamondTorre(tile, nt).nvertices
-    nx, ny = 6 * r + shs * nt + 2, 5 * r + 2
+    full = torre_shape.nvertices
+    nx, ny = 6 * r + shs * tiers + 2, 5 * r + 2
     for _ in range(6):
-        s = stage_schedule(order, size, nt, nx, ny)
+        s = StageSchedule(torre_shape, nx, ny)
         torre = int(np.flatnonzero((s.torre_x0 == 2 * r) & (s.torre_yc == 2 * r))[0])
-        reads = torre_reads(s, torre)
+        reads = torre_reads(s, torre, equation)
         parts = [torre_runs(s, int(j)) for j in reads]
         if all(int((p[:, 1] - p[:, 0] + 1).sum()) == full for p in parts):
             break

@@ -75,6 +75,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from diamondlab.maxwell.scheme import YEE_POSITIONS
+
 __all__ = [
     "AVERAGING_LEVELS",
     "AVERAGING_SAMPLES",
@@ -374,9 +376,8 @@ def yee_positions(component: int, shape):
     >>> x.ravel().tolist()
     [0.5, 1.5]
     """
-    coords = [np.arange(n, dtype=np.float64) for n in shape]
-    coords[component] = coords[component] + 0.5
-    return np.ix_(*coords)
+    offset = YEE_POSITIONS["E" + "xyz"[component]]
+    return np.ix_(*(np.arange(n, dtype=np.float64) + offset[a] for a, n in enumerate(shape)))
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,19 @@ Maxwell's equations in Meep's normalised units (``c = 1``, ``eps0 = mu0 =
 on the Yee grid: ``Ex`` at ``(i + 1/2, j, k)``, ``Ey`` at ``(i, j + 1/2,
 k)``, ``Ez`` at ``(i, j, k + 1/2)``, ``Hx`` at ``(i, j + 1/2, k + 1/2)``,
 ``Hy`` at ``(i + 1/2, j, k + 1/2)``, ``Hz`` at ``(i + 1/2, j + 1/2, k)``,
-all stored at index ``(i, j, k)``.  ``H`` lives at half steps: a step is
+all stored at index ``(i, j, k)`` (:data:`YEE_POSITIONS`: ``E`` on the
+cell's edges, ``H`` on its faces).  ``H`` lives at half steps: a step is
 ``H^{n+1/2} <- H^{n-1/2} - dt curl E^n / mu``, then ``E^{n+1} <- ...
 curl H^{n+1/2}``.
 
 A derivative of order 2 or 4 (paper 002's scheme) is
 ``sum_m w_m (F[i + m] - F[i - m + 1])`` at the ``H`` points (forward) and
 ``sum_m w_m (F[i + m - 1] - F[i - m])`` at the ``E`` points (backward),
-``w = [1]`` or ``[9/8, -1/24]``.  A half step reads neighbours up to
+``w = [1]`` or ``[9/8, -1/24]``.  Along an axis an ``H`` update therefore
+reads ``E`` at storage offsets ``1 - M .. M`` and an ``E`` update ``H`` at
+``-M .. M - 1`` (:func:`yee_read_offsets`, ``M`` the number of weights),
+each component the two others of the other field, across the two other axes
+(:func:`curl_reads`).  A half step reads neighbours up to
 :attr:`YeeParameters.reach` cells away on either side (1 or 2), so the two
 arrays ``E`` and ``H`` are leapfrogged exactly as the acoustic scheme's two
 time levels: DiamondTorre's tiers are half steps, its tile that of the
@@ -38,12 +43,15 @@ import numpy as np
 
 __all__ = [
     "C0",
+    "YEE_POSITIONS",
     "EPS0",
     "MU0",
     "YEE_ORDERS",
     "YeeParameters",
+    "curl_reads",
     "yee_courant_limit",
     "yee_frequency",
+    "yee_read_offsets",
     "yee_weights",
 ]
 
@@ -55,6 +63,15 @@ C0 = 299_792_458.0
 EPS0 = 8.8541878188e-12
 #: vacuum permeability, H/m
 MU0 = 1.25663706127e-6
+
+#: Where each of the six components sits in its cell ``(i, j, k)``, in cells from the cell's corner: ``E``
+#: at the middle of an edge along its own axis, ``H`` at the centre of the face normal to its axis.  All six
+#: are stored at index ``(i, j, k)``.  The one table of the staggering
+#: (the TF/SF box and the drawings read it).
+YEE_POSITIONS = {
+    "Ex": (0.5, 0.0, 0.0), "Ey": (0.0, 0.5, 0.0), "Ez": (0.0, 0.0, 0.5),
+    "Hx": (0.0, 0.5, 0.5), "Hy": (0.5, 0.0, 0.5), "Hz": (0.5, 0.5, 0.0),
+}  # fmt: skip
 
 _WEIGHTS = {2: (Fraction(1),), 4: (Fraction(9, 8), Fraction(-1, 24))}
 
@@ -73,6 +90,41 @@ def yee_weights(order: int) -> np.ndarray:
     [1.125, -0.041666666666666664]
     """
     return np.array([float(w) for w in _WEIGHTS[_validate_yee_order(order)]])
+
+
+def yee_read_offsets(order: int, field: str) -> np.ndarray:
+    """Storage offsets along an axis that a staggered derivative reads to update ``field`` (``"H"``, ``"E"``).
+
+    ``H`` (forward differences of ``E``): ``F[i + m] - F[i - m + 1]``, ``m = 1 .. M``; ``E`` (backward
+    differences of ``H``): ``F[i + m - 1] - F[i - m]``.  Each reaches ``M`` cells on one side and ``M - 1``
+    on the other; the two together reach ``M`` (:attr:`YeeParameters.reach`) on either side.
+
+    >>> yee_read_offsets(2, "H").tolist(), yee_read_offsets(2, "E").tolist()
+    ([0, 1], [-1, 0])
+    >>> yee_read_offsets(4, "H").tolist(), yee_read_offsets(4, "E").tolist()
+    ([-1, 0, 1, 2], [-2, -1, 0, 1])
+    """
+    m = np.arange(1, len(_WEIGHTS[_validate_yee_order(order)]) + 1)
+    if field == "H":
+        return np.union1d(m, 1 - m)
+    if field == "E":
+        return np.union1d(m - 1, -m)
+    raise ValueError(f"field must be 'H' or 'E' (the field a half step updates); got {field!r}")
+
+
+def curl_reads(component: str) -> tuple[tuple[str, int], tuple[str, int]]:
+    """The two ``(component of the other field, axis of its derivative)`` the curl of ``component`` reads.
+
+    ``(curl F)_a = d_{a+1} F_{a+2} - d_{a+2} F_{a+1}`` (axes modulo 3).
+
+    >>> curl_reads("Hx"), curl_reads("Ey")
+    ((('Ez', 1), ('Ey', 2)), (('Hx', 2), ('Hz', 0)))
+    """
+    if component not in YEE_POSITIONS:
+        raise ValueError(f"component must be one of {tuple(YEE_POSITIONS)}; got {component!r}")
+    other = "E" if component[0] == "H" else "H"
+    a = "xyz".index(component[1])
+    return ((other + "xyz"[(a + 2) % 3], (a + 1) % 3), (other + "xyz"[(a + 1) % 3], (a + 2) % 3))
 
 
 def yee_courant_limit(order: int) -> float:

@@ -38,6 +38,8 @@ import numpy as np
 
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import VACUUM, Drude, IndexArray, PerfectConductor, _coefficients
+from diamondlab.maxwell.scheme import YEE_POSITIONS
+from diamondlab.maxwell.sources import COMPONENTS
 
 __all__ = ["MARGIN", "PML_1D", "TFSF", "tfsf_bounds"]
 
@@ -46,8 +48,8 @@ MARGIN = 4
 #: CPML cells at each end of the 1D grid
 PML_1D = 32
 
-# staggered offsets of Ex, Ey, Ez, Hx, Hy, Hz (scheme.py)
-_OFFSETS = np.array([[0.5, 0, 0], [0, 0.5, 0], [0, 0, 0.5], [0, 0.5, 0.5], [0.5, 0, 0.5], [0.5, 0.5, 0]])
+# staggered offsets of Ex, Ey, Ez, Hx, Hy, Hz
+_OFFSETS = np.array([YEE_POSITIONS[c] for c in COMPONENTS])
 
 
 def tfsf_bounds(shape, reach: int, pml) -> list[tuple[int, int]]:

@@ -16,7 +16,9 @@ nothing until a figure is asked for:
 - :mod:`diamondlab.viz.lrnla`: conoids and the DiamondTorre prism, the
   time-level map, locality and asynchrony (plotly);
 - :mod:`diamondlab.viz.stages`: a sweep stage by stage, one stage's row of
-  torres, and which torres depend on which;
+  torres, and which torres depend on which (either equation);
+- :mod:`diamondlab.viz.yee`: the Yee cell, the H and E tiles of the staggered
+  scheme and what each reads (paper 002);
 - :mod:`diamondlab.viz.fields`: orthogonal, downsampled slices and receiver traces;
 - :mod:`diamondlab.viz.perf`: the roofline of this machine and the DTS/Nt tuning sweep;
 - :mod:`diamondlab.viz.snapshots`: pyvista volume rendering and isosurfaces,
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["fields", "lrnla", "perf", "snapshots", "stages"]
+__all__ = ["fields", "lrnla", "perf", "snapshots", "stages", "yee"]
 
 
 def __getattr__(name):

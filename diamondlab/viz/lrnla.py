@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule, asynchrony, locality
+from diamondlab.geometry import GraphStencil, StageSchedule, asynchrony, locality
 from diamondlab.geometry.locality import count_transfers
 from diamondlab.geometry.reads import (
     reads_around,
@@ -161,7 +161,7 @@ CONOID_COLOURS = {"influence": "#f39c12", "dependence": "#c0392b", "torre": "#2e
 
 
 def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.0,
-                  show_reads: bool = True) -> go.Figure:
+                  show_reads: bool = True, equation: str = "acoustic") -> go.Figure:
     """Influence conoid of a bottom tile, dependence conoid of the top tile, and their intersection.
 
     The intersection is computed with :meth:`Conoid.contains` on the
@@ -182,14 +182,19 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
         NO, DTS and Nt of the torre.
     show_reads : bool
         Show the torres it reads from (else one click on the legend shows them).
+    equation : {"acoustic", "maxwell"}
+        For Maxwell: the engine's torre of ``2 Nt`` half-step tiers of the Yee order's tile, its conoids in
+        tiers, and the torres it reads from on the staggered graph
+        (:class:`~diamondlab.geometry.stencils.GraphStencil`).
     """
-    torre = DiamondTorre(DiamondTile(order, size), nt)
+    stencil = GraphStencil(equation, order)
+    torre = stencil.torre(size, nt)
     influence, dependence = torre.bottom_conoid(), torre.top_conoid()
     vin = influence.vertices()
     both = vin[dependence.contains(vin[:, 0], vin[:, 1], vin[:, 2])]
     same = {tuple(r) for r in both.tolist()} == {tuple(r) for r in torre.vertices().tolist()}
     runs = runs_from_vertices(both)
-    reads = reads_around(order, size, nt)
+    reads = reads_around(order, size, nt, equation)
     hull = dict(flatshading=True, showlegend=True, hoverinfo="name", lighting=dict(ambient=0.7, diffuse=0.5))
     fig = go.Figure([
         go.Mesh3d(**hull_mesh(vin, tscale), color=CONOID_COLOURS["influence"], opacity=0.16,
@@ -203,11 +208,13 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
                   opacity=0.35, name=f"the {reads.count} torres it reads from",
                   visible=True if show_reads else "legendonly", **hull),
     ])
-    r = torre.tile.radius
+    r, tiers = torre.tile.radius, torre.nt
+    what = f"NO={order}" if equation == "acoustic" else f"Yee order {order}: {tiers} half steps"
     fig.update_layout(
-        title=(f"NO={order}, DTS={size}, Nt={nt}: R={r}, tile {torre.tile.ncells} columns; intersection "
-               f"{len(both)} vertices {'=' if same else '≠'} torre Nt·2R² = {torre.nvertices}"),
-        scene=dict(_SCENE, aspectratio=dict(x=1, y=1, z=max(0.4, nt * tscale / (4 * r + 2 * nt))),
+        title=(f"{what}, DTS={size}, Nt={nt}: R={r}, tile {torre.tile.ncells} columns; intersection "
+               f"{len(both)} vertices {'=' if same else '≠'} torre {'' if tiers == nt else '2'}Nt·2R² = "
+               f"{torre.nvertices}"),
+        scene=dict(_SCENE, aspectratio=dict(x=1, y=1, z=max(0.4, tiers * tscale / (4 * r + 2 * tiers))),
                    camera=dict(eye=dict(x=-1.5, y=-1.5, z=0.8))),  # the torre in front of what it reads
         legend=LEGEND_BELOW, margin=dict(l=0, r=0, t=40, b=LEGEND_MARGIN), height=520 + LEGEND_MARGIN,
         width=820,
@@ -216,7 +223,7 @@ def conoid_figure(order: int = 2, size: int = 2, nt: int = 6, tscale: float = 1.
 
 
 def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None,
-                       width: int = 500, groups: list | None = None) -> go.Figure:
+                       width: int = 500, groups: list | None = None, equation: str = "acoustic") -> go.Figure:
     """Steps completed by every column after ``stages_done`` stages (paper 000, figure 9).
 
     Default: the middle of the sweep.  The bottom tiles of the next stage are
@@ -224,16 +231,22 @@ def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None,
     :meth:`~diamondlab.geometry.StageSchedule.launch_groups`) ``stages_done``
     counts those instead.  The figure is ``width`` pixels wide, title (two short
     lines) and colour bar inside it, so that it is never cut beside another figure.
+    ``equation="maxwell"``: the schedule's tiers are half steps (the colour bar says so).
     """
     s = schedule
+    stencil = GraphStencil(equation, s.tile.order)
+    steps = "steps" if stencil.tiers_per_step == 1 else "half steps"
+    scheme = f"NO={s.tile.order}" if equation == "acoustic" else f"Yee order {s.tile.order}"
+    height = f"Nt={s.nt // stencil.tiers_per_step}"
+    height += f" ({s.nt} {steps})" if stencil.tiers_per_step > 1 else ""
     unit = "stages" if groups is None else "launch steps"
     groups = groups if groups is not None else [s.stage_torres(i) for i in range(s.nstages)]
     done = len(groups) // 2 if stages_done is None else int(np.clip(stages_done, 0, len(groups)))
     levels = s.time_levels_after(np.concatenate([*groups[:done], np.zeros(0, dtype=np.int64)]))
     fig = go.Figure(go.Heatmap(
         z=levels.T, zmin=0, zmax=s.nt, colorscale=STAGE_COLORSCALE,
-        colorbar=dict(title=dict(text="steps<br>done"), thickness=16, len=0.9),
-        hovertemplate="x=%{x} y=%{y}: %{z} steps<extra></extra>",
+        colorbar=dict(title=dict(text=f"{steps}<br>done"), thickness=16, len=0.9),
+        hovertemplate=f"x=%{{x}} y=%{{y}}: %{{z}} {steps}<extra></extra>",
     ))
     if done < len(groups):
         for i in groups[done]:
@@ -243,8 +256,8 @@ def time_levels_figure(schedule: StageSchedule, stages_done: int | None = None,
                 fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(color="white", width=2),
                                 hoverinfo="skip", showlegend=False)
     fig.update_layout(
-        title=dict(text=f"Steps done after {done} of {len(groups)} {unit}<br><sup>NO={s.tile.order}, "
-                        f"DTS={s.tile.size}, Nt={s.nt}; the next {unit[:-1]} outlined</sup>",
+        title=dict(text=f"{steps.capitalize()} done after {done} of {len(groups)} {unit}<br><sup>{scheme}, "
+                        f"DTS={s.tile.size}, {height}; the next {unit[:-1]} outlined</sup>",
                    x=0.02, xanchor="left"),
         xaxis=dict(title="x", range=[-0.5, s.nx - 0.5], constrain="domain"),
         yaxis=dict(title="y", range=[-0.5, s.ny - 0.5], scaleanchor="x", constrain="domain"),
@@ -263,60 +276,81 @@ def _outline(rows) -> tuple[list[float], list[float]]:
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
-def lrnla_summary(order: int, size: int, nt: int, shape=(64, 64, 64)) -> dict[str, float]:
+def lrnla_summary(order: int, size: int, nt: int, shape=(64, 64, 64), equation: str = "acoustic"
+                  ) -> dict[str, float]:
     """Locality and asynchrony of the current (NO, DTS, Nt) on ``shape`` (closed formulas and an exact count).
 
     Keys: ``locality_torre``, ``locality_torre_exact`` (counted on the torre's
-    vertices), ``locality_row``, ``locality_stepwise``, ``bytes_per_update``
+    vertices, on the equation's own graph: the staggered one for Maxwell),
+    ``locality_row``, ``locality_stepwise``, ``bytes_per_update``
     (``4 / locality_row``), ``async_tile``, ``async_row``, ``async_wavefront``,
-    ``torres_per_stage``, ``stages``.
+    ``torres_per_stage``, ``stages``.  Localities are in the equation's cell
+    updates per value moved (:mod:`diamondlab.geometry.locality`).
     """
-    torre = DiamondTorre(DiamondTile(order, size), nt)
-    exact = count_transfers(torre.vertices(), order).locality if torre.nvertices <= 20000 else float("nan")
-    row = locality("torre_row", order, size, nt)
+    torre = GraphStencil(equation, order).torre(size, nt)
+    exact = (count_transfers(torre.vertices(), order, equation=equation).locality
+             if torre.nvertices <= 20000 else float("nan"))
+    row = locality("torre_row", order, size, nt, equation)
     nx, ny, _ = (int(n) for n in shape)
     sched = StageSchedule(torre, nx, ny)
     return dict(
-        locality_torre=locality("diamond_torre", order, size, nt), locality_torre_exact=exact,
-        locality_row=row, locality_stepwise=locality("stepwise_layer", order),
+        locality_torre=locality("diamond_torre", order, size, nt, equation), locality_torre_exact=exact,
+        locality_row=row, locality_stepwise=locality("stepwise_layer", order, equation=equation),
         bytes_per_update=4.0 / row,
-        async_tile=asynchrony("diamond_tile", order, size, nt, tuple(shape)),
-        async_row=asynchrony("torre_row", order, size, nt, tuple(shape)),
-        async_wavefront=asynchrony("wavefront", order, size, nt, tuple(shape)),
+        async_tile=asynchrony("diamond_tile", order, size, nt, tuple(shape), equation),
+        async_row=asynchrony("torre_row", order, size, nt, tuple(shape), equation),
+        async_wavefront=asynchrony("wavefront", order, size, nt, tuple(shape), equation),
         torres_per_stage=float(np.diff(sched.stage_start).max()), stages=float(sched.nstages),
     )
 
 
-def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64), width: int = 900) -> go.Figure:
+def locality_figure(order: int, size: int, nt: int, shape=(64, 64, 64), width: int = 900,
+                    equation: str = "acoustic") -> go.Figure:
     """Locality of the paper's shapes (closed formulas) with the current (NO, DTS, Nt) highlighted,
     and the asynchrony of a tile, a stage and a wavefront of stages on ``shape``.
 
-    ``width`` pixels wide, the titles on short lines, so that nothing is cut on the right.
+    ``equation="maxwell"``: the Yee scheme's numbers (Yee cell updates per value moved; cells of a half
+    step at once) next to the acoustic scheme's of the same tile (``NO = 2 M``) and Nt, one bar trace
+    each per panel (Maxwell first).  ``width`` pixels wide, the titles on short lines, so that nothing is
+    cut on the right.
     """
     from plotly.subplots import make_subplots
 
     names = ["naive", "stepwise_row", "stepwise_layer", "diamond_tile", "diamond_torre", "torre_row"]
     labels = ["naive (1 vertex)", "stepwise z row", "stepwise layer (max)", "DiamondTile (Nt=1)",
               "one DiamondTorre", "row of torres (a stage)"]
-    values = [locality(n, order, size, nt) for n in names]
-    colours = ["#95a5a6"] * 3 + ["#5dade2", "#2e86c1", "#1b4f72"]
-    info = lrnla_summary(order, size, nt, shape)
+    alabels = ["stepwise z row", "one tile tier", "a stage", "wavefront of stages"]
+    stencil = GraphStencil(equation, order)
+    both = [(equation, order)] + ([("acoustic", 2 * stencil.reach)] if equation != "acoustic" else [])
+    info = lrnla_summary(order, size, nt, shape, equation)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.22,
                         subplot_titles=("locality (updates per value moved)",
                                         "asynchrony<br>(concurrent updates)"))
-    fig.add_bar(y=labels, x=values, orientation="h", marker_color=colours, showlegend=False,
-                text=[f"{v:.3g}" for v in values], textposition="auto", row=1, col=1)
-    alabels = ["stepwise z row", "one tile tier", "a stage", "wavefront of stages"]
-    avalues = [float(shape[2]), info["async_tile"], info["async_row"], info["async_wavefront"]]
-    fig.add_bar(y=alabels, x=avalues, orientation="h", marker_color="#7d3c98", showlegend=False,
-                text=[f"{v:.3g}" for v in avalues], textposition="auto", row=1, col=2)
+    for n, (eq, no) in enumerate(both):
+        values = [locality(s, no, size, nt, eq) for s in names]
+        summary = info if n == 0 else lrnla_summary(no, size, nt, shape, eq)
+        avalues = [float(shape[2]), summary["async_tile"], summary["async_row"], summary["async_wavefront"]]
+        named = dict(showlegend=False) if len(both) == 1 else dict(
+            name=f"Maxwell, Yee order {no}" if eq == "maxwell" else f"acoustic, NO={no}", legendgroup=eq,
+            showlegend=True)
+        colours = (["#95a5a6"] * 3 + ["#5dade2", "#2e86c1", "#1b4f72"]) if eq == "acoustic" else "#c0392b"
+        fig.add_bar(y=labels, x=values, orientation="h", marker_color=colours,
+                    text=[f"{v:.3g}" for v in values], textposition="auto", row=1, col=1, **named)
+        fig.add_bar(y=alabels, x=avalues, orientation="h", marker_color="#7d3c98" if eq == "acoustic" else
+                    "#e59866", text=[f"{v:.3g}" for v in avalues], textposition="auto", row=1, col=2,
+                    **(named | dict(showlegend=False)))
     fig.update_xaxes(type="log", row=1, col=2)
-    fig.update_layout(
-        title=(f"NO={order}, DTS={size}, Nt={nt} on {tuple(shape)}: {info['bytes_per_update']:.2f} bytes "
-               f"per update for a stage (stepwise ≥ 12)<br><sup>locality counted exactly on one torre: "
-               f"{info['locality_torre_exact']:.3f}</sup>"),
-        margin=dict(l=10, r=30, t=100, b=30), height=380, width=width,
-    )
+    if equation == "acoustic":
+        title = (f"NO={order}, DTS={size}, Nt={nt} on {tuple(shape)}: {info['bytes_per_update']:.2f} bytes "
+                 f"per update for a stage (stepwise ≥ 12)<br><sup>locality counted exactly on one torre: "
+                 f"{info['locality_torre_exact']:.3f}</sup>")
+    else:
+        title = (f"Yee order {order}, DTS={size}, Nt={nt} on {tuple(shape)}: {info['bytes_per_update']:.1f} "
+                 f"bytes per Yee cell update for a stage (stepwise ≥ {4 / info['locality_stepwise']:.0f})"
+                 f"<br><sup>one torre: {4 / info['locality_torre']:.1f} B on its tile's symmetric cross, "
+                 f"{4 / info['locality_torre_exact']:.1f} B counted exactly on the staggered graph</sup>")
+    fig.update_layout(title=title, margin=dict(l=10, r=30, t=100, b=30), height=380 + 40 * (len(both) - 1),
+                      width=width, barmode="group", legend=dict(orientation="h", y=-0.12))
     return fig
 
 

@@ -10,7 +10,12 @@ with the stepwise rates as lines and the best measured choice marked.
 :func:`roofline_figure` draws the roofline with the locality parameter on
 the x axis (paper 000, Fig. 7): the memory roof ``bandwidth x locality / 4 B``,
 the compute roof ``fp32 rate / flops per update``, the ceilings of the
-paper's shapes and measured points.  :func:`order_size_figure` draws
+paper's shapes and measured points; with ``equation="maxwell"`` the rate is
+in Yee cell updates (both half steps of the six components), the x axis is
+``4 / bytes per Yee update`` of the model
+(:func:`~diamondlab.engine.measure.perfmodel.yee_bytes_per_update`: the tile
+geometry of the staggered scheme and its material bytes) and the compute roof
+``fp32 rate / Yee flops per update``.  :func:`order_size_figure` draws
 measured against model rates per ``NO/DTS`` (Fig. 11).  They measure
 nothing.  ``device_numbers`` and ``predicted_rate`` are the
 engine's (:mod:`diamondlab.engine.measure.perfmodel`), named here for the views.
@@ -31,6 +36,8 @@ from diamondlab.engine.measure.perfmodel import (
     device_numbers,
     flops_per_update,
     predicted_rate,
+    yee_bytes_per_update,
+    yee_flops_per_update,
 )
 from diamondlab.geometry.locality import locality
 
@@ -69,8 +76,9 @@ ROOFLINE_SHAPES = {"naive": "naive (one cell)", "stepwise_row": "stepwise z row"
                    "torre_row": "row of DiamondTorres"}
 
 
-def tuning_figure(rows: list[TuningRow], title: str = ""):
-    """Measured (solid) and model (dashed) rate against Nt, one colour per (NO, DTS); best marked."""
+def tuning_figure(rows: list[TuningRow], title: str = "", equation: str = "acoustic"):
+    """Measured (solid) and model (dashed) rate against Nt, one colour per (NO, DTS); best marked
+    (``equation="maxwell"``: rates in G Yee cell updates/s)."""
     import plotly.graph_objects as go
     from plotly.colors import qualitative
 
@@ -93,48 +101,61 @@ def tuning_figure(rows: list[TuningRow], title: str = ""):
                           annotation_position="bottom right")
     top = best(rows)
     given = bool(title)
+    cell = "Yee cell" if equation == "maxwell" else "cell"
     if top is not None:
         fig.add_scatter(x=[top.nt], y=[top.measured], mode="markers", name="best measured",
                         marker=dict(symbol="star", size=18, color="#e74c3c",
                                     line=dict(color="black", width=1)))
         share = f"{top.measured / top.model:.0%} of the model" if top.model > 0 else "no model"
         title = title or (f"best: NO={top.order} DTS={top.size} Nt={top.nt} at {top.measured:.3g} "
-                          f"G cell updates/s ({share})")
+                          f"G {cell} updates/s ({share})")
     say_unsteady(fig, [r.flag for r in rows])
     if top is not None and top.flag and not given:
         title += ": not steady"
-    fig.update_layout(title=title, xaxis_title="Nt (torre height)", yaxis_title="G cell updates/s",
+    fig.update_layout(title=title, xaxis_title="Nt (torre height)", yaxis_title=f"G {cell} updates/s",
                       xaxis_type="log", height=420, margin=dict(l=50, r=10, t=50, b=40))
     return fig
 
 
-def roofline_ceilings(order: int, size: int, nt: int,
-                      device: DeviceNumbers) -> dict[str, tuple[float, float]]:
+def _flops(order: int, equation: str) -> int:
+    if equation == "maxwell":
+        return yee_flops_per_update(order)
+    if equation != "acoustic":
+        raise ValueError(f"equation must be one of ('acoustic', 'maxwell'); got {equation!r}")
+    return flops_per_update(order)
+
+
+def roofline_ceilings(order: int, size: int, nt: int, device: DeviceNumbers,
+                      equation: str = "acoustic") -> dict[str, tuple[float, float]]:
     """``{shape: (locality, attainable G cell updates/s)}`` of :data:`ROOFLINE_SHAPES` on ``device``:
     ``min(bandwidth x locality / 4 B, fp32 rate / flops per update)``, the model of
-    :func:`diamondlab.engine.measure.perfmodel.predict` (a value moved is 4 bytes)."""
-    compute = device.fp32_rate / flops_per_update(order)
+    :func:`diamondlab.engine.measure.perfmodel.predict` (a value moved is 4 bytes); for Maxwell the
+    locality is ``4 / yee_bytes_per_update`` (:func:`~diamondlab.engine.measure.perfmodel.predict_yee`'s
+    bytes, material included) and the rate in G Yee cell updates/s."""
+    compute = device.fp32_rate / _flops(order, equation)
     out = {}
     for shape in ROOFLINE_SHAPES:
-        loc = locality(shape, order, size, nt)
+        loc = (4.0 / yee_bytes_per_update(shape, order, size, nt) if equation == "maxwell"
+               else locality(shape, order, size, nt))
         out[shape] = (loc, min(device.bandwidth * loc / 4.0, compute) / 1e9)
     return out
 
 
 def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measured=(), width: int = 860,
-                    flags=()):
+                    flags=(), equation: str = "acoustic"):
     """Paper 000's Fig. 7 for ``device``: rate against locality, the memory and compute roofs, the
     ceilings of the paper's shapes at (NO, DTS, Nt) and ``measured`` points ``(label, locality, G/s)``
-    (``flags``: their measurements' flags, said on the figure where set)."""
+    (``flags``: their measurements' flags, said on the figure where set); ``equation="maxwell"``: the Yee
+    scheme's (module contract)."""
     import numpy as np
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    x = np.geomspace(0.03, 3.0, 120)
-    compute = device.fp32_rate / flops_per_update(order) / 1e9
+    compute = device.fp32_rate / _flops(order, equation) / 1e9
+    x = np.geomspace(0.005 if equation == "maxwell" else 0.03, 3.0, 120)
     roof = np.minimum(device.bandwidth * x / 4.0 / 1e9, compute)
     fig.add_scatter(x=x, y=roof, mode="lines", name=f"{device.name}: roofline", line={"color": "#1b4f72"})
-    for shape, (loc, rate) in roofline_ceilings(order, size, nt, device).items():
+    for shape, (loc, rate) in roofline_ceilings(order, size, nt, device, equation).items():
         fig.add_scatter(x=[loc, loc], y=[0, rate], mode="lines+markers+text", name=ROOFLINE_SHAPES[shape],
                         text=["", ROOFLINE_SHAPES[shape]], textposition="top left",
                         line={"dash": "dot", "width": 1}, marker={"size": [0, 8]})
@@ -143,10 +164,13 @@ def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measu
                         marker={"symbol": "star", "size": 14, "line": {"color": "black", "width": 1}})
     say_unsteady(fig, flags)
     bound = "" if math.isinf(compute) else f", compute roof {compute:.4g} G/s"
-    fig.update_xaxes(type="log", title_text="locality (cell updates per value moved)")
-    fig.update_yaxes(type="log", title_text="G cell updates/s")
+    cell = "Yee cell" if equation == "maxwell" else "cell"
+    scheme = f"Yee order {order}" if equation == "maxwell" else f"NO={order}"
+    fig.update_xaxes(type="log", title_text=f"locality ({cell} updates per value moved"
+                     + (" = 4 B / bytes an update)" if equation == "maxwell" else ")"))
+    fig.update_yaxes(type="log", title_text=f"G {cell} updates/s")
     fig.update_layout(width=width, height=480, margin={"t": 70, "r": 20},
-                      title=f"Roofline (paper 000, Fig. 7): NO={order} DTS={size} Nt={nt}<br><sup>"
+                      title=f"Roofline (paper 000, Fig. 7): {scheme} DTS={size} Nt={nt}<br><sup>"
                             f"{device.bandwidth / 1e9:.0f} GB/s{bound}</sup>")
     return fig
 

@@ -27,6 +27,11 @@ schedule's :meth:`~diamondlab.geometry.StageSchedule.owner` (no ownership
 array), and :func:`reads_around` places them around a torre anchored at
 ``(0, 0)``, the frame of :class:`~diamondlab.geometry.DiamondTorre` and of
 the conoid figure.
+
+``equation="maxwell"`` draws the staggered scheme's sweep: the schedule's
+tiers are half steps (even ones ``H``, odd ones ``E``), the dependencies
+those of the staggered graph (:class:`~diamondlab.geometry.stencils.GraphStencil`),
+and the caption says so.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from diamondlab.geometry import StageSchedule
+from diamondlab.geometry import GraphStencil, StageSchedule
 from diamondlab.geometry.reads import torre_dependencies, torre_runs
 from diamondlab.viz.lrnla import (
     _SCENE,
@@ -67,17 +72,23 @@ class SweepPicture:
         Height of one time step in the drawing (cells).
     band : int, optional
         Diagonal bands of ``band`` torres (the engine's ``band`` option); ``None`` or 0: stage by stage.
+    equation : {"acoustic", "maxwell"}
+        Whose graph the dependencies are counted on; for Maxwell the schedule's Nt counts half steps (the
+        engine's ``2 Nt`` tiers, an even number) and its tile is the Yee order's.
     """
 
     MAX_VERTICES = 30000
 
-    def __init__(self, schedule: StageSchedule, tscale: float = 1.0, band: int | None = None):
+    def __init__(self, schedule: StageSchedule, tscale: float = 1.0, band: int | None = None,
+                 equation: str = "acoustic"):
         nv = schedule.nx * schedule.ny * schedule.nt
         if nv > self.MAX_VERTICES:
             raise ValueError(
                 f"the stage explorer draws up to {self.MAX_VERTICES} (x, y, t) vertices; "
                 f"nx*ny*Nt = {schedule.nx}*{schedule.ny}*{schedule.nt} = {nv}: use a smaller grid or Nt"
             )
+        self.stencil = GraphStencil(equation, schedule.tile.order)
+        self.equation = equation
         self.schedule = schedule
         self.tscale = tscale
         self.band = band or None
@@ -86,7 +97,7 @@ class SweepPicture:
         for n, torres in enumerate(self.groups):
             self.group_of[torres] = n
         self.runs = [torre_runs(schedule, i) for i in range(schedule.ntorres)]
-        self.reads = torre_dependencies(schedule)
+        self.reads = torre_dependencies(schedule, equation)
         self.feeds = [np.zeros(0, dtype=np.int64) for _ in range(schedule.ntorres)]
         for a, deps in enumerate(self.reads):
             for b in deps:
@@ -161,6 +172,8 @@ class SweepPicture:
         where = (f"stage {stage + 1} of {s.nstages}" if self.band is None else
                  f"launch step {stage + 1} of {self.nsteps} (stage {int(s.torre_stage[torres[0]]) + 1}, "
                  f"a band of {self.band})")
+        if self.stencil.tiers_per_step > 1:
+            where += f" (Yee order {s.tile.order}: {s.nt} half steps, H then E)"
         return (f"{where}: {len(torres)} independent torres; "
                 f"torre {focus} reads from {len(self.reads[focus])} torres of stages {rs or '-'} and "
                 f"feeds {len(self.feeds[focus])}")
@@ -194,7 +207,10 @@ class SweepPicture:
             trace.showlegend = True
         fig = go.Figure(data)
         # the legend below the 3D view, in the margin kept for it: over the view it hid the torres
-        fig.update_layout(title=self.title(stage, focus), scene=_add_domain(fig, s, self.tscale),
+        scene = _add_domain(fig, s, self.tscale)
+        if self.stencil.tiers_per_step > 1:
+            scene["zaxis_title"] = "t (half step: H even, E odd)"
+        fig.update_layout(title=self.title(stage, focus), scene=scene,
                           legend=LEGEND_BELOW,
                           margin=dict(l=0, r=0, t=60, b=LEGEND_MARGIN), height=540 + LEGEND_MARGIN)
         return fig

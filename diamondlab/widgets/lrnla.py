@@ -24,6 +24,15 @@ the launch order of the CUDA engine's sweep: diagonal bands of ``B`` torres,
 stage by stage inside a band (:meth:`~diamondlab.geometry.StageSchedule.launch_groups`),
 with the engine's own ``B`` for the (NO, DTS) among the choices
 (:meth:`~diamondlab.engine.backends.cuda.CUDABackend.launch_band`).
+
+Both panels take ``equation="maxwell"`` (a
+:class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig`, or any
+configuration with ``order``, ``size``, ``nt`` and ``shape``; ``size``/``nt``
+0: the Yee backend's defaults): the torre, its conoids and the torres it reads
+from are then the staggered scheme's (``2 Nt`` half-step tiers of the Yee
+order's tile, :mod:`diamondlab.viz.yee`), the locality figure puts the Yee
+numbers next to the acoustic ones of the same tile, and the explorer plays
+the Yee sweep half step by half step in the Yee CUDA engine's order.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from diamondlab.engine.backends.cuda import CUDABackend
-from diamondlab.geometry import stage_schedule
+from diamondlab.geometry import GraphStencil, stage_schedule
 from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture
@@ -40,6 +49,17 @@ from diamondlab.viz.stages import SweepPicture
 __all__ = ["ShapesPanel", "StageExplorer", "explorer_domain", "shapes_app", "xt_app"]
 
 READS_LABEL = "show the torres it reads from"
+
+
+def _tiling(config, equation: str) -> tuple[int, int]:
+    """``(DTS, Nt)`` of ``config``; for Maxwell a 0 is the Yee backend's default."""
+    size, nt = int(config.size), int(config.nt)
+    if equation == "maxwell" and not (size and nt):
+        from diamondlab.engine.backends.yee_cpu import YeeCPUBackend
+
+        default_size, default_nt = YeeCPUBackend.default_tiling(int(config.order))
+        size, nt = size or default_size, nt or default_nt
+    return size, nt
 
 
 def _replace_figure(target: go.FigureWidget | None, source: go.Figure) -> go.FigureWidget:
@@ -70,7 +90,9 @@ class ShapesPanel:
 
     MAX_NT = 32
 
-    def __init__(self, config):
+    def __init__(self, config, equation: str = "acoustic"):
+        GraphStencil(equation, config.order)  # the equation and its order checked before anything is drawn
+        self.equation = equation
         self.note = widgets.HTML()
         self.show_reads = widgets.Checkbox(value=True, description=READS_LABEL, indent=False)
         self.conoids = self.locality = None  # built by update() with their data
@@ -88,15 +110,20 @@ class ShapesPanel:
         if message:
             self.note.value = f"<i>not redrawn: {message}</i>"
             return
-        key = (config.order, config.size, config.nt, tuple(config.shape))
+        size, full = _tiling(config, self.equation)
+        key = (config.order, size, full, tuple(config.shape))
         if key != self.key:
-            nt = min(config.nt, self.MAX_NT)
-            clipped = f" (drawn with Nt={nt})" if nt < config.nt else ""
-            self.conoids = _replace_figure(self.conoids, conoid_figure(config.order, config.size, nt,
-                                                                       show_reads=self.show_reads.value))
-            locality = locality_figure(config.order, config.size, config.nt, config.shape)
+            stencil = GraphStencil(self.equation, config.order)
+            nt = min(full, self.MAX_NT // stencil.tiers_per_step)
+            clipped = f" (drawn with Nt={nt})" if nt < full else ""
+            self.conoids = _replace_figure(self.conoids, conoid_figure(
+                config.order, size, nt, show_reads=self.show_reads.value, equation=self.equation))
+            locality = locality_figure(config.order, size, full, config.shape, equation=self.equation)
             self.locality = _replace_figure(self.locality, locality)
-            self._text = (f"<b>NO={config.order}, DTS={config.size}, Nt={config.nt}</b>{clipped}: the torre "
+            scheme = (f"NO={config.order}" if self.equation == "acoustic" else
+                      f"Yee order {config.order} (tiers are half steps, H then E; the torre leans "
+                      f"{stencil.slope} cell(s) a half step)")
+            self._text = (f"<b>{scheme}, DTS={size}, Nt={full}</b>{clipped}: the torre "
                           "(blue, outlined tier by tier) is the intersection of the two conoids; green: the "
                           "torres of the sweep it reads from. Rotate with the mouse.")
             self.key = key
@@ -128,7 +155,9 @@ class StageExplorer:
     the done stages (:meth:`SweepPicture.traces`).
     """
 
-    def __init__(self, config, interval_ms: int = 600):
+    def __init__(self, config, interval_ms: int = 600, equation: str = "acoustic"):
+        self.stencil = GraphStencil(equation, config.order)  # checked before anything is built
+        self.equation = equation
         self.caption = widgets.HTML()
         self.stage = widgets.IntSlider(value=0, min=0, max=1, description="stages done",
                                        continuous_update=True, layout=widgets.Layout(width="420px"))
@@ -159,13 +188,16 @@ class StageExplorer:
         """Rebuild the sweep for ``config`` (skipped when unchanged or when it cannot run)."""
         if message:
             return
-        nx, ny = explorer_domain(config.order, config.size, config.nt, config.shape)
-        key = (config.order, config.size, config.nt, nx, ny)
+        self.stencil = GraphStencil(self.equation, config.order)
+        size, nt = _tiling(config, self.equation)
+        tiers = self.stencil.tiers(nt)
+        nx, ny = explorer_domain(2 * self.stencil.reach, size, tiers, config.shape)
+        key = (config.order, size, tiers, nx, ny)
         if key == self.key:
             if self.picture is not None:  # a valid choice again: no message of an earlier one stays
                 self._caption(int(self.stage.value))
             return
-        engine = CUDABackend.launch_band(config.order, config.size)
+        engine = self._engine_launch_band(config.order, size)
         options = [("stage by stage (paper 000, section 6)", 0)] + [
             (f"diagonal bands of {b}" + (" (the CUDA engine's for this NO, DTS)" if b == engine else ""), b)
             for b in sorted({2, 4, engine} - {0})]
@@ -175,19 +207,28 @@ class StageExplorer:
         finally:
             self._quiet = False
         self._engine_band = engine
-        if self._build(config.order, config.size, config.nt, nx, ny):
+        if self._build(config.order, size, tiers, nx, ny):
             self.key = key
+
+    def _engine_launch_band(self, order: int, size: int) -> int:
+        """Torres per diagonal band of the GPU engine's sweep (0: stage by stage)."""
+        if self.equation == "maxwell":
+            from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+            return int(YeeCUDABackend.band or 0)
+        return CUDABackend.launch_band(order, size)
 
     def _on_order(self, change) -> None:
         if self.picture is not None and not self._quiet:
             s = self.picture.schedule
-            self._build(s.tile.order, s.tile.size, s.nt, s.nx, s.ny)
+            self._build(self.stencil.order, s.tile.size, s.nt, s.nx, s.ny)
 
-    def _build(self, order: int, size: int, nt: int, nx: int, ny: int) -> bool:
-        """Draw the sweep in the order chosen, at its middle step; False (and a message) if it cannot."""
+    def _build(self, order: int, size: int, tiers: int, nx: int, ny: int) -> bool:
+        """Draw the sweep (``tiers`` tiers) in the order chosen, at its middle step; False (and a message)
+        if it cannot."""
         try:
-            schedule = stage_schedule(order, size, nt, nx, ny)
-            picture = SweepPicture(schedule, band=int(self.order.value))
+            schedule = stage_schedule(2 * self.stencil.reach, size, tiers, nx, ny)
+            picture = SweepPicture(schedule, band=int(self.order.value), equation=self.equation)
         except ValueError as err:
             self.caption.value = f"<i>cannot draw this sweep: {err}</i>"
             return False
@@ -224,14 +265,19 @@ class StageExplorer:
                         trace.opacity = opacity[n]
                 self.view3d.layout.title.text = p.title(stage)
         groups = p.groups if p.band else None
-        self.levels = _replace_figure(self.levels, time_levels_figure(p.schedule, stage, groups=groups))
+        self.levels = _replace_figure(self.levels, time_levels_figure(p.schedule, stage, groups=groups,
+                                                                      equation=self.equation))
         self._caption(stage)
 
     def _caption(self, stage: int) -> None:
         p, s = self.picture, self.picture.schedule
+        scheme = (f"NO={s.tile.order}, DTS={s.tile.size}, Nt={s.nt}" if self.equation == "acoustic" else
+                  f"Yee order {self.stencil.order}, DTS={s.tile.size}, Nt={s.nt // 2} ({s.nt} half steps: H "
+                  f"reads E at x{self.stencil.cross(0)[0]:+d}..x{self.stencil.cross(0)[-1]:+d}, E reads H at "
+                  f"x{self.stencil.cross(1)[0]:+d}..x{self.stencil.cross(1)[-1]:+d})")
         self.caption.value = (
-            f"<b>{p.caption(stage)}</b><br>domain {s.nx}×{s.ny} (each column a z line), NO={s.tile.order}, "
-            f"DTS={s.tile.size}, Nt={s.nt}: {s.nstages} stages, {s.ntorres} torres, "
+            f"<b>{p.caption(stage)}</b><br>domain {s.nx}×{s.ny} (each column a z line), {scheme}: "
+            f"{s.nstages} stages, {s.ntorres} torres, "
             f"{self._boundary} cut by the boundary. Colours: done {p.unit}s by {p.unit}; red the "
             f"current {p.unit} (its torres are independent); purple one torre, outlined tier by tier, green "
             "the torres it reads from, yellow those that read from it.<br>" + self._order_note()
@@ -239,6 +285,14 @@ class StageExplorer:
 
     def _order_note(self) -> str:
         engine = self._engine_band
+        if self.equation == "maxwell":
+            from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+            said = ("The Yee CUDA engine's sweep hands torres out "
+                    + (f"in diagonal bands of {engine}" if engine else "stage by stage"))
+            return (said + f" (one launch; each torre waits for the two it reads from every "
+                    f"{YeeCUDABackend.chunk} half steps, so several stages run at once); the CPU engine runs "
+                    "stage by stage.")
         said = (f"The CUDA engine's sweep hands torres out in diagonal bands of {engine}, stage by stage "
                 "inside a band" if engine else "The CUDA engine's sweep runs this NO, DTS stage by stage")
         return (said + " (one launch; each torre waits only for the two it reads from, so several stages run "

@@ -11,6 +11,12 @@ puts the best (NO, DTS, Nt) into the controllers.  Lists that cannot be
 parsed, or an empty result, are shown as a message, never a traceback.
 The panel refuses to start while the lab's run is running (both would
 share the same cores and the numbers would be wrong).
+
+``equation="maxwell"`` (with the Maxwell controllers,
+:class:`~diamondlab.widgets.maxwell_controls.MaxwellControls`) measures Maxwell
+runs of the Yee orders in G Yee cell updates/s against
+:func:`~diamondlab.engine.measure.perfmodel.predicted_yee_rate` (bytes per
+Yee update from the staggered tile's geometry; a model on the GPU only).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import threading
 import ipywidgets as widgets
 
 from diamondlab.engine.measure.bench import best, tuning_sweep
-from diamondlab.engine.measure.perfmodel import predicted_rate
+from diamondlab.engine.measure.perfmodel import predicted_rate, predicted_yee_rate
 from diamondlab.engine.measure.timing import MIN_REPEATS, MIN_SECONDS
 from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.viz.perf import tuning_figure
@@ -54,9 +60,16 @@ class TuningPanel:
     runner : BackgroundRun, optional
         Whose worker thread runs the measurements (so that every kernel call
         of the lab comes from one thread); a private one when omitted.
+    equation : {"acoustic", "maxwell"}
+        The equation measured (its controllers' grid, backend and order).
     """
 
-    def __init__(self, controls, runner=None):
+    def __init__(self, controls, runner=None, equation: str = "acoustic"):
+        from diamondlab.engine.equations import EQUATIONS
+
+        if equation not in EQUATIONS:
+            raise ValueError(f"equation must be one of {EQUATIONS}; got {equation!r}")
+        self.equation = equation
         self.controls = controls
         if runner is None:
             from diamondlab.widgets.runner import BackgroundRun
@@ -74,7 +87,7 @@ class TuningPanel:
         self.stop_button = widgets.Button(description="Stop", icon="stop")
         self.use_best = widgets.Button(description="Use best", icon="check", disabled=True)
         self.log = widgets.HTML()
-        self.figure = FigureWidget(tuning_figure([], title="press Measure"))
+        self.figure = FigureWidget(tuning_figure([], title="press Measure", equation=equation))
         self.rows = []
         self._lines: list[str] = []
         self.future = None
@@ -83,7 +96,9 @@ class TuningPanel:
         self.stop_button.on_click(lambda _: self._stop.set())
         self.use_best.on_click(lambda _: self.apply_best())
         self.widget = widgets.VBox([
-            widgets.HTML("Measures DiamondTorre for every (NO, DTS, Nt) below and stepwise once per NO on "
+            widgets.HTML(("Measures DiamondTorre for every (NO, DTS, Nt) below and stepwise once per NO on "
+                          if equation == "acoustic" else "Measures Maxwell's DiamondTorre for every (Yee "
+                          "order NO, DTS, Nt) below and stepwise once per NO, in Yee cell updates, on ") +
                          "the controllers' grid and backend: the median of runs repeated until they last "
                          f"{MIN_SECONDS:g} s and number at least <i>repeats</i>, after a warm-up; the figure "
                          "says where a point is not steady (a wide spread, a busy machine)."),
@@ -120,13 +135,15 @@ class TuningPanel:
         self.start.disabled = True
         try:
             self._progress(f"measuring on {cfg.backend}, grid {cfg.shape} ...")
+            model = predicted_yee_rate if self.equation == "maxwell" else predicted_rate
             self.rows = tuning_sweep(cfg.shape, orders, sizes, nts, backend=cfg.backend,
                                      repeats=int(self.repeats.value), progress=self._progress,
-                                     stop=self._stop.is_set, model=predicted_rate)
+                                     stop=self._stop.is_set, equation=self.equation,
+                                     model=model)
             if not self.rows:
                 self._say("nothing could be measured with these values", error=True)
                 return
-            fig = tuning_figure(self.rows)
+            fig = tuning_figure(self.rows, equation=self.equation)
             with self.figure.batch_update():
                 self.figure.data = []
                 self.figure.add_traces(list(fig.data))

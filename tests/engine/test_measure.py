@@ -132,3 +132,23 @@ def test_block_sweep_runs_the_papers_scheme_per_blocks_and_threads_under_the_cud
                          env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
     assert out.stdout.strip() == ("[((8, 2, 4), 1, 4, True, True), ((8, 6, 4), 3, 4, True, True), "
                                   "((8, 8, 3), 2, 3, True, True)]")  # NO=4: 2R = 4 rows a torre
+
+
+def test_yee_bytes_per_update_come_from_the_tile_geometry():
+    """predict_yee's bytes are the staggered tile's locality plus the material (and a Drude current),
+    read every half step by the one-tier shapes, once a sweep by the torres."""
+    import pytest
+
+    from diamondlab.engine.measure.perfmodel import predict_yee, yee_bytes_per_update
+    from diamondlab.geometry import locality
+
+    assert yee_bytes_per_update("stepwise_layer", 4) == predict_yee("stepwise", 4).bytes_per_update == 78
+    assert yee_bytes_per_update("stepwise_layer", 2, drude=True) == 102
+    for order, size, nt in ((2, 1, 4), (4, 4, 16)):
+        fields = 4 / locality("torre_row", order, size, nt, equation="maxwell")
+        drude = yee_bytes_per_update("torre_row", order, size, nt, drude=True)
+        assert drude == pytest.approx(fields + 27 / nt)
+        assert predict_yee("diamondtorre", order, size, nt).bytes_per_update == pytest.approx(fields + 3 / nt)
+    # a DTS of 1 moves about as much as stepwise, larger tiles less (paper 002 chose DTS = 1)
+    b = [yee_bytes_per_update("torre_row", 4, s, 16) for s in (1, 2, 4)]
+    assert b[0] > b[1] > b[2] and b[0] > 0.9 * 78

@@ -53,3 +53,21 @@ def test_torre_reads_is_torre_dependencies_one_by_one():
     s = stage_schedule(order=4, size=1, nt=5, nx=14, ny=10)
     deps = torre_dependencies(s)
     assert all(np.array_equal(torre_reads(s, i), d) for i, d in enumerate(deps))
+
+
+@pytest.mark.parametrize(("order", "size"), [(2, 1), (4, 1), (2, 2)])
+def test_staggered_sweep_reads_only_earlier_stages_and_less_than_the_cross(order, size):
+    s = stage_schedule(order=order, size=size, nt=6, nx=14, ny=12)  # 3 Yee steps, 6 half-step tiers
+    deps = torre_dependencies(s, "maxwell")
+    cross = torre_dependencies(s)
+    assert all((s.torre_stage[d] < s.torre_stage[i]).all() for i, d in enumerate(deps))
+    assert all(set(d.tolist()) <= set(c.tolist()) for d, c in zip(deps, cross, strict=True))
+    assert all(np.array_equal(torre_reads(s, i, "maxwell"), d) for i, d in enumerate(deps))
+    nb = reads_around(order, size, 2, "maxwell")
+    assert nb.schedule.nt == 4 and nb.count > 0
+    assert np.array_equal(nb.reads, torre_dependencies(nb.schedule, "maxwell")[nb.torre])
+
+
+def test_staggered_sweep_needs_whole_steps():
+    with pytest.raises(ValueError, match="multiple"):
+        torre_dependencies(stage_schedule(order=2, size=1, nt=3, nx=8, ny=8), "maxwell")

@@ -197,3 +197,22 @@ def test_the_xt_diamond_figure_colours_the_picked_diamond_and_its_neighbours():
     assert np.array_equal(role == 3, ids == me)
     assert np.array_equal(role == 1, np.isin(ids, reads)) and np.array_equal(role == 2, np.isin(ids, feeds))
     assert f"reads {len(reads)} (green), read by {len(feeds)}" in fig.layout.title.text
+
+
+def test_sweep_picture_of_the_staggered_scheme():
+    s = stage_schedule(order=2, size=1, nt=6, nx=14, ny=10)  # 3 Yee steps
+    from diamondlab.geometry.reads import torre_dependencies
+
+    p = SweepPicture(s, equation="maxwell")
+    deps = torre_dependencies(s, "maxwell")
+    assert all(np.array_equal(a, b) for a, b in zip(p.reads, deps, strict=True))
+    stage = s.nstages // 2
+    focus = p.focus_of(stage)
+    t = p.traces(stage)
+    assert len(t[3]["x"]) == 8 * sum(len(p.runs[i]) for i in deps[focus])
+    fig = p.figure(stage)
+    assert "6 half steps, H then E" in fig.layout.title.text
+    assert fig.layout.scene.zaxis.title.text.startswith("t (half step")
+    levels = lrnla.time_levels_figure(s, stage, equation="maxwell")
+    assert levels.layout.title.text.startswith("Half steps done") and "Nt=3 (6 half steps)" in \
+        levels.layout.title.text

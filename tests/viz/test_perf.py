@@ -100,3 +100,28 @@ def test_figures_of_flagged_measurements_say_they_are_not_steady():
     assert not any(a.text.startswith("Not steady") for a in perf.tuning_figure(steady).layout.annotations)
     levels = perf.parallel_levels_figure([(1, 2.0, 1.0, ""), (2, 3.5, 1.8, "stepwise: spread 30 % (wide)")])
     assert "2 threads: stepwise: spread 30 % (wide)" in levels.layout.annotations[0].text
+
+
+def test_roofline_of_the_yee_scheme_is_predict_yee():
+    """Both equations on one roofline model: Maxwell's ceilings are predict_yee's rates, its x axis 4 B over
+    the model's bytes per Yee update, its compute roof the Yee flops."""
+    import pytest
+
+    from diamondlab.engine.measure.perfmodel import H100, predict_yee, yee_flops_per_update
+    from diamondlab.geometry import locality
+    from diamondlab.viz.perf import roofline_ceilings, roofline_figure
+
+    for order, size, nt in ((2, 1, 8), (4, 2, 16)):
+        c = roofline_ceilings(order, size, nt, H100, equation="maxwell")
+        row, step = predict_yee("diamondtorre", order, size, nt, H100), predict_yee("stepwise", order)
+        assert c["torre_row"] == pytest.approx((4 / row.bytes_per_update, row.rate / 1e9))
+        assert c["stepwise_layer"] == pytest.approx((4 / step.bytes_per_update, step.rate / 1e9))
+        # the fields' share is the tile geometry's: the material's 3 bytes a sweep on top
+        fields = 4 / locality("torre_row", order, size, nt, "maxwell")
+        assert row.bytes_per_update == pytest.approx(fields + 3 / nt)
+        assert c["torre_row"][0] < roofline_ceilings(order, size, nt, H100)["torre_row"][0]
+    fig = roofline_figure(4, 2, 16, H100, equation="maxwell")
+    assert fig.data[0].y[-1] == pytest.approx(H100.fp32_rate / yee_flops_per_update(4) / 1e9)
+    assert fig.layout.yaxis.title.text == "G Yee cell updates/s" and "Yee order 4" in fig.layout.title.text
+    with pytest.raises(ValueError, match="equation must be one of"):
+        roofline_ceilings(2, 1, 8, H100, equation="heat")

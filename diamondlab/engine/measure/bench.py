@@ -170,7 +170,8 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
                  nts: Iterable[int] = (4, 8, 16), backend: str = "cpu", steps: int | None = None,
                  repeats: int = MIN_REPEATS, progress: Callable[[str], None] | None = None,
                  stop: Callable[[], bool] | None = None,
-                 model: Callable[[str, int, int, int, str], float] | None = None) -> list[TuningRow]:
+                 model: Callable[[str, int, int, int, str], float] | None = None,
+                 equation: str = "acoustic") -> list[TuningRow]:
     """Stepwise once per NO, then DiamondTorre per (DTS, Nt), on one grid: one :class:`TuningRow` each.
 
     Each is :func:`measure_simulation` of ``max(Nt, steps)`` steps (default:
@@ -179,12 +180,21 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
     (G/s; default 0, e.g. :func:`diamondlab.engine.measure.perfmodel.predicted_rate`).
     Combinations the backend refuses are skipped with their reason
     (``progress`` is told); ``stop()`` returning True ends the sweep early
-    (what was measured is returned).
+    (what was measured is returned).  ``equation="maxwell"``: Maxwell runs of the Yee order (vacuum, no
+    boundary layer, from small random ``E`` and ``H``), rates in G Yee cell updates/s.
     """
 
+    from diamondlab.engine.equations import EQUATIONS
+
+    if equation not in EQUATIONS:  # before any run: a refused Simulation is a skipped row below
+        raise ValueError(f"equation must be one of {EQUATIONS}; got {equation!r}")
     rows: list[TuningRow] = []
     say = progress or (lambda text: None)
-    init = np.random.default_rng(0).standard_normal(tuple(shape), dtype=np.float32) * np.float32(1e-3)
+    rng = np.random.default_rng(0)
+    if equation == "maxwell":
+        init = tuple(rng.standard_normal((3, *shape), dtype=np.float32) * np.float32(1e-3) for _ in "EH")
+    else:
+        init = rng.standard_normal(tuple(shape), dtype=np.float32) * np.float32(1e-3)
     for order in orders:
         jobs = [("stepwise", 1, max(nts))] + [("diamondtorre", s, t) for s in sizes for t in nts]
         for algorithm, size, nt in jobs:
@@ -192,7 +202,7 @@ def tuning_sweep(shape, orders: Iterable[int] = (2,), sizes: Iterable[int] = (1,
                 return rows
             try:
                 sim = Simulation(shape, order, size=size, nt=nt, backend=backend, algorithm=algorithm,
-                                 initial=init)
+                                 initial=init, equation=equation)
             except (ValueError, RuntimeError, TypeError) as err:
                 say(f"NO={order} DTS={size} Nt={nt}: skipped ({err})")
                 continue

@@ -57,8 +57,13 @@ __all__ = [
     "predict",
     "predict_yee",
     "predicted_rate",
+    "predicted_yee_rate",
+    "yee_bytes_per_update",
     "yee_flops_per_update",
 ]
+
+#: The shapes of paper 000's section 5 read once per half step (no reuse across tiers) in the byte model.
+_STEPWISE_SHAPES = ("naive", "stepwise_row", "stepwise_layer", "diamond_tile")
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,23 @@ def yee_flops_per_update(order: int) -> int:
     return 2 * 6 * d + 3 * 3 + 3 * 4
 
 
+def yee_bytes_per_update(shape: str, order: int, size: int = 1, nt: int = 1, drude: bool = False) -> float:
+    """Bytes one Yee cell update moves in ``shape`` (of :func:`~diamondlab.geometry.locality.locality`):
+    ``4 / locality(shape, equation="maxwell")`` for the fields, from the tile geometry, and the material.
+
+    The material's three bytes a cell are read every half step by the shapes that do one tier
+    (``"naive"``, ``"stepwise_row"``, ``"stepwise_layer"``, ``"diamond_tile"``: 6 bytes a Yee update),
+    once a sweep of ``Nt`` steps by the torres (``3 / Nt``); a Drude current's three components are read
+    and written once an ``E`` half step (24 bytes), or once a sweep (``24 / Nt``).
+
+    >>> yee_bytes_per_update("stepwise_layer", 2), round(yee_bytes_per_update("torre_row", 4, 2, 16), 1)
+    (78.0, 44.1)
+    """
+    fields = 4.0 / locality(shape, order=order, size=size, nt=nt, equation="maxwell")
+    sweeps = 1.0 if shape in _STEPWISE_SHAPES else float(nt)
+    return fields + (6.0 if shape in _STEPWISE_SHAPES else 3.0) / sweeps + (24.0 if drude else 0.0) / sweeps
+
+
 def predict_yee(algorithm: str, order: int, size: int = 1, nt: int = 1, device: DeviceNumbers = H100,
                 drude: bool = False) -> Prediction:
     """Predicted rate of a Maxwell run, in Yee cell updates per second (a cell's six components a step).
@@ -162,13 +184,10 @@ def predict_yee(algorithm: str, order: int, size: int = 1, nt: int = 1, device: 
     >>> [round(predict_yee("diamondtorre", 4, size, nt=16).bytes_per_update, 1) for size in (1, 2, 4)]
     [73.7, 44.1, 25.0]
     """
-    if algorithm == "stepwise":
-        nbytes = 78.0 + (24.0 if drude else 0.0)
-    elif algorithm == "diamondtorre":
-        nbytes = 2 * 12.0 / locality("torre_row", order=order, size=size, nt=2 * nt)
-        nbytes += (3.0 + (24.0 if drude else 0.0)) / nt
-    else:
+    shapes = {"stepwise": "stepwise_layer", "diamondtorre": "torre_row"}
+    if algorithm not in shapes:
         raise ValueError(f"algorithm must be 'stepwise' or 'diamondtorre'; got {algorithm!r}")
+    nbytes = yee_bytes_per_update(shapes[algorithm], order, size, nt, drude)
     return Prediction(nbytes, device.bandwidth / nbytes, device.fp32_rate / yee_flops_per_update(order))
 
 
@@ -364,6 +383,19 @@ def predicted_rate(algorithm: str, order: int, size: int, nt: int, backend: str 
     if backend == "cpu" and shape is None:
         return float("nan")
     return model_for(algorithm, order, shape, size, nt, backend).gcells
+
+
+def predicted_yee_rate(algorithm: str, order: int, size: int, nt: int, backend: str = "cpu",
+                       shape=None) -> float:
+    """The model's rate of a Maxwell run in G Yee cell updates per second: :func:`predict_yee` on the
+    GPU's :func:`device_numbers`; NaN on another backend (the CPU's model is the acoustic scheme's alone).
+
+    >>> predicted_yee_rate("stepwise", 2, 1, 1, backend="cpu")
+    nan
+    """
+    if backend != "cuda":
+        return float("nan")
+    return predict_yee(algorithm, order, size, nt, device_numbers(backend, order)).rate / 1e9
 
 
 def _copy_kernel():
