@@ -504,7 +504,6 @@ _ACOUSTIC_OPTIONS = {
     "velocity": ("--velocity", None), "sponge": ("--sponge", None), "source": ("--source", []),
     "receiver": ("--receiver", []), "pulse_width": ("--pulse-width", None),
     "wavelet": ("--wavelet", "ricker"), "initial": ("--initial", None), "save": ("--save", None),
-    "window": ("--window", None), "window_dir": ("--window-dir", None), "halo": ("--halo", "auto"),
     "backend_option": ("--backend-option", []),
 }  # fmt: skip
 #: run options of Maxwell's equations alone
@@ -524,7 +523,8 @@ def _check_equation_options(args) -> None:
                          "(options of Maxwell's equations)")
     raise ValueError(f"{', '.join(given)} do{'es' if len(given) == 1 else ''} not apply to --equation "
                      "maxwell (acoustic options; Maxwell takes --scene, --dipole, --probe, --frequency, "
-                     "--fwidth, --pml, --periodic, --view, --save and --initial)")
+                     "--fwidth, --pml, --periodic, --view, --save, --initial, and --window, --window-dir and "
+                     "--halo as the acoustic run does)")
 
 
 def _maxwell_waveform(args, scene: dict):
@@ -554,7 +554,7 @@ def _maxwell_points(flags, kind, option: str, waveform=None) -> list:
     return out
 
 
-def _maxwell_problem(args):
+def _maxwell_problem(args, comm=None):
     """A Maxwell run from ``--scene`` and the flags (flags first), checked as its plan (no field allocated):
     ``{"plan": MaxwellPlan, "view": component}``; ``args.steps``, ``order`` and ``courant`` filled in."""
     from dataclasses import replace
@@ -609,6 +609,7 @@ def _maxwell_problem(args):
             pml=pml, periodic=args.periodic if args.periodic is not None else scene.get("periodic", ""),
             monitors=scene.get("monitors", ()),
             eps_averaging=scene.get("eps_averaging", True),
+            comm=comm, window=args.window, window_dir=args.window_dir, halo=args.halo,
         )  # fmt: skip
     except ValueError as err:  # a point or the CPML the plan refuses: from the flags or the scene?
         from_scene = f"--scene {args.scene}"
@@ -653,14 +654,14 @@ def _maxwell_record(args):
     return record
 
 
-def _problem(args):
+def _problem(args, comm=None):
     """Keyword arguments of the Simulation for ``args`` (and the record it continues, or None);
     for --equation maxwell its checked plan (:func:`_maxwell_problem`)."""
     from diamondlab.engine.equations.acoustic import Physics
 
     _check_equation_options(args)
     if args.equation == "maxwell":
-        return _maxwell_problem(args), None
+        return _maxwell_problem(args, comm), None
     args.steps = 100 if args.steps is None else args.steps
     if args.initial in (None, "gaussian", "zero"):
         record = None
@@ -990,13 +991,11 @@ def _run(args, comm=None) -> int:
     from diamondlab.engine.run.interrupts import on_ending_now, raise_if_stopped
 
     root = comm is None or comm.rank == 0
-    problem, record = _problem(args)
+    problem, record = _problem(args, comm)
     writes_out = (args.snapshot_every is not None or bool(problem["receivers"])
                   or bool(problem.get("monitors")))
     formats = tuple(f.strip() for f in args.snapshot_format.split(",") if f.strip())
     Snapshots(args.snapshot_every or 1, args.out, formats)  # checks the cadence and the formats first
-    if comm is not None and "plan" in problem:
-        raise ValueError("--equation maxwell runs in one process: not under mpiexec yet")
     outputs = RunOutputs(args, writes_out)
     # a second stop signal while compiling ends the process at once: the lock goes with it
     with on_ending_now(outputs.close):
@@ -1044,7 +1043,8 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
             for message in plan.physics.quiet_sources(start.get("step", 0), args.steps, plan.params.dt):
                 raise ValueError(message)
         sim = Simulation.from_plan(plan, **start)
-    print(sim if comm is None else f"{sim} on {comm.size} MPI ranks (y split: {sim.backend.name})")
+    print(sim if comm is None else
+          f"{sim} on {comm.size} MPI ranks ({'xyz'[sim.backend.axis]} split: {sim.backend.name})")
     if getattr(sim.plan, "swap_xz", False):
         swapped = "x".join(map(str, sim.plan.device_shape))
         print(f"z column of {sim.shape[2]} cells, taller than a {sim.backend_name} block holds: the device "
@@ -1086,8 +1086,11 @@ def _run_checked(args, comm, problem, snapshots, outputs: RunOutputs) -> int:
                 )
             if root:
                 _write_outputs(args, sim, snapshots, first, first_step, interrupted, outputs)
-            elif args.save:
-                sim.fields  # noqa: B018 - rank 0 gathers the final layers to save them: every rank takes part
+            else:  # rank 0 gathers what it writes: every rank takes part, in its order (monitors, fields)
+                if getattr(sim, "monitors", ()):
+                    _monitor_record(sim)
+                if args.save:  # the final layers (Maxwell's: the whole state)
+                    sim.state() if sim.equation == "maxwell" else sim.fields  # noqa: B018
         # the stop that ended the run, or one during the writes (recorded: the block raised nothing)
         interrupted = take_stop() or interrupted
     except KeyboardInterrupt:

@@ -476,7 +476,9 @@ MAXWELL_CLI_ROWS = [
      "--sponge, --source do not apply to --equation maxwell (acoustic options; Maxwell takes --scene"),
     ("mx receiver", [*MAXWELL, "--receiver", "8,8,8"], "--receiver does not apply to --equation maxwell"),
     ("mx pulse width", [*MAXWELL, "--pulse-width", "3"], "--pulse-width does not apply"),
-    ("mx window", [*MAXWELL, "--window", "8"], "--window does not apply to --equation maxwell"),
+    ("mx window", [*MAXWELL, "--shape", "40x16x16", "--nt", "4", "--window", "8"],
+     "window must hold more than 2 x 8 ghost rows (the rows a sweep of Nt steps reads beyond a window, on each "
+     "side): window >= 17; got 8"),
     ("dipole without maxwell", [*RUN, "--dipole", "8,8,8"], "--dipole needs --equation maxwell"),
     ("pml and view without maxwell", [*RUN, "--pml", "4", "--view", "Hx"],
      "--pml, --view need --equation maxwell"),

@@ -22,9 +22,12 @@ def scene(shape=SHAPE) -> dict:
     from diamondlab.maxwell import (
         Box,
         ContinuousWave,
+        DFTPlane,
         Dielectric,
         Dipole,
         Drude,
+        FluxBox,
+        FluxPlane,
         GaussianPulse,
         PlaneWave,
         Probe,
@@ -42,14 +45,25 @@ def scene(shape=SHAPE) -> dict:
         "probes": [Probe((nx // 2 + 4, ny // 2, nz // 2), "Ez"), Probe((3, 5, 6), "Hy"),
                    Probe((nx - 2, ny // 2, 4), "Ex")],
         "pml": 3,
+        # across the x split and the windows' edges: a DFT plane, a flux plane, a flux box
+        "monitors": [DFTPlane("z", nz // 2, [0.08, 0.1], ("Ez", "Hy")), FluxPlane("x", 25, [0.1, 0.12]),
+                     FluxBox(((8, 6, 6), (nx - 9, ny - 7, nz - 7)), [0.08, 0.1])],
     }
 
 
 def same(a, b) -> list[bool]:
-    """E, H and the probe traces of two simulations equal bit for bit (and the traces not all zero)."""
+    """E, H, the probe traces and the monitors' DFT sums of two simulations equal bit for bit (and the
+    traces and sums not all zero)."""
     out = [np.array_equal(x, y) for x, y in zip(a.fields, b.fields, strict=True)]
     return out + [np.array_equal(a.traces, b.traces) and a.traces.shape == b.traces.shape,
-                  float(np.abs(b.traces).max()) > 0]
+                  float(np.abs(b.traces).max()) > 0, same_sums(a.backend.dft_sums(), b.backend.dft_sums())]
+
+
+def same_sums(got, want) -> bool:
+    """The monitors' DFT sums equal bit for bit, every monitor's not all zero."""
+    pairs = zip(got, want, strict=True)
+    return len(got) == len(want) == 3 and all(
+        x.shape == y.shape and np.array_equal(x, y) and np.abs(y).max() > 0 for x, y in pairs)
 
 
 def main() -> int:
@@ -70,7 +84,12 @@ def main() -> int:
         planes = sim.current_planes((21, 7, 5), (2, 3, 2))
         sim.view = "Hy"
         hy = sim.field
-        fields, traces = sim.fields, sim.traces
+        fields, traces, sums = sim.fields, sim.traces, sim.backend.dft_sums()  # collective
+        flux, state = sim.flux(2), sim.state()
+        # a run that goes on from the whole state, split again (each rank keeps its slab's rows)
+        again = Simulation(SHAPE, order, comm=comm, initial=state, **kw)
+        again.run(3)
+        went_on = again.fields
         if comm.rank:
             continue
         ref = Simulation(SHAPE, order, **kw)
@@ -81,13 +100,18 @@ def main() -> int:
                                                             strict=True)))
         ref.view = "Hy"
         ok.append(np.array_equal(hy, ref.field))
+        ok.append(same_sums(sums, ref.backend.dft_sums()) and np.array_equal(flux, ref.flux(2)))
+        want = ref.state()
+        ok.append(sorted(state) == sorted(want) and all(np.array_equal(state[k], want[k]) for k in want))
+        ref.run(3)
+        ok.append(all(np.array_equal(x, y) for x, y in zip(went_on, ref.fields, strict=True)))
         if all(ok):
             print(f"ok maxwell order={order} ranks={comm.size} slab rows={sim.backend.rows} "
                   f"halo={sim.backend.halo_path}", flush=True)
         else:
             failures += 1
-            print(f"FAIL maxwell order={order} ranks={comm.size}: E, H, traces, planes, Hy equal {ok}",
-                  flush=True)
+            print(f"FAIL maxwell order={order} ranks={comm.size}: E, H, traces, planes, Hy, monitors, "
+                  f"state, going on equal {ok}", flush=True)
     return 1 if comm.allreduce(failures) else 0
 
 

@@ -36,12 +36,13 @@ def run_case(order, nt, window, steps, wave) -> str:
     import numpy as np
 
     from diamondlab import Simulation
-    from diamondlab.maxwell import ContinuousWave, Dipole, Drude, PlaneWave, Probe, Ricker, Sphere
+    from diamondlab.maxwell import ContinuousWave, DFTPlane, Dipole, Drude, PlaneWave, Probe, Ricker, Sphere
 
     pml = 2
     scene = dict(materials=[Sphere((7, 4, 4), 1.5, Drude(1.0, 1.0, 0.1))],
                  sources=[Dipole((4, 4, 4), "Ez", Ricker(0.2), amplitude=100.0)],
-                 probes=[Probe((8, 4, 4), "Ez"), Probe((11, 5, 3), "Hy")], pml=pml)
+                 probes=[Probe((8, 4, 4), "Ez"), Probe((11, 5, 3), "Hy")], pml=pml,
+                 monitors=[DFTPlane("z", 4, [0.1, 0.2], ("Ez", "Hx"))])  # across the windows' edges
     if wave:  # the largest box the grid allows, no CPML, no objects near its faces
         edge = order // 2 + 1
         box = ((edge,) * 3, tuple(n - 1 - edge for n in SHAPE))
@@ -57,7 +58,8 @@ def run_case(order, nt, window, steps, wave) -> str:
     windowed, whole = sims
     if len(windowed.backend.chunks) < 2:
         raise SystemExit(f"order {order}: one window only")
-    for a, b in zip([*windowed.fields, windowed.traces], [*whole.fields, whole.traces], strict=True):
+    got = [*windowed.fields, windowed.traces, *windowed.backend.dft_sums()]
+    for a, b in zip(got, [*whole.fields, whole.traces, *whole.backend.dft_sums()], strict=True):
         if not np.array_equal(a, b):
             raise SystemExit(f"order {order}: the window run differs from the in-memory run")
     if not (np.abs(whole.traces).max() > 0 and (wave or np.abs(windowed.backend.state()[3]).max() > 0)):

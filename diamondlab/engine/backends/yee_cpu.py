@@ -189,6 +189,16 @@ class YeeCPUBackend(Backend):
         self._new_sums()
         self._clock = int(step)
 
+    def resume_monitors(self, step: int, sums) -> None:
+        """The DFT sums set to ``sums`` (one ``(nf, npoints)`` complex array a monitor, as :meth:`dft_sums`
+        gives them), the next sweep's first step ``step``: a calculation window's part goes on from where
+        the whole run's sums are."""
+        self._set_sums([np.array(a, np.complex128) for a in sums])
+        self._clock = int(step)
+
+    def _set_sums(self, sums: list) -> None:
+        self._dft = sums
+
     def dft_sums(self) -> list[np.ndarray]:
         """Host copies of the DFT sums, one ``(nf, npoints)`` complex128 array a monitor."""
         return [a.copy() for a in self._dft]

@@ -193,6 +193,10 @@ class YeeCUDABackend(YeeCPUBackend):
         self._d_dft = [(self._cuda.to_device(np.zeros(a.shape)), self._cuda.to_device(np.zeros(a.shape)))
                        for a in self._dft]
 
+    def _set_sums(self, sums: list) -> None:
+        to = self._cuda.to_device
+        self._d_dft = [(to(np.ascontiguousarray(a.real)), to(np.ascontiguousarray(a.imag))) for a in sums]
+
     def dft_sums(self) -> list[np.ndarray]:
         return [re.copy_to_host() + 1j * im.copy_to_host() for re, im in self._d_dft]
 

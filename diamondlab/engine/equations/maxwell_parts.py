@@ -23,7 +23,9 @@ the same code as the acoustic equation, on this description:
   table's media and coefficients, the grid's PEC faces where they lie; a
   cut face is no wall: its zeros reach only ghost rows); dipoles and TFSF
   correction points whose cell the part holds read the run's sample rows
-  unchanged; probes are kept by the part that owns their cell.
+  unchanged; probes and the monitors' points are kept by the part that owns
+  their cell (:func:`cut_monitors`), so each point's DFT sum is summed by one
+  part, in the order of the whole run.
 
 A material table is cut from the whole grid's, so a plan hands the backend
 a rasterised :class:`~diamondlab.maxwell.materials.MaterialTable`
@@ -47,8 +49,9 @@ from diamondlab.engine.scale.subdomain import (
 )
 from diamondlab.maxwell.boundaries import CPML, AxisProfile
 from diamondlab.maxwell.materials import MaterialTable
+from diamondlab.maxwell.monitors import MonitorLayout
 
-__all__ = ["MAXWELL", "CutCPML", "MaxwellParts"]
+__all__ = ["MAXWELL", "CutCPML", "MaxwellParts", "cut_monitors"]
 
 
 @dataclass(frozen=True)
@@ -126,14 +129,14 @@ class MaxwellParts(EquationParts):
         return state[c // 3][c % 3]
 
     def cut(self, physics: tuple, axis: int, held: tuple[int, int], owned: tuple[int, int]) -> PartPhysics:
-        """Cut ``set_physics`` arguments ``(table, points, probes, pml, periodic)`` of a Yee backend: a
-        rasterised :class:`~diamondlab.maxwell.materials.MaterialTable` of the whole grid, source points
-        (dipoles, TFSF corrections: ``position``, ``component``, ``row``), probes, a CPML and the periodic
-        axes (y, z: whole on every part)."""
+        """Cut ``set_physics`` arguments ``(table, points, probes, pml, periodic[, monitors, ...])`` of a Yee
+        backend: a rasterised :class:`~diamondlab.maxwell.materials.MaterialTable` of the whole grid, source
+        points (dipoles, TFSF corrections: ``position``, ``component``, ``row``), probes, a CPML, the
+        periodic axes (y, z: whole on every part) and a
+        :class:`~diamondlab.maxwell.monitors.MonitorLayout`."""
         physics = tuple(physics)
-        if len(physics) > 5 and physics[5] is not None and physics[5].npoints:  # the plan refuses them first
-            raise ValueError("monitors run in one process in memory, not through a window or MPI ranks")
         table, points, probes, pml, periodic = physics[:5] + (None, (), (), None, "")[len(physics[:5]):]
+        monitors = physics[5] if len(physics) > 5 else None
         probes = tuple(probes)
         columns = inside([p.position for p in probes], axis, owned)
         if table is None:
@@ -151,7 +154,33 @@ class MaxwellParts(EquationParts):
         seen = [dataclasses.replace(probes[i], position=shifted(probes[i].position, axis, held[0]))
                 for i in columns]
         cut_pml = CutCPML(pml if pml is not None else CPML(0), whole, axis, held)
-        return PartPhysics((part, mine, seen, cut_pml, periodic), None, columns, len(probes))
+        args = (part, mine, seen, cut_pml, periodic)
+        if monitors is None or not monitors.npoints:
+            return PartPhysics(args, None, columns, len(probes))
+        layout, monitor_columns = cut_monitors(monitors, axis, held[0], owned)
+        return PartPhysics((*args, layout, *physics[6:]), None, columns, len(probes), monitor_columns)
+
+
+def cut_monitors(layout: MonitorLayout, axis: int, origin: int, owned: tuple[int, int]):
+    """The points of the monitors' ``layout`` whose cell the part owning rows ``[owned)`` along ``axis``
+    records (each point has one owner), in the coordinates of a part whose row 0 is grid row ``origin``;
+    and per monitor, which of its points (columns of its DFT sums) they are.
+
+    >>> from diamondlab.maxwell.monitors import DFTPlane, monitor_layout
+    >>> lay = monitor_layout([DFTPlane("y", 2, [0.1], ("Ez",))], (6, 4, 3))
+    >>> part, columns = cut_monitors(lay, 0, 2, (3, 5))
+    >>> part.npoints, part.cells[:, 0].tolist(), columns[0].tolist()
+    (6, [1, 1, 1, 2, 2, 2], [9, 10, 11, 12, 13, 14])
+    """
+    keep = (layout.cells[:, axis] >= owned[0]) & (layout.cells[:, axis] < owned[1])
+    bounds = zip(layout.starts[:-1], layout.starts[1:], strict=True)
+    columns = tuple(np.flatnonzero(keep[a:b]) for a, b in bounds)
+    cells = layout.cells[keep].copy()
+    cells[:, axis] -= origin
+    starts = np.concatenate([[0], np.cumsum([len(c) for c in columns])]).astype(np.int64)
+    part = dataclasses.replace(layout, cells=cells, components=layout.components[keep],
+                               half=layout.half[keep], starts=starts)
+    return part, columns
 
 
 #: Maxwell's equations on the Yee grid: E, H, J, psi; two half steps a step; ranks split along x.

@@ -352,9 +352,6 @@ class MaxwellPlan(PlanCore):
         if backend_options:
             raise ValueError(f"backend_options {sorted(backend_options)} do not apply to the Maxwell "
                              f"backend {name!r} (it takes: none)")
-        if (comm is not None or window is not None) and physics.monitors:
-            raise ValueError("monitors (DFT planes, fluxes) run in one process in memory: not through a "
-                             "calculation window or MPI ranks yet; drop monitors, or comm and window")
         ranks, window, window_dir = check_scale(shape, comm, window, window_dir, halo,
                                                 _state_bytes(shape, physics, 64 if nt is None else nt))
         claim_ranks(_backend_class(name), comm, halo)

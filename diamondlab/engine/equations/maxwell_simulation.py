@@ -165,7 +165,7 @@ class MaxwellSimulation(Simulation):
 
     def _restart_clock(self) -> None:
         super()._restart_clock()
-        if self.physics.monitors:  # in one process in memory (the plan refuses them with a window or ranks)
+        if self.physics.monitors:  # every backend (a window's, a rank's) sums its points from here
             self.backend.start_monitors(self.time_step)  # the DFT sums from zero, sample times from here
 
     @property

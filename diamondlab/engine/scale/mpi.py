@@ -38,7 +38,7 @@ import numpy as np
 
 from diamondlab.engine.backends import Backend, Wrapper
 from diamondlab.engine.scale.halo import connect
-from diamondlab.engine.scale.subdomain import ACOUSTIC, ghost_rows
+from diamondlab.engine.scale.subdomain import ACOUSTIC, ghost_rows, rows_index
 
 __all__ = ["SlabBackend", "predict_scaling", "slab_bounds"]
 
@@ -169,12 +169,34 @@ class SlabBackend(Wrapper):
         """The whole grid's array (along array ``axis``: the split one's) from every rank's owned rows."""
         axis = self.axis if axis is None else axis
         lo, hi = self.owned[0] - self.rows[0], self.owned[1] - self.rows[0]
-        owned = np.ascontiguousarray(np.moveaxis(np.take(local, np.arange(lo, hi), axis=axis), axis, 0))
-        rest = owned.shape[1:]
-        counts = [(b - a) * int(np.prod(rest)) for a, b in self.bounds]
-        out = np.empty((self.shape[self.axis], *rest), dtype=np.float32)
+        return self._gather_owned(np.take(local, np.arange(lo, hi), axis=axis), axis)
+
+    def _gather_owned(self, owned: np.ndarray, axis: int) -> np.ndarray:
+        """Every rank's ``owned`` part, joined in rank order along array ``axis`` (collective)."""
+        owned = np.ascontiguousarray(np.moveaxis(owned, axis, 0), dtype=np.float32)
+        counts = self.comm.allgather(owned.size)
+        out = np.empty((sum(counts) // max(1, int(np.prod(owned.shape[1:]))), *owned.shape[1:]), np.float32)
         self.comm.Allgatherv(owned, [out, counts])
         return np.ascontiguousarray(np.moveaxis(out, 0, axis))
+
+    def state(self) -> tuple:
+        """Host copies of the whole grid's state arrays (every rank's owned rows: collective; a CPML's
+        ``psi`` along the split axis: the owned layer cells' slots, in order)."""
+        out = []
+        for a, local in zip(self.inner.state_layout(self.shape), self.inner.state(), strict=True):
+            index = rows_index(a, self.axis, *self.owned, self.rows[0])
+            axis = a.axes[self.axis]
+            owned = local[index] if index is not None else np.take(local, np.arange(0), axis=axis)
+            out.append(self._gather_owned(owned, axis))
+        return tuple(out)
+
+    def set_state(self, arrays) -> None:
+        """The whole grid's state arrays (every rank passes them): each rank keeps its slab's rows."""
+        local = [np.zeros(a.shape, np.float32) for a in self.inner.state_layout()]
+        for a, mine, values in zip(self.inner.state_layout(self.shape), local, arrays, strict=True):
+            if (src := rows_index(a, self.axis, *self.rows)) is not None:
+                mine[rows_index(a, self.axis, *self.rows, self.rows[0])] = np.asarray(values)[src]
+        self.inner.set_state(local)
 
     # ------------------------------------------------------------ the backend contract
     def agree(self, flags: tuple) -> tuple:
@@ -244,6 +266,23 @@ class SlabBackend(Wrapper):
         self._physics.apply(self.inner)
         self._halo = self._halo.refit()  # the physics may add state rows (a Drude current, psi)
         self.halo_path = self._halo.description
+
+    def start_monitors(self, step: int) -> None:
+        """The monitors' DFT sums to zero (each rank sums the points it owns), the next step ``step``."""
+        self.inner.start_monitors(step)
+
+    def dft_sums(self) -> list[np.ndarray]:
+        """The monitors' DFT sums of the whole grid (collective: one owner a point, summed over the ranks:
+        x + 0 is x)."""
+        from mpi4py import MPI
+
+        local, columns = self.inner.dft_sums(), self._physics.monitor_columns
+        points = self.comm.allreduce(np.array([len(c) for c in columns], dtype=np.int64), op=MPI.SUM)
+        whole = [np.zeros((a.shape[0], n), np.complex128) for a, n in zip(local, points, strict=True)]
+        self._physics.place_sums(local, whole)
+        for a in whole:
+            self.comm.Allreduce(MPI.IN_PLACE, a, op=MPI.SUM)
+        return whole
 
     def step(self, nsteps: int, src_samples=None) -> None:
         self._exchange()

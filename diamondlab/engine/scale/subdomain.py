@@ -133,6 +133,8 @@ class PartPhysics:
     source_rows: np.ndarray | None  # which rows of the whole run's samples the part reads (None: all)
     receiver_columns: np.ndarray  # which columns of the whole run's traces its receivers are
     nreceivers: int  # receivers of the whole run
+    #: per monitor, which of its points (columns of its ``(nf, npoints)`` DFT sums) the part records
+    monitor_columns: tuple = ()
 
     def apply(self, backend) -> None:
         """Hand the part's medium and points to the backend that runs it."""
@@ -149,6 +151,15 @@ class PartPhysics:
         """Put the part's receiver values ``(steps, n)`` into their columns of ``out``."""
         if len(self.receiver_columns):
             out[:, self.receiver_columns] = values
+
+    def sums_of(self, whole: list) -> list:
+        """The part's columns of the whole run's DFT sums (one ``(nf, npoints)`` array a monitor)."""
+        return [np.ascontiguousarray(w[:, c]) for w, c in zip(whole, self.monitor_columns, strict=True)]
+
+    def place_sums(self, sums: list, whole: list) -> None:
+        """Put the part's DFT sums into their columns of the whole run's ``whole`` (in place)."""
+        for w, c, mine in zip(whole, self.monitor_columns, sums, strict=True):
+            w[:, c] = mine
 
 
 def inside(positions, axis: int, rows: tuple[int, int]) -> np.ndarray:

@@ -290,6 +290,8 @@ class WindowBackend(Wrapper):
         self._allocate()
         self._physics: list[PartPhysics] | None = None  # per window
         self._taken: list[np.ndarray] = []
+        self._sums: list[np.ndarray] = []  # the monitors' DFT sums of the whole run (each window its points')
+        self._clock = 0  # the next sweep's first step, for the monitors' DFT
 
     def _allocate(self) -> None:
         """Host state of the whole grid for the inner backend's physics (again where that changed it)."""
@@ -340,6 +342,8 @@ class WindowBackend(Wrapper):
         for a in self._state:
             a.fill(0.0)
         self._taken = []
+        for a in self._sums:
+            a.fill(0.0)
 
     def current_view(self):
         view = self.parts.current(self._state, getattr(self, "view", None)).view()
@@ -354,6 +358,21 @@ class WindowBackend(Wrapper):
         self._physics = [self.parts.cut(physics, 0, (e0, e1), (o0, o1)) for e0, e1, o0, o1 in self.chunks]
         self._physics[0].apply(self.inner)  # now: compile() builds the kernel variant every window runs
         self._allocate()
+        monitors = physics[5] if len(physics) > 5 and physics[5] is not None and physics[5].npoints else None
+        self._sums = [] if monitors is None else [
+            np.zeros((len(f), b - a), np.complex128)
+            for f, a, b in zip(monitors.frequencies, monitors.starts[:-1], monitors.starts[1:], strict=True)]
+
+    # the monitors' DFT: each window sums its own points on from the whole run's sums (bit for bit the
+    # in-memory run's: one owner a point, its steps in order)
+    def start_monitors(self, step: int) -> None:
+        """The DFT sums to zero, the next sweep's first step ``step``."""
+        for a in self._sums:
+            a.fill(0.0)
+        self._clock = int(step)
+
+    def dft_sums(self) -> list[np.ndarray]:
+        return [a.copy() for a in self._sums]
 
     @property
     def _nreceivers(self) -> int:
@@ -389,9 +408,13 @@ class WindowBackend(Wrapper):
             if part is None:
                 advance(height, src_samples)
             else:
+                if self._sums:
+                    self.inner.resume_monitors(self._clock, part.sums_of(self._sums))
                 advance(height, part.samples(src_samples))
                 if part.nreceivers:
                     part.place(self.inner.take_traces(), steps_traces)
+                if self._sums:
+                    part.place_sums(self.inner.dft_sums(), self._sums)
             later = min((c[0] for c in self.chunks[k + 1:]), default=o1)
             if later < o1:  # a later window reads some of these rows at the old level
                 a0 = max(o0, later)
@@ -404,6 +427,7 @@ class WindowBackend(Wrapper):
                     host[dst] = mine[rows_index(a, 0, o0, o1, e0)]
         if self._nreceivers:
             self._taken.append(steps_traces)
+        self._clock += height
 
     def step(self, nsteps: int, src_samples=None) -> None:
         self._run(int(nsteps), src_samples, self.inner.step)
