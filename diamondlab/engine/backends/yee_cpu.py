@@ -193,7 +193,8 @@ class YeeCPUBackend(Backend):
         """The DFT sums set to ``sums`` (one ``(nf, npoints)`` complex array a monitor, as :meth:`dft_sums`
         gives them), the next sweep's first step ``step``: a calculation window's part goes on from where
         the whole run's sums are."""
-        self._set_sums([np.array(a, np.complex128) for a in sums])
+        if self.monitors is not None:  # else the part holds none of their points
+            self._set_sums([np.array(a, np.complex128) for a in sums])
         self._clock = int(step)
 
     def _set_sums(self, sums: list) -> None:

@@ -164,6 +164,7 @@ class YeeCUDABackend(YeeCPUBackend):
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
         super().set_physics(materials, dipoles, probes, pml, periodic, monitors, eps_averaging)
         self._stage_lists = {}  # the schedule follows periodic y
+        self._blocks: dict[tuple[int, int], list] = {}  # row blocks of the state arrays about to be made
         pml = any(self.pml.axis_widths(self.periodic))
         points = bool(self.ndipoles or self.nrecorded)
         self.kernels = yee_cuda_kernels(self.params.order, pml=pml, points=points, drude=self._drude)
@@ -183,22 +184,24 @@ class YeeCUDABackend(YeeCPUBackend):
         cells = _point_cells(self._points, self.shape, self.halo)
         self._d_points = (*(to(a) for a in self._points), to(cells))
         lay = self.monitors
-        self._d_half = [] if lay is None else [to(lay.half[a:b]) for a, b in
+        # a monitor none of whose points this part holds (an MPI rank's, a window's) has no device arrays
+        self._d_half = [] if lay is None else [to(lay.half[a:b]) if b > a else None for a, b in
                                                zip(lay.starts[:-1], lay.starts[1:], strict=True)]
         self.reset()
 
     def _new_sums(self) -> None:
         """The DFT sums on the device, zero: a float64 ``(nf, npoints)`` pair (real, imaginary) a monitor."""
         super()._new_sums()
-        self._d_dft = [(self._cuda.to_device(np.zeros(a.shape)), self._cuda.to_device(np.zeros(a.shape)))
-                       for a in self._dft]
+        self._set_sums(self._dft)
 
     def _set_sums(self, sums: list) -> None:
         to = self._cuda.to_device
-        self._d_dft = [(to(np.ascontiguousarray(a.real)), to(np.ascontiguousarray(a.imag))) for a in sums]
+        self._d_dft = [(to(np.ascontiguousarray(a.real)), to(np.ascontiguousarray(a.imag))) if a.size else a
+                       for a in sums]  # an empty monitor stays on the host
 
     def dft_sums(self) -> list[np.ndarray]:
-        return [re.copy_to_host() + 1j * im.copy_to_host() for re, im in self._d_dft]
+        return [s.copy() if isinstance(s, np.ndarray) else s[0].copy_to_host() + 1j * s[1].copy_to_host()
+                for s in self._d_dft]
 
     def _transform(self, rec, height: int) -> None:
         """The sweep's monitor values, still on the device, into the device's DFT sums (a thread a point):
@@ -207,8 +210,11 @@ class YeeCUDABackend(YeeCPUBackend):
         from diamondlab.maxwell.monitors import dft_phases
 
         lay, kernels, to = self.monitors, dft_cuda_kernels(), self._cuda.to_device
-        for m, (re, im) in enumerate(self._d_dft):
+        for m, sums in enumerate(self._d_dft):
             a, b = int(lay.starts[m]), int(lay.starts[m + 1])
+            if b == a:
+                continue
+            re, im = sums
             w = dft_phases(lay.frequencies[m], self._clock, height, self.params.dt)
             blocks = -(-(b - a) // 128)
             w_re, w_im = (to(np.ascontiguousarray(part)) for part in (w.real, w.imag))
@@ -253,8 +259,15 @@ class YeeCUDABackend(YeeCPUBackend):
 
     # ghost rows of MPI ranks (split along x): whole runs of each device array, copied as they lie
     def _row_blocks(self, lo: int, hi: int) -> list:
-        """Device views of x rows ``[lo, hi)`` of every state array: a contiguous block per component of
-        ``E``, ``H``, ``J`` (with their y and z padding, zero) and per plane of each ``psi``."""
+        """Device views of x rows ``[lo, hi)`` of every state array, flat: a contiguous block per component
+        of ``E``, ``H``, ``J`` (with their y and z padding, zero) and per plane of each ``psi``; made once
+        per range and physics (an MPI exchange asks for the same rows every sweep)."""
+        blocks = self._blocks.get((lo, hi))
+        if blocks is None:
+            blocks = self._blocks[lo, hi] = [b.reshape(b.size) for b in self._new_row_blocks(lo, hi)]
+        return blocks
+
+    def _new_row_blocks(self, lo: int, hi: int) -> list:
         from diamondlab.engine.scale.subdomain import rows_index
 
         _, px, py, pz = self._padded
@@ -275,14 +288,14 @@ class YeeCUDABackend(YeeCPUBackend):
         blocks = self._row_blocks(lo, hi)
         out, at = np.empty(sum(int(b.size) for b in blocks), np.float32), 0
         for b in blocks:
-            b.copy_to_host(out[at:at + b.size].reshape(b.shape))
+            b.copy_to_host(out[at:at + b.size])
             at += b.size
         return out
 
     def set_rows(self, lo: int, hi: int, rows) -> None:
         rows, at = np.ascontiguousarray(rows, dtype=np.float32).reshape(-1), 0
         for b in self._row_blocks(lo, hi):
-            b.copy_to_device(rows[at:at + b.size].reshape(b.shape))
+            b.copy_to_device(rows[at:at + b.size])
             at += b.size
 
     def pack_rows(self, lo: int, hi: int, out) -> None:
@@ -290,14 +303,14 @@ class YeeCUDABackend(YeeCPUBackend):
         them out), device to device: the ghost rows for a neighbour on another GPU."""
         at = 0
         for b in self._row_blocks(lo, hi):
-            out[at:at + b.size].copy_to_device(b.reshape(b.size))
+            out[at:at + b.size].copy_to_device(b)
             at += b.size
 
     def unpack_rows(self, lo: int, hi: int, rows) -> None:
         """The flat device buffer ``rows`` (as :meth:`pack_rows` fills it) into x rows ``[lo, hi)``."""
         at = 0
         for b in self._row_blocks(lo, hi):
-            b.reshape(b.size).copy_to_device(rows[at:at + b.size])
+            b.copy_to_device(rows[at:at + b.size])
             at += b.size
 
     def set_state(self, arrays) -> None:

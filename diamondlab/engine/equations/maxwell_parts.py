@@ -158,7 +158,9 @@ class MaxwellParts(EquationParts):
         if monitors is None or not monitors.npoints:
             return PartPhysics(args, None, columns, len(probes))
         layout, monitor_columns = cut_monitors(monitors, axis, held[0], owned)
-        return PartPhysics((*args, layout, *physics[6:]), None, columns, len(probes), monitor_columns)
+        shapes = tuple((len(f), int(b - a)) for f, a, b in
+                       zip(monitors.frequencies, monitors.starts[:-1], monitors.starts[1:], strict=True))
+        return PartPhysics((*args, layout, *physics[6:]), None, columns, len(probes), monitor_columns, shapes)
 
 
 def cut_monitors(layout: MonitorLayout, axis: int, origin: int, owned: tuple[int, int]):

@@ -276,10 +276,8 @@ class SlabBackend(Wrapper):
         x + 0 is x)."""
         from mpi4py import MPI
 
-        local, columns = self.inner.dft_sums(), self._physics.monitor_columns
-        points = self.comm.allreduce(np.array([len(c) for c in columns], dtype=np.int64), op=MPI.SUM)
-        whole = [np.zeros((a.shape[0], n), np.complex128) for a, n in zip(local, points, strict=True)]
-        self._physics.place_sums(local, whole)
+        whole = [np.zeros(shape, np.complex128) for shape in self._physics.monitor_shapes]
+        self._physics.place_sums(self.inner.dft_sums(), whole)
         for a in whole:
             self.comm.Allreduce(MPI.IN_PLACE, a, op=MPI.SUM)
         return whole

@@ -135,6 +135,8 @@ class PartPhysics:
     nreceivers: int  # receivers of the whole run
     #: per monitor, which of its points (columns of its ``(nf, npoints)`` DFT sums) the part records
     monitor_columns: tuple = ()
+    #: per monitor, the shape ``(nf, npoints)`` of the whole run's DFT sums
+    monitor_shapes: tuple = ()
 
     def apply(self, backend) -> None:
         """Hand the part's medium and points to the backend that runs it."""
@@ -157,9 +159,11 @@ class PartPhysics:
         return [np.ascontiguousarray(w[:, c]) for w, c in zip(whole, self.monitor_columns, strict=True)]
 
     def place_sums(self, sums: list, whole: list) -> None:
-        """Put the part's DFT sums into their columns of the whole run's ``whole`` (in place)."""
-        for w, c, mine in zip(whole, self.monitor_columns, sums, strict=True):
-            w[:, c] = mine
+        """Put the part's DFT sums into their columns of the whole run's ``whole`` (in place; ``sums`` empty:
+        the part holds no monitor point)."""
+        for w, c, mine in zip(whole, self.monitor_columns, sums or [None] * len(whole), strict=True):
+            if len(c):
+                w[:, c] = mine
 
 
 def inside(positions, axis: int, rows: tuple[int, int]) -> np.ndarray:
