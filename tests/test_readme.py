@@ -147,9 +147,9 @@ def test_version_example(capsys):
     assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"diamondlab {__version__}"
 
 
-def _mpiexec_line(backend: str) -> tuple[list[str], list[str]]:
-    """The README's ``mpiexec -n 2 diamondlab run ... --backend BACKEND`` line: the command that runs it
-    here and its ``diamondlab`` arguments."""
+def _mpiexec_line(backend: str, maxwell: bool = False) -> tuple[list[str], list[str]]:
+    """The README's ``mpiexec -n 2 diamondlab run ... --backend BACKEND`` line (``maxwell``: the one with
+    ``--equation maxwell``): the command that runs it here and its ``diamondlab`` arguments."""
     import shutil
     import sys
 
@@ -159,7 +159,8 @@ def _mpiexec_line(backend: str) -> tuple[list[str], list[str]]:
     if mpiexec is None:
         pytest.skip("no mpiexec (the mpi extra brings MPICH's)")
     (line,) = [ln for b in _blocks("bash") for ln in b.splitlines()
-               if ln.startswith("mpiexec ") and f"--backend {backend}" in ln]
+               if ln.startswith("mpiexec ") and f"--backend {backend}" in ln
+               and ("--equation maxwell" in ln) == maxwell]
     words = shlex.split(line, comments=True)
     assert words[:3] == ["mpiexec", "-n", "2"] and words[3] == "diamondlab"
     command = [mpiexec, *words[1:3], sys.executable, "-m", "diamondlab", *words[4:], "--no-progress"]
@@ -180,6 +181,28 @@ def test_mpi_example_gives_the_one_process_traces(monkeypatch, tmp_path):
     assert main(one) == 0
     traces = [np.load(Path(d) / "traces.npz")["traces"] for d in ("out-mpi", "out-one")]
     assert traces[0].shape == (120, 1) and np.array_equal(*traces) and np.abs(traces[1]).max() > 0
+
+
+def test_maxwell_mpi_example_gives_the_one_process_outputs(monkeypatch, tmp_path):
+    """The README's ``mpiexec -n 2 diamondlab run --equation maxwell --scene examples/...`` line (x split),
+    with the scene it names: traces and monitors bit for bit one process's."""
+    import shutil
+    import subprocess
+
+    command, words = _mpiexec_line("cpu", maxwell=True)
+    scene = words[words.index("--scene") + 1]
+    (tmp_path / scene).parent.mkdir(parents=True)
+    shutil.copy(Path(__file__).parents[1] / scene, tmp_path / scene)
+    monkeypatch.chdir(tmp_path)
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "on 2 MPI ranks (x split" in out.stdout, out.stdout
+    one = [*words, "--no-progress"]
+    one[one.index("--out") + 1] = "out-one"
+    assert main(one) == 0
+    for name, key in (("traces.npz", "traces"), ("monitors.npz", "m1_flux"), ("monitors.npz", "m0_Ez")):
+        got, want = (np.load(Path(d) / name)[key] for d in ("out-maxwell-mpi", "out-one"))
+        assert np.array_equal(got, want) and np.abs(want).max() > 0, key
 
 
 @pytest.mark.gpu
