@@ -36,13 +36,24 @@ def run_case(order, nt, window, steps, wave) -> str:
     import numpy as np
 
     from diamondlab import Simulation
-    from diamondlab.maxwell import ContinuousWave, DFTPlane, Dipole, Drude, PlaneWave, Probe, Ricker, Sphere
+    from diamondlab.maxwell import (
+        ContinuousWave,
+        DFTPlane,
+        Dipole,
+        Drude,
+        FluxPlane,
+        PlaneWave,
+        Probe,
+        Ricker,
+        Sphere,
+    )
 
     pml = 2
     scene = dict(materials=[Sphere((7, 4, 4), 1.5, Drude(1.0, 1.0, 0.1))],
                  sources=[Dipole((4, 4, 4), "Ez", Ricker(0.2), amplitude=100.0)],
                  probes=[Probe((8, 4, 4), "Ez"), Probe((11, 5, 3), "Hy")], pml=pml,
-                 monitors=[DFTPlane("z", 4, [0.1, 0.2], ("Ez", "Hx"))])  # across the windows' edges
+                 # across the windows' edges, and one that only the first window holds
+                 monitors=[DFTPlane("z", 4, [0.1, 0.2], ("Ez", "Hx")), FluxPlane("x", 3, [0.1])])
     if wave:  # the largest box the grid allows, no CPML, no objects near its faces
         edge = order // 2 + 1
         box = ((edge,) * 3, tuple(n - 1 - edge for n in SHAPE))
