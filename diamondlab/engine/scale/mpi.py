@@ -23,10 +23,11 @@ single-process result bit for bit**, whatever the algorithm (the ghost rows
 are recomputed by both neighbours: the price of exchanging once per sweep).
 
 Sources are applied on every rank whose slab holds their cell (ghost rows
-included), receivers are recorded by the rank that owns their row; traces,
-fields and planes are gathered so that every rank sees the global values
-(``fields``, ``planes`` and ``take_traces`` are collective: every rank must
-call them).  Decisions that depend on a rank's clock (when to check the
+included), receivers and the monitors' points are recorded by the rank that
+owns their row; traces, fields, the whole state and the monitors' DFT sums
+are gathered so that every rank sees the global values (``fields``,
+``state``, ``planes``, ``dft_sums`` and ``take_traces`` are collective:
+every rank must call them).  Decisions that depend on a rank's clock (when to check the
 planes, when to report) are agreed with :meth:`SlabBackend.agree`.
 """
 

@@ -16,8 +16,10 @@ where its neighbours' rows are, which corrupts at most ``order / 2`` rows
 per update, so after a sweep every owned row is exact, and **the result
 equals the in-memory run bit for bit**.  Rows that a later window reads
 after an earlier one has written them are kept at their old level for it.
-Sources are applied by every window that holds their cell, receivers
-recorded by the window that owns them; the medium is cut to each window.
+Sources are applied by every window that holds their cell, receivers and
+the monitors' points recorded by the window that owns them (each window's
+DFT sums go on from the whole run's, so they equal the in-memory run's bit
+for bit); the medium is cut to each window.
 
 What a sweep moves: each field crosses to the device and back once, plus
 the overlap: about ``2 * 2 * 4 * window / (window - 2G)`` bytes per cell
