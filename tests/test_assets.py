@@ -151,3 +151,45 @@ def test_the_size_sweep_plot_draws_the_bench_rows():
     fig = plot.figure(rows)
     (line,) = [t for t in fig.data if t.name.startswith("NO=8")]
     assert list(line.x) == [256**3, 384**3] and list(line.y) == [1.19, 1.10]
+
+
+def _bench_rows(name: str) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in (ROOT / "assets" / "bench" / name).read_text().splitlines()
+            if line.startswith("{")]
+
+
+def test_paper002_fig3_draws_the_bench_rows_and_the_model():
+    """Every point of paper 002's Fig. 3 is a committed H100 row (its median, order, DTS, Nt and grid), every
+    register-tile row is drawn against its blocks, and the dashed lines are predict_yee's."""
+    from diamondlab.engine.measure.perfmodel import H100, predict_yee
+
+    m = _module("make_paper002")
+    points = m.fig3_points()
+    for p in points["blocks"] + points["nt"]:
+        key = "rate_gcells" if p["source"].startswith("h100x2") else "median"
+        assert any(r.get(key) == p["rate"] and (r["order"], r["size"], r["nt"], tuple(r["shape"])) ==
+                   (p["order"], p["size"], p["nt"], p["shape"]) for r in _bench_rows(p["source"])), p
+    registers = [r for name in m.REGISTER_FILES for r in _bench_rows(name) if r.get("tile") == "registers"]
+    assert len(points["blocks"]) == len(registers) == 9
+    by_key = {(p["order"], p["size"], p["shape"]): p for p in points["blocks"]}
+    # order 2, DTS 1: a torre every 2 rows of y; DTS 2 (and order 4, DTS 1): every 4
+    assert by_key[2, 1, (256, 256, 256)]["blocks"] == 128 and by_key[2, 1, (768, 512, 256)]["blocks"] == 256
+    dts2 = by_key[2, 2, (256, 256, 256)]
+    assert dts2["blocks"] == 65 and round(dts2["rate"], 2) == 41.75
+    tall = sorted((p["order"], p["nt"], round(p["rate"], 2)) for p in points["nt"]
+                  if p["kernel"] == "registers")
+    assert tall == [(2, 4, 46.45), (2, 4, 46.46), (2, 16, 43.66), (4, 4, 29.78), (4, 16, 26.88)]
+    assert [(p["nt"], p["rate"]) for p in points["nt"] if p["kernel"] == "window"] == [(16, 0.306)]
+
+    fig = m.fig3_figure(points)
+    drawn = sorted((t.xaxis, x, y, src) for t in fig.data if t.customdata is not None
+                   for x, y, src in zip(t.x, t.y, t.customdata, strict=True))
+    expected = sorted([("x", p["blocks"], p["rate"], p["source"]) for p in points["blocks"]]
+                      + [("x2", p["nt"], p["rate"], p["source"]) for p in points["nt"]])
+    assert drawn == expected
+    models = [t for t in fig.data if t.name and t.name.startswith("model DTS=2")]
+    assert len(models) == 1 and models[0].name.startswith("model DTS=2, NO=2 and 4")
+    for nt, rate in zip(models[0].x, models[0].y, strict=True):
+        assert rate == pytest.approx(predict_yee("diamondtorre", 4, 2, nt, device=H100).rate / 1e9)
