@@ -973,3 +973,25 @@ def test_issue29_the_cpu_model_refuses_an_unknown_algorithm_or_medium_before_mea
     with pytest.raises(ValueError, match=re.escape("variant must be one of ('constant', 'sponge', 'model')")):
         cpumodel.compute_rate(numbers, 2, 8, "vacuum")
 # ---------------------------------------------------------------- end of issue 29
+
+# ---------------------------------------------------------------- issue 31: the lab's equation
+LAB_EQUATION_ROWS = [
+    ("unknown equation", "elastic", "equation must be one of ('acoustic', 'maxwell'); got 'elastic'"),
+    ("wrong case", "Maxwell", "equation must be one of ('acoustic', 'maxwell'); got 'Maxwell'"),
+    ("not a name", None, "equation must be one of ('acoustic', 'maxwell'); got None"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("equation", "text"), _rows(LAB_EQUATION_ROWS))
+def test_issue31_the_lab_refuses_an_unknown_equation_before_building_a_widget(equation, text):
+    import re
+
+    from ipywidgets.widgets.widget import _instances  # every widget built stays here until closed
+
+    from diamondlab.widgets import Lab
+
+    before = len(_instances)
+    with pytest.raises(ValueError, match=re.escape(text)):
+        Lab(equation=equation, shape=(24, 20, 16), backend="cpu")
+    assert len(_instances) == before
+# ---------------------------------------------------------------- end of issue 31 (the lab's equation)

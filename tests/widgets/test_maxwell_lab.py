@@ -124,9 +124,9 @@ def test_the_slab_spectrum_is_drawn_against_fresnel():
 def test_building_and_closing_the_lab_keeps_the_widgets_bounded(monkeypatch):
     """Re-running the cell that builds the lab: every widget of a closed lab leaves ipywidgets' registry,
     the simulation goes, and the count does not grow from one lab to the next."""
-    from diamondlab.widgets import lab as lab_module
+    from diamondlab.widgets import labbase
 
-    monkeypatch.setattr(lab_module, "_cell_id", lambda: "a cell of its own")  # the module's lab stays
+    monkeypatch.setattr(labbase, "_cell_id", lambda: "a cell of its own")  # the module's lab stays
     sim = build_maxwell(MaxwellConfig(**SMALL))  # imports and the first plan outside the count
     del sim
     before = _live_widgets()
