@@ -821,18 +821,20 @@ kernels measure against it.
         md("""
 ## 5 · The Maxwell lab
 
-Choose an object and its medium, the source, the CPML, NO, DTS and Nt; Run,
-Pause, Step and Reset drive the run in the background.  The planes show
-`|E|` or a component with a fixed colour scale (its rule in the title) and
-the outlines of the object, the CPML and the total-field box; below, the
-probes' traces and, for a plane wave, R and T through the flux planes (with
-a slab's Fresnel curves).  A setting the engine refuses shows the engine's
-message.  The buttons work from Python too: `lab.run()`, `lab.pause()`,
-`lab.step()`, `lab.reset()`.
+The lab of notebook 03 for the second equation: `Lab(equation="maxwell")` (a
+`MaxwellLab`).  Choose an object and its medium, the source, the CPML, NO,
+DTS and Nt; Run, Pause, Step and Reset drive the run in the background, as in
+the acoustic lab.  The planes show `|E|` or a component with a fixed colour
+scale (its rule in the title) and the outlines of the object, the CPML and
+the total-field box; below, the probes' traces and, for a plane wave, R and T
+through the flux planes (with a slab's Fresnel curves).  A setting the engine
+refuses shows the engine's message.  The buttons work from Python too:
+`lab.run()`, `lab.pause()`, `lab.step()`, `lab.reset()`.
 """),
-        "from diamondlab.widgets import MaxwellLab\n\n"
-        "lab = MaxwellLab(shape=(32, 24, 24) if SMALL else (64, 48, 48), pml=4 if SMALL else 8,\n"
-        "                 radius=4 if SMALL else 8, wavelength=10 if SMALL else 16, backend='cpu')\n"
+        "from diamondlab.widgets import Lab\n\n"
+        "lab = Lab(equation='maxwell', shape=(32, 24, 24) if SMALL else (64, 48, 48),\n"
+        "          pml=4 if SMALL else 8, radius=4 if SMALL else 8, wavelength=10 if SMALL else 16,\n"
+        "          backend='cpu')\n"
         "lab.step()\n"
         "lab.wait(60)\n"
         "lab",

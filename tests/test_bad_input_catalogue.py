@@ -477,8 +477,8 @@ MAXWELL_CLI_ROWS = [
     ("mx receiver", [*MAXWELL, "--receiver", "8,8,8"], "--receiver does not apply to --equation maxwell"),
     ("mx pulse width", [*MAXWELL, "--pulse-width", "3"], "--pulse-width does not apply"),
     ("mx window", [*MAXWELL, "--shape", "40x16x16", "--nt", "4", "--window", "8"],
-     "window must hold more than 2 x 8 ghost rows (the rows a sweep of Nt steps reads beyond a window, on each "
-     "side): window >= 17; got 8"),
+     "window must hold more than 2 x 8 ghost rows (the rows a sweep of Nt steps reads beyond a window, on "
+     "each side): window >= 17; got 8"),
     ("dipole without maxwell", [*RUN, "--dipole", "8,8,8"], "--dipole needs --equation maxwell"),
     ("pml and view without maxwell", [*RUN, "--pml", "4", "--view", "Hx"],
      "--pml, --view need --equation maxwell"),
@@ -1014,3 +1014,24 @@ def test_issue31_the_yee_figures_and_panels_refuse_bad_input_before_drawing():
     with pytest.raises(ValueError, match="equation must be one of"):
         tuning_sweep((8, 8, 8), equation="heat")  # before any run
 # ---------------------------------------------------------------- end of issue 31 (staggered geometry)
+# ---------------------------------------------------------------- issue 31: the lab's equation
+LAB_EQUATION_ROWS = [
+    ("unknown equation", "elastic", "equation must be one of ('acoustic', 'maxwell'); got 'elastic'"),
+    ("wrong case", "Maxwell", "equation must be one of ('acoustic', 'maxwell'); got 'Maxwell'"),
+    ("not a name", None, "equation must be one of ('acoustic', 'maxwell'); got None"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("equation", "text"), _rows(LAB_EQUATION_ROWS))
+def test_issue31_the_lab_refuses_an_unknown_equation_before_building_a_widget(equation, text):
+    import re
+
+    from ipywidgets.widgets.widget import _instances  # every widget built stays here until closed
+
+    from diamondlab.widgets import Lab
+
+    before = len(_instances)
+    with pytest.raises(ValueError, match=re.escape(text)):
+        Lab(equation=equation, shape=(24, 20, 16), backend="cpu")
+    assert len(_instances) == before
+# ---------------------------------------------------------------- end of issue 31 (the lab's equation)

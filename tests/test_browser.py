@@ -1,6 +1,7 @@
-"""A real browser: JupyterLab in headless Chromium runs notebook 03 (the lab renders), notebooks 06-08 (the
-paper's figures render, no title or axis label clipped) and notebook 05 served as Binder serves it (the
-3D view rotates, through jupyter-server-proxy).
+"""A real browser: JupyterLab in headless Chromium runs notebook 03 (the lab renders), notebooks 06-09 (the
+paper's figures render, no title or axis label clipped), notebook 05 served as Binder serves it (the
+3D view rotates, through jupyter-server-proxy) and the Maxwell lab (``Lab(equation="maxwell")``: a scene
+built with its controllers, a run, its messages).
 
 Needs Debian's ``chromium`` (``/usr/bin/chromium``) and the ``playwright``
 package (never ``playwright install``: the system browser is used).  Skipped
@@ -485,3 +486,106 @@ def test_every_notebook_draws_every_figure_with_data_after_run_all(jupyter, requ
         browser.close()
     assert "Traceback" not in text, text[-2000:]
     assert not problems, f"{name}: {problems}\n{found}"
+
+
+#: The Maxwell lab's notebook: the lab alone on a small grid, no object yet, a dipole (the test builds the
+#: scene with the controllers).
+MAXWELL_CELLS = [
+    "from diamondlab.widgets import Lab\n\n"
+    "lab = Lab(equation='maxwell', shape=(24, 20, 20), pml=4, radius=3, scene='none', medium='dielectric',\n"
+    "          source='dipole', backend='cpu')\n"
+    "lab",
+]
+
+#: A figure's traces as its view holds them: ``z`` (as text, to compare two reads) and the count of finite
+#: ``y`` values (numpy's arrays arrive as lists, typed arrays or base64 in ``bdata``).
+_TRACES_JS = """gd => {
+  const values = v => {
+    if (!v) return [];
+    if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v).flat(Infinity);
+    if (v.bdata) {
+      const bytes = Uint8Array.from(atob(v.bdata), c => c.charCodeAt(0)).buffer;
+      const kind = {f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array, i2: Int16Array,
+                    u2: Uint16Array, i1: Int8Array, u1: Uint8Array}[v.dtype];
+      return kind ? Array.from(new kind(bytes)) : [];
+    }
+    return [];
+  };
+  return (gd.data || []).map(t => ({name: t.name || '', z: JSON.stringify(t.z === undefined ? null : t.z),
+                                    finite: values(t.y).filter(Number.isFinite).length}));
+}"""
+
+
+def _controller(page, label: str, kind: str = "select"):
+    """The Maxwell lab's controller of that label (``kind``: ``select`` or ``input``)."""
+    named = page.locator("label", has_text=re.compile(rf"^\s*{re.escape(label)}\s*$"))
+    boxes = page.locator(".diamondlab-maxwell-controls .widget-inline-hbox")
+    return boxes.filter(has=named).locator(kind).last
+
+
+def _button(page, name: str):
+    return page.locator(".diamondlab-maxwell-controls button", has_text=re.compile(rf"^\s*{name}\s*$")).last
+
+
+def test_the_maxwell_lab_builds_a_scene_runs_and_shows_its_messages_in_jupyterlab(jupyter, tmp_path):
+    """``Lab(equation="maxwell")`` in JupyterLab, driven with the mouse: a Drude sphere lit by a plane wave
+    chosen with the controllers, a bad CPML width shows the engine's message (Run refused) and a good one
+    clears it, Step then Run: the planes change, the readout gives a rate in Yee cell updates/s, the probes'
+    traces and the R and T spectrum hold data."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="needs playwright (pip; no browser download)")
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in MAXWELL_CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "maxwell_lab.ipynb")
+    url, token = jupyter
+    with sync_api.sync_playwright() as p:
+        browser, page = _open_and_run(p, f"{url}/lab/tree/maxwell_lab.ipynb?reset&token={token}")
+        _wait_until_every_cell_ran(page, 240)
+        live = page.locator(".diamondlab-maxwell-live .js-plotly-plot")
+        live.first.wait_for(timeout=120_000)
+        message = page.locator(".diamondlab-maxwell-lab .diamondlab-message").last
+        status = page.locator(".diamondlab-maxwell-lab .diamondlab-status").last
+        # the scene, with the controllers
+        _controller(page, "object").select_option("sphere")
+        _controller(page, "medium").select_option("drude")
+        _controller(page, "source").select_option("plane wave")
+        ready = _until(lambda: "ready: 1 object, CPML 4, 1 plane waves" in message.inner_text(), 30)
+        # a bad setting: a CPML too wide for the plane wave's box (the engine's message, Run refused)
+        pml = _controller(page, "CPML width", "input")
+        pml.fill("9")
+        pml.press("Enter")
+        refused = _until(lambda: "cannot run" in message.inner_text(), 30)
+        bad = message.inner_text()
+        run = _button(page, "Run")
+        run_disabled = run.is_disabled()
+        pml.fill("4")
+        pml.press("Enter")
+        fixed = _until(lambda: "ready" in message.inner_text() and not run.is_disabled(), 30)
+        # Step, then Run: the planes after a sweep and at the end of the run differ
+        _button(page, "Step").click()
+        stepped = _until(lambda: "done" in status.inner_text(), 300)  # a cold machine compiles the kernels
+        shown = [live.nth(0).evaluate(_TRACES_JS)[:3]]
+        steps = int(_controller(page, "steps (0 = ∞)", "input").input_value())
+        title = live.nth(0).locator(".gtitle")
+        first = re.search(r"n = (\d+)", title.text_content())
+        run.click()
+        last = int(first.group(1)) + steps if first else -1
+        ran = _until(lambda: f"n = {last} " in title.text_content() and "done" in status.inner_text(), 300)
+        time.sleep(1)  # the last redraw reaches the figures
+        shown.append(live.nth(0).evaluate(_TRACES_JS)[:3])
+        readout = page.locator(".diamondlab-maxwell-lab .diamondlab-throughput").last.inner_text()
+        traces, spectrum = live.nth(1).evaluate(_TRACES_JS), live.nth(2).evaluate(_TRACES_JS)
+        text = page.locator(".jp-Notebook").inner_text()
+        browser.close()
+    assert "Traceback" not in text, text[-2000:]
+    assert ready and refused and run_disabled and fixed, (ready, bad, run_disabled, fixed)
+    assert "PlaneWave box" in bad, bad  # the engine's own words
+    assert stepped and first and int(first.group(1)) > 0 and ran, (stepped, first, last, text[-2000:])
+    assert shown[0] != shown[1], "the planes did not change"
+    rate = re.search(r"([0-9.]+(?:e[+-]?\d+)?)\s*current", readout)
+    assert rate and float(rate.group(1)) > 0 and "G Yee cell updates per second" in readout, readout
+    assert len(traces) == 3 and all(t["finite"] >= min(steps, 1000) for t in traces), traces
+    measured = {t["name"]: t["finite"] for t in spectrum}
+    assert measured["R (measured)"] > 0 and measured["T (measured)"] > 0, spectrum

@@ -251,3 +251,18 @@ def test_maxwell_monitors_example():
     exec(block, scope)  # noqa: S102 - the README's own example
     power, ez = scope["power"], scope["ez"]
     assert power.shape == (3,) and (power > 0).all() and ez.shape == (3, 32, 32) and abs(ez).max() > 0
+
+
+def test_lab_example_picks_the_equation():
+    """The lab block's ``Lab(equation="maxwell", ...)`` line, as written, builds the Maxwell lab of the scene
+    it names (built only: its widgets, no run)."""
+    from diamondlab.widgets import Lab, MaxwellLab
+
+    (block,) = [b for b in _blocks("python") if "from diamondlab.widgets import Lab" in b]
+    (line,) = [ln for ln in block.splitlines() if 'Lab(equation="maxwell"' in ln]
+    lab = eval(line.split("#")[0], {"Lab": Lab})  # noqa: S307 - the README's own example
+    try:
+        assert type(lab) is MaxwellLab and lab.controls.config().scene == "sphere"
+        assert type(lab.sim.physics.materials[0].medium).__name__ == "Drude"
+    finally:
+        lab.close()

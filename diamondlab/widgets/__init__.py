@@ -2,13 +2,14 @@
 
 Contract
 --------
-``from diamondlab.widgets import Lab; Lab()`` shows the whole lab:
+``from diamondlab.widgets import Lab; Lab()`` shows the whole lab (``Lab(equation="maxwell")``: the
+Maxwell lab below):
 controllers of NO, DTS, Nt, the grid, the backend, the algorithm and the
 Courant number with Run / Pause / Step / Reset; the live wavefield with its
 throughput readout; the LRnLA shapes and the stage explorer; the tuning
 sweep; 3D snapshots.  The pieces are usable alone:
 
-``MaxwellLab()`` is the lab of Maxwell's equations (paper 002): a scene of
+``MaxwellLab()`` (or ``Lab(equation="maxwell")``) is the lab of Maxwell's equations (paper 002): a scene of
 the geometry helpers with its medium, a plane wave or a dipole, live fields
 on three planes, probe traces, the flux spectrum and the Yee throughput
 (:mod:`diamondlab.widgets.maxwell_lab`).

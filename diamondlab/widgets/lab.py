@@ -2,6 +2,14 @@
 
 Contract
 --------
+``Lab(equation=...)`` is the one entry point of the lab: ``"acoustic"``
+(the default) is this lab, ``"maxwell"`` the Maxwell lab
+(:class:`~diamondlab.widgets.maxwell_lab.MaxwellLab`, returned by
+``Lab(equation="maxwell", ...)`` with its own keyword arguments); any other
+name is refused (a ``ValueError`` naming ``equation`` and the engine's
+equations, :data:`~diamondlab.engine.equations.EQUATIONS`) before a widget
+is built.
+
 ``Lab(...)`` (keyword arguments: the fields of
 :class:`~diamondlab.widgets.controls.RunConfig`) builds the controllers, a
 :class:`~diamondlab.widgets.runner.BackgroundRun` of the configured
@@ -13,8 +21,8 @@ button (:meth:`Lab.set_present`) sets every text and figure of the lab in
 large type for a lecture room.
 
 Buttons do what they say from Python too (:meth:`Lab.run`, :meth:`Lab.pause`,
-:meth:`Lab.step`, :meth:`Lab.reset`), so tests and notebooks drive the lab
-exactly as a user does.  Run and Step rebuild the simulation when the
+:meth:`Lab.step`, :meth:`Lab.reset`: both labs' own, :class:`~diamondlab.widgets.labbase.LabBase`),
+so tests and notebooks drive the lab exactly as a user does.  Run and Step rebuild the simulation when the
 controllers changed since the last one (a configuration that cannot run
 is refused with a message); while a run is in progress the structural
 controllers are disabled.  Every error becomes a message in the widget.
@@ -26,9 +34,9 @@ watchable run (:attr:`LiveView.pace`: a wave crosses the box, paced to take
 seconds), and follows the grid while nobody changes it.
 
 :meth:`Lab.close` stops the worker thread, closes every widget of the lab
-and lets its simulation go.  Building a Lab closes the Labs built before by
-the same notebook cell (outside a notebook, or where the front end does not
-say which cell runs, every Lab built before), so re-running the cell that
+and lets its simulation go.  Building a lab closes the labs (of either
+equation) built before by the same notebook cell (outside a notebook, or
+where the front end does not say which cell runs, every lab built before), so re-running the cell that
 builds the lab does not keep the old lab, its figures and its fields alive:
 ipywidgets keeps every widget until it is closed, and the widgets' callbacks
 lead back to the lab.  ``Lab(replace=False)`` keeps the others.
@@ -36,13 +44,14 @@ lead back to the lab.  ``Lab(replace=False)`` keeps the others.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import replace as _replace
 
 import ipywidgets as widgets
 
+from diamondlab.engine.equations import EQUATIONS
 from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, default_tiling, plan_config
-from diamondlab.widgets.live import LiveView, close_widgets
+from diamondlab.widgets.labbase import LabBase
+from diamondlab.widgets.live import LiveView
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer
 from diamondlab.widgets.runner import BackgroundRun
 from diamondlab.widgets.snapshot import SnapshotPanel
@@ -98,23 +107,15 @@ def _figures(root):
         stack.extend(getattr(w, "children", ()) or ())
 
 
-def _cell_id() -> str | None:
-    """The id of the notebook cell that is running (JupyterLab and VS Code send it), else None."""
-    try:
-        from IPython import get_ipython
-
-        kernel = getattr(get_ipython(), "kernel", None)
-        parent = kernel.get_parent("shell") if kernel is not None else None
-        return (parent or {}).get("metadata", {}).get("cellId")
-    except Exception:  # noqa: BLE001 - no kernel, or one that does not say: no cell
-        return None
-
-
-class Lab:
+class Lab(LabBase):
     """The whole lab; see the module contract.
 
     Parameters
     ----------
+    equation : {"acoustic", "maxwell"}
+        The equation of the lab: ``"maxwell"`` builds and returns a
+        :class:`~diamondlab.widgets.maxwell_lab.MaxwellLab` (its keyword arguments, the same buttons and
+        actions); checked before any widget is built.
     panels : tuple of str
         Which tabs to build (default all of :data:`TABS`).
     **config
@@ -127,20 +128,32 @@ class Lab:
         Pace runs for watching (the live view's "paced for watching" checkbox; see
         :func:`~diamondlab.widgets.live.watch_pace`).
     replace : bool
-        Close the Labs built before by the same cell (see the module contract).
+        Close the labs built before by the same cell (see the module contract).
+
+    Examples
+    --------
+    >>> lab = Lab(equation="maxwell", shape=(24, 20, 20), pml=4, radius=3, backend="cpu", replace=False)
+    >>> type(lab).__name__, lab.step() and lab.wait(60), lab.sim.time_step == lab.sim.nt
+    ('MaxwellLab', True, True)
+    >>> lab.close()
+    >>> Lab(equation="elastic")
+    Traceback (most recent call last):
+    ...
+    ValueError: equation must be one of ('acoustic', 'maxwell'); got 'elastic'
     """
 
-    #: the Labs not closed yet (weakly: a Lab nobody holds may go)
-    _live: weakref.WeakSet = weakref.WeakSet()
+    def __new__(cls, *args, equation: str = "acoustic", **kwargs):
+        if equation not in EQUATIONS:
+            raise ValueError(f"equation must be one of {EQUATIONS}; got {equation!r}")
+        if equation == "maxwell":  # not a Lab: Python does not call Lab.__init__ on it
+            from diamondlab.widgets.maxwell_lab import MaxwellLab
+
+            return MaxwellLab(*args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, panels=TABS, max_points: int = 96, paced: bool = True, replace: bool = True,
-                 **config):
-        self.closed = False
-        self._cell = _cell_id()
-        if replace:
-            for old in list(Lab._live):
-                if old._cell == self._cell:
-                    old.close()
+                 equation: str = "acoustic", **config):
+        self._open(replace)
         config = {"shape": (64, 64, 64), "backend": "auto", **config}
         if "size" not in config or "nt" not in config:
             probe = RunConfig(**config)  # the defaults of the fields not given
@@ -176,12 +189,7 @@ class Lab:
         if "steps" not in config:  # a run a lecturer can watch: the wave crosses the box
             self._auto_steps = self.live.pace.steps
             self.controls.set(steps=self._auto_steps)
-        self.runner.on_state(self._on_state)
         c = self.controls
-        c.run_button.on_click(lambda _: self.run())
-        c.pause_button.on_click(lambda _: self.pause())
-        c.step_button.on_click(lambda _: self.step())
-        c.reset_button.on_click(lambda _: self.reset())
         views = {}
         self.shapes = self.explorer = self.tuning = self.snapshot = None
         if "Run" in panels:
@@ -208,7 +216,7 @@ class Lab:
                                self.present], layout=widgets.Layout(justify_content="space-between"))
         self.widget = widgets.VBox([widgets.HTML(_PRESENT_CSS), header, self.tabs])
         self.widget.add_class("diamondlab-lab")
-        Lab._live.add(self)
+        self._opened()
 
     def set_present(self, on: bool = True) -> None:
         """Present mode: every text of the lab and every figure's font at :data:`PRESENT_FONT` px (the
@@ -221,16 +229,6 @@ class Lab:
             figure.layout.font.size = PRESENT_FONT if on else None
         if self.present.value != on:
             self.present.value = on
-
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
-
-    @property
-    def sim(self):
-        """The simulation the lab drives now."""
-        return self.runner.sim
 
     # ------------------------------------------------------------ actions
     def _prepare(self) -> bool:
@@ -255,50 +253,18 @@ class Lab:
         self._config = cfg
         return True
 
-    def run(self, steps: int | None = None) -> bool:
-        """Press Run: advance ``steps`` (default: the controller; 0 = until paused) in the background,
-        from ``n = 0`` again where the wave has left the grid."""
-        if self.closed or self.runner.running or not self._prepare():
-            return False
-        if self.live.ended:
-            self.reset()
-        steps = self.controls.steps.value if steps is None else steps
-        return self.runner.run(steps or None)
-
-    def step(self) -> bool:
-        """Press Step: one sweep (Nt steps) in the background."""
-        if self.closed or self.runner.running or not self._prepare():
-            return False
-        return self.runner.step()
-
-    def pause(self, wait: bool = False) -> None:
-        """Press Pause: stop after the sweep in progress."""
-        self.runner.pause(wait=wait, timeout=60 if wait else None)
-
-    def reset(self) -> None:
-        """Press Reset: pause, then back to n = 0."""
-        self.runner.reset()
-        self.live.refresh()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the run in progress ends; True if it has."""
-        return self.runner.wait(timeout)
+    def _panels(self) -> tuple:
+        return tuple(p.widget for p in (self.shapes, self.explorer, self.tuning, self.snapshot)
+                     if p is not None)
 
     def close(self) -> None:
-        """Stop the run and the worker thread, close every widget and let the simulation go (idempotent).
-
-        A closed lab refuses to run; build a new one.
-        """
+        """Stop the run, a tuning sweep and the worker thread, close every widget and let the simulation
+        go (idempotent).  A closed lab refuses to run; build a new one."""
         if self.closed:
             return
-        self.closed = True
-        Lab._live.discard(self)
         if self.tuning is not None:
             self.tuning.stop_button.click()  # a tuning sweep in the worker stops after its measurement
-        self.runner.close()
-        self.live.close()
-        panels = [p for p in (self.shapes, self.explorer, self.tuning, self.snapshot) if p is not None]
-        close_widgets(self.widget, self.controls.widget, *(p.widget for p in panels))
+        super().close()
         # what a closed lab still holds is small: the figures' data and the fields go with the panels
         self.shapes = self.explorer = self.tuning = self.snapshot = None
         self.measured.clear()
@@ -309,16 +275,3 @@ class Lab:
                 panel.update(config, message)
         if self.present.value:  # redrawn figures come with their own layouts
             self.set_present(True)
-
-    def _on_state(self, state: str, message: str) -> None:
-        running = state in ("running", "compiling")
-        self.controls.lock(running)
-        text = {"compiling": "⏳ ", "running": "▶ running", "paused": "⏸ ", "done": "✓ ",
-                "idle": "", "error": "✗ "}.get(state, "") + message
-        self.controls.status.value = f"<b>{state}</b> {text if state != 'running' else ''}"
-        again = state in ("done", "paused") and self.live.ended
-        self.controls.run_button.description = "Run again" if again else "Run"
-        self.controls.run_button.tooltip = "the wave has left the grid: start again from n = 0" if again \
-            else ""
-        if state == "error":
-            self.controls.show_message(message)

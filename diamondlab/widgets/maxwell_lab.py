@@ -2,8 +2,10 @@
 
 Contract
 --------
-``MaxwellLab(...)`` (keyword arguments: the fields of
-:class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig`) builds the
+``MaxwellLab(...)``, or the lab's one entry point
+``Lab(equation="maxwell", ...)`` (:class:`~diamondlab.widgets.lab.Lab`),
+with keyword arguments the fields of
+:class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig`, builds the
 controllers (:class:`~diamondlab.widgets.maxwell_controls.MaxwellControls`:
 the scene's object and medium, the source, the CPML, NO, DTS, Nt, the
 backend), a :class:`~diamondlab.widgets.runner.BackgroundRun` of the
@@ -13,14 +15,16 @@ raises its ``ValueError`` at construction; later, every change is checked
 by the engine's plan and its message shown in the widget (Run and Step
 refuse while it stands).
 
-Buttons do what they say from Python too (:meth:`MaxwellLab.run`,
-:meth:`~MaxwellLab.pause`, :meth:`~MaxwellLab.step`, :meth:`~MaxwellLab.reset`):
-Run and Step rebuild the simulation when the controllers changed.  Unless
-``steps`` is given, the Run controller starts at a run in which the pulse
-crosses the box twice (:func:`default_steps`).  :meth:`~MaxwellLab.close`
-stops the worker, closes every widget and lets the simulation go; building
-a lab closes the Maxwell labs built before by the same notebook cell (as
-:class:`~diamondlab.widgets.lab.Lab` does; ``replace=False`` keeps them).
+The buttons, the status line and the lifetime are the acoustic lab's
+(:class:`~diamondlab.widgets.labbase.LabBase`): Run / Pause / Step / Reset
+do what they say from Python too (``lab.run()``, ``lab.pause()``,
+``lab.step()``, ``lab.reset()``); Run and Step rebuild the simulation when
+the controllers changed.  Unless ``steps`` is given, the Run controller
+starts at a run in which the pulse crosses the box twice
+(:func:`default_steps`).  ``lab.close()`` stops the worker, closes every
+widget and lets the simulation go; building a lab closes the labs of
+either equation built before by the same notebook cell (``replace=False``
+keeps them).
 
 :class:`MaxwellView` listens to the run and, between sweeps (at most a
 ``budget`` share of the time), redraws:
@@ -51,7 +55,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-import weakref
 from dataclasses import replace
 
 import ipywidgets as widgets
@@ -60,8 +63,7 @@ import plotly.graph_objects as go
 
 from diamondlab.viz.fields import AXES, PLANES, field_slices, slices_figure, traces_figure
 from diamondlab.viz.figurewidget import FigureWidget
-from diamondlab.widgets import lab as lab_module
-from diamondlab.widgets.lab import Lab
+from diamondlab.widgets.labbase import LabBase
 from diamondlab.widgets.live import close_widgets, format_rate
 from diamondlab.widgets.maxwell_controls import MaxwellConfig, MaxwellControls, build_maxwell
 from diamondlab.widgets.runner import BackgroundRun
@@ -447,8 +449,8 @@ class MaxwellView:
             "<small>G Yee cell updates per second (a cell's six components a step)</small></div>")
 
 
-class MaxwellLab:
-    """The Maxwell lab; see the module contract.
+class MaxwellLab(LabBase):
+    """The Maxwell lab; see the module contract.  ``Lab(equation="maxwell", ...)`` builds one.
 
     Parameters
     ----------
@@ -457,7 +459,7 @@ class MaxwellLab:
     view : str
         What the planes show first (:data:`VIEWS`).
     replace : bool
-        Close the Maxwell labs built before by the same cell.
+        Close the labs (of either equation) built before by the same cell.
     **config
         Initial controller values: the fields of :class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig`.
 
@@ -472,16 +474,8 @@ class MaxwellLab:
     >>> lab.close()
     """
 
-    #: the Maxwell labs not closed yet (weakly)
-    _live: weakref.WeakSet = weakref.WeakSet()
-
     def __init__(self, max_points: int = 64, view: str = "|E|", replace: bool = True, **config):
-        self.closed = False
-        self._cell = lab_module._cell_id()  # looked up at each call (tests name a cell)
-        if replace:
-            for old in list(MaxwellLab._live):
-                if old._cell == self._cell:
-                    old.close()
+        self._open(replace)
         cfg = MaxwellConfig(**config)
         self.controls = MaxwellControls(cfg)
         plan = self.controls.validate()
@@ -496,22 +490,13 @@ class MaxwellLab:
         if not cfg.steps:
             self._auto_steps = default_steps(sim)
             self.controls.steps.value = self._auto_steps
-        self.runner.on_state(self._on_state)
         c = self.controls
-        for button, press in ((c.run_button, "run"), (c.pause_button, "pause"), (c.step_button, "step"),
-                              (c.reset_button, "reset")):
-            button.on_click(lambda _, press=press: getattr(self, press)())
         header = widgets.HTML("<h3 style='margin:4px 0'>diamondlab · Maxwell on DiamondTorre</h3>"
                               "<div style='color:#555'>Paper 002: the Yee scheme's E and H half steps as the "
                               "tiers of a DiamondTorre (README, \"Maxwell's equations\")</div>")
         self.widget = widgets.VBox([header, c.widget, self.live.widget])
         self.widget.add_class("diamondlab-maxwell-lab")
-        MaxwellLab._live.add(self)
-
-    # the buttons, the display and the simulation are the acoustic lab's: they read runner, live, controls,
-    # closed and _prepare, which this lab has under the same names
-    _ipython_display_, sim = Lab._ipython_display_, Lab.sim
-    run, step, pause, reset, wait = Lab.run, Lab.step, Lab.pause, Lab.reset, Lab.wait
+        self._opened()
 
     # ------------------------------------------------------------ actions
     def _prepare(self) -> bool:
@@ -542,20 +527,3 @@ class MaxwellLab:
         except Exception as err:  # noqa: BLE001 - shown in the widget
             self.controls.show_message(f"{type(err).__name__}: {err}")
             return None
-
-    def close(self) -> None:
-        """Stop the run and the worker, close every widget and let the simulation go (idempotent)."""
-        if self.closed:
-            return
-        self.closed = True
-        MaxwellLab._live.discard(self)
-        self.runner.close()
-        self.live.close()
-        close_widgets(self.widget, self.controls.widget)
-
-    def _on_state(self, state: str, message: str) -> None:
-        self.controls.lock(state in ("running", "compiling"))
-        text = {"compiling": "⏳ ", "paused": "⏸ ", "done": "✓ ", "error": "✗ "}.get(state, "") + message
-        self.controls.status.value = f"<b>{state}</b> {text if state != 'running' else ''}"
-        if state == "error":
-            self.controls.show_message(message)

@@ -1,0 +1,143 @@
+"""What every lab does the same way: its buttons from Python, its display, its status and its lifetime.
+
+Contract
+--------
+:class:`LabBase` is the part that the acoustic lab
+(:class:`~diamondlab.widgets.lab.Lab`) and the Maxwell lab
+(:class:`~diamondlab.widgets.maxwell_lab.MaxwellLab`) share, so that both
+answer the same buttons the same way.  A lab built on it has ``runner`` (a
+:class:`~diamondlab.widgets.runner.BackgroundRun`), ``live`` (its view:
+``refresh()``, ``close()`` and ``ended``, True when the view has ended the
+run because its wave has left), ``controls`` (``run_button``,
+``pause_button``, ``step_button``, ``reset_button``, ``steps``, ``status``,
+``lock()``, ``show_message()``, ``widget``), ``widget`` and
+``_prepare()`` (make the simulation match the controllers; False, the
+reason shown in the widget, when it cannot).  Its ``__init__`` calls
+:meth:`LabBase._open` first and :meth:`LabBase._opened` last.
+
+Buttons do what they say from Python too (:meth:`LabBase.run`,
+:meth:`~LabBase.pause`, :meth:`~LabBase.step`, :meth:`~LabBase.reset`), so
+tests and notebooks drive a lab exactly as a user does.  Building a lab
+closes the labs, of either equation, built before by the same notebook cell
+(outside a notebook, or where the front end does not say which cell runs,
+every lab built before): re-running the cell that builds a lab does not
+keep the old lab, its figures and its fields alive (ipywidgets keeps every
+widget until it is closed).  ``replace=False`` keeps them.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from diamondlab.widgets.live import close_widgets
+
+__all__ = ["LabBase"]
+
+
+def _cell_id() -> str | None:
+    """The id of the notebook cell that is running (JupyterLab and VS Code send it), else None."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent("shell") if kernel is not None else None
+        return (parent or {}).get("metadata", {}).get("cellId")
+    except Exception:  # noqa: BLE001 - no kernel, or one that does not say: no cell
+        return None
+
+
+class LabBase:
+    """The buttons, display, status and lifetime every lab shares; see the module contract."""
+
+    #: the labs not closed yet, of either equation (weakly: a lab nobody holds may go)
+    _live: weakref.WeakSet = weakref.WeakSet()
+
+    def _open(self, replace: bool) -> None:
+        """Start building: not closed; with ``replace``, the labs built by the same cell closed."""
+        self.closed = False
+        self._cell = _cell_id()
+        if replace:
+            for old in list(LabBase._live):
+                if old._cell == self._cell:
+                    old.close()
+
+    def _opened(self) -> None:
+        """End building: the buttons wired to their actions, the status to the run; the lab is live."""
+        c = self.controls
+        for button, press in ((c.run_button, self.run), (c.pause_button, self.pause),
+                              (c.step_button, self.step), (c.reset_button, self.reset)):
+            button.on_click(lambda _, press=press: press())
+        self.runner.on_state(self._on_state)
+        LabBase._live.add(self)
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+    @property
+    def sim(self):
+        """The simulation the lab drives now."""
+        return self.runner.sim
+
+    # ------------------------------------------------------------ actions
+    def _prepare(self) -> bool:  # pragma: no cover - each lab has its own
+        raise NotImplementedError
+
+    def run(self, steps: int | None = None) -> bool:
+        """Press Run: advance ``steps`` (default: the controller; 0 = until paused) in the background,
+        from ``n = 0`` again where the view has ended the run (its wave has left the grid)."""
+        if self.closed or self.runner.running or not self._prepare():
+            return False
+        if self.live.ended:
+            self.reset()
+        steps = self.controls.steps.value if steps is None else steps
+        return self.runner.run(steps or None)
+
+    def step(self) -> bool:
+        """Press Step: one sweep (Nt steps) in the background."""
+        if self.closed or self.runner.running or not self._prepare():
+            return False
+        return self.runner.step()
+
+    def pause(self, wait: bool = False) -> None:
+        """Press Pause: stop after the sweep in progress."""
+        self.runner.pause(wait=wait, timeout=60 if wait else None)
+
+    def reset(self) -> None:
+        """Press Reset: pause, then back to n = 0."""
+        self.runner.reset()
+        self.live.refresh()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the run in progress ends; True if it has."""
+        return self.runner.wait(timeout)
+
+    def _panels(self) -> tuple:
+        """The widgets of the lab's other panels (closed with it)."""
+        return ()
+
+    def close(self) -> None:
+        """Stop the run and the worker thread, close every widget and let the simulation go (idempotent).
+
+        A closed lab refuses to run; build a new one.
+        """
+        if self.closed:
+            return
+        self.closed = True
+        LabBase._live.discard(self)
+        self.runner.close()
+        self.live.close()
+        close_widgets(self.widget, self.controls.widget, *self._panels())
+
+    def _on_state(self, state: str, message: str) -> None:
+        """The run's state in the status line; the structural controllers locked while it runs."""
+        self.controls.lock(state in ("running", "compiling"))
+        text = {"compiling": "⏳ ", "paused": "⏸ ", "done": "✓ ", "error": "✗ "}.get(state, "") + message
+        self.controls.status.value = f"<b>{state}</b> {text if state != 'running' else ''}"
+        again = state in ("done", "paused") and self.live.ended
+        self.controls.run_button.description = "Run again" if again else "Run"
+        self.controls.run_button.tooltip = "the wave has left the grid: start again from n = 0" if again \
+            else ""
+        if state == "error":
+            self.controls.show_message(message)
