@@ -19,7 +19,7 @@ def _numbers(l2=200e9, l3=100e9, memory=30e9, region=0.0, threads=2) -> CPUNumbe
 
 def test_the_grid_picks_the_stepwise_level_and_the_slowest_part_bounds_it():
     n = _numbers()
-    big = predict_cpu("stepwise", 2, (512, 64, 256), numbers=n, compute=6e9)  # planes of 68 KB
+    big = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9)
     assert big.level == "memory" and big.bound == "memory-bound"
     assert big.rate == pytest.approx(30e9 / 12)  # 12 bytes an update from memory
     mid = predict_cpu("stepwise", 2, (128, 128, 128), numbers=n, compute=6e9)  # 17 MB of fields: in L3
@@ -56,23 +56,10 @@ def test_uneven_stages_and_parallel_regions_cost_time():
     assert slow.rate < two.rate
 
 
-def test_stepwise_planes_that_outgrow_the_l2_move_at_the_plane_probes_bandwidth():
-    """256^3 at NO=2: F's three x planes and G's (1 MiB) outgrow half of a 1 MiB L2, so F is read again
-    and the step moves at the measured plane bandwidth; 64 deep they fit and b += a's bandwidth holds."""
-    n = _numbers()
-    assert cpumodel.stepwise_window(2, (256, 256, 256)) > 2**19 > cpumodel.stepwise_window(2, (256, 256, 64))
-    wide = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9, planes=20e9)
-    assert wide.bound == "memory-bound" and wide.rate == pytest.approx(20e9 / 12)
-    n.planes["2"] = 18e9  # measured once, kept with the numbers
-    assert predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9).rate == pytest.approx(1.5e9)
-    in_l3 = predict_cpu("stepwise", 2, (64, 512, 64), numbers=n, compute=6e9)  # 9.6 MB of fields: in L3
-    assert in_l3.level == "L3" and in_l3.rate == pytest.approx(6e9)  # no plane probe for a grid in L3
-
-
 def test_a_velocity_model_adds_bytes_and_other_backends_have_no_model():
     n = _numbers(memory=12e9)
-    plain = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9, planes=12e9)
-    k = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9, variant="layered", planes=12e9)
+    plain = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9)
+    k = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9, variant="layered")
     assert plain.rate / k.rate == pytest.approx(16 / 12)
     with pytest.raises(ValueError, match="algorithm must be"):
         predict_cpu("diamond", 2, (8, 8, 8), numbers=n, compute=1e9)
@@ -90,13 +77,10 @@ def test_the_numbers_are_measured_tiny_stored_with_the_tunings_and_read_back(tmp
     assert numbers.levels[-1].name == "memory" and all(lv.bandwidth > 0 for lv in numbers.levels)
     rate = cpumodel.compute_rate(numbers, 2, 8)
     assert rate > 0 and numbers.compute == {"2,8,constant": rate}
-    planes = cpumodel.plane_bandwidth(numbers, 8)  # the widest reach, on planes of a quarter of the L2
-    assert planes > 0 and numbers.planes == {"8": planes}
     key = cpumodel.machine_key(1)
     assert caches.TUNING_KEY.fullmatch(key)
     stored = json.loads((tmp_path / caches.TUNINGS).read_text())[key]
     assert stored["numbers"]["compute"] == {"2,8,constant": rate}
-    assert stored["numbers"]["planes"] == {"8": planes}
     # a quiet measurement is read back, not measured again; a flagged one is measured anew
     stored["numbers"]["flags"] = []
     (tmp_path / caches.TUNINGS).write_text(json.dumps({key: stored}))

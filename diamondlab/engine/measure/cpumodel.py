@@ -22,14 +22,7 @@ later process finds the machine quiet and measures them anew:
   update's arithmetic and loads with every operand in cache), measured
   when a question first needs it;
 - the time of one parallel region (threads started and joined): a
-  stepwise step is one, a DiamondTorre stage one;
-- per order, the bandwidth of a stepwise step's streams where its x
-  planes outgrow a core's L2 (:func:`plane_bandwidth`): ``b += a`` with
-  ``a`` read at the ``2 ShS + 1`` planes ``x - ShS .. x + ShS``, x planes
-  dealt to the threads, arrays the size of the memory probe's, planes of a
-  quarter of the L2 (the window of ``2 ShS + 2`` planes, F's and the G
-  plane written, is then at least the L2), measured when a question first
-  needs it.
+  stepwise step is one, a DiamondTorre stage one.
 
 Each probe is measured by the rule and, while flagged, again (at most
 :data:`PROBE_TRIES` times, the fastest kept: other processes only slow a
@@ -38,15 +31,9 @@ probe down).
 :func:`predict_cpu` puts them together for a run (:class:`CPUPrediction`):
 
 - **working set.**  Stepwise: both fields of the whole grid, streamed every
-  step.  Each plane of F is read at ``2 ShS + 1`` successive x: where
-  those planes and the G plane written (:func:`stepwise_window`) outgrow
-  half of a core's L2 and the grid lives in memory, F's planes are read
-  again from beyond the L2 and the step moves its bytes at the measured
-  :func:`plane_bandwidth`, not at ``b += a``'s (on the 2-core EPYC VM of
-  BENCHMARKS.md, 256^3 at NO=2: 36 against 53 GB/s).  DiamondTorre: the
-  torre's tile working set per thread, the z columns of two successive
-  tiers and the stencil's reach around them (:func:`torre_columns`, from
-  the tile's cells), both fields.  The level
+  step.  DiamondTorre: the torre's tile working set per thread, the z
+  columns of two successive tiers and the stencil's reach around them
+  (:func:`torre_columns`, from the tile's cells), both fields.  The level
   that bounds it is the first whose capacity (a private level's per core,
   a shared one's divided among the threads) holds it.
 - **rates.**  ``compute``: the in-cache rate (DiamondTorre: the
@@ -81,8 +68,7 @@ from diamondlab.numerics import validate_order
 
 __all__ = [
     "BYTES_PER_UPDATE", "VARIANTS", "CPUNumbers", "CPUPrediction", "Level", "cache_sizes", "cpu_numbers",
-    "compute_rate", "machine_key", "measure_levels", "plane_bandwidth", "predict_cpu", "stepwise_window",
-    "torre_columns",
+    "compute_rate", "machine_key", "measure_levels", "predict_cpu", "torre_columns",
 ]
 
 #: Bytes a cell update moves at the level holding its data: read F, read and write G.
@@ -132,7 +118,6 @@ class CPUNumbers:
     compute: dict = field(default_factory=dict)
     source: str = "measured"
     flags: tuple[str, ...] = ()  # what was wrong with a probe's measurement (busy machine, wide spread)
-    planes: dict = field(default_factory=dict)  # "NO" -> bytes/s of a stepwise step whose planes outgrow L2
 
     def level_for(self, nbytes: float, per_thread: bool) -> Level:
         """The first level that holds ``nbytes`` (one thread's share where ``per_thread``)."""
@@ -145,8 +130,7 @@ class CPUNumbers:
     def to_json(self) -> dict:
         return {"name": self.name, "threads": self.threads, "region_seconds": self.region_seconds,
                 "levels": [[lv.name, lv.capacity, lv.bandwidth, lv.private] for lv in self.levels],
-                "compute": dict(self.compute), "source": self.source, "flags": list(self.flags),
-                "planes": dict(self.planes)}
+                "compute": dict(self.compute), "source": self.source, "flags": list(self.flags)}
 
     @classmethod
     def from_json(cls, data: dict) -> CPUNumbers:
@@ -155,8 +139,7 @@ class CPUNumbers:
             raise ValueError("fewer than two levels, or a bandwidth <= 0")
         return cls(str(data["name"]), int(data["threads"]), levels, float(data["region_seconds"]),
                    {str(k): float(v) for k, v in data.get("compute", {}).items()},
-                   str(data.get("source", "measured")), tuple(data.get("flags", ())),
-                   {str(k): float(v) for k, v in data.get("planes", {}).items()})
+                   str(data.get("source", "measured")), tuple(data.get("flags", ())))
 
 
 @dataclass(frozen=True)
@@ -260,68 +243,6 @@ def measure_levels(sizes: dict[str, tuple[float, bool]], threads: int, traffic: 
         out.append(Level(name, capacity, m.rate, private))
         probes.append(m)
     return out, probes
-
-
-@functools.cache
-def _planes_kernel():
-    from numba import njit, prange, uint64
-
-    @njit(parallel=True, cache=False)
-    def add_planes(a, b, plane, shs, reps):
-        """``b += a`` summed over the planes ``x - shs .. x + shs`` of ``a``, x planes in parallel."""
-        p = uint64(plane)
-        for _ in range(reps):
-            for x in prange(shs, a.size // plane - shs):
-                lo = uint64(x) * p
-                if shs == 1:
-                    for i in range(lo, lo + p):  # unsigned: no wrap-around check, the loop vectorises
-                        b[i] += a[i - p] + a[i] + a[i + p]
-                elif shs == 2:
-                    for i in range(lo, lo + p):
-                        b[i] += a[i - 2 * p] + a[i - p] + a[i] + a[i + p] + a[i + 2 * p]
-                elif shs == 3:
-                    for i in range(lo, lo + p):
-                        b[i] += (a[i - 3 * p] + a[i - 2 * p] + a[i - p] + a[i] + a[i + p] + a[i + 2 * p]
-                                 + a[i + 3 * p])
-                else:
-                    for i in range(lo, lo + p):
-                        b[i] += (a[i - 4 * p] + a[i - 3 * p] + a[i - 2 * p] + a[i - p] + a[i] + a[i + p]
-                                 + a[i + 2 * p] + a[i + 3 * p] + a[i + 4 * p])
-
-    return add_planes
-
-
-def stepwise_window(order: int, shape) -> float:
-    """Bytes a stepwise step keeps in a core's cache to read each plane of F once: F's ``2 ShS + 1``
-    x planes the stencil reads and the plane of G it writes (4 bytes a cell, halos included).
-
-    >>> stepwise_window(2, (256, 256, 256)) / 2**10  # 4 planes of 258 x 258 cells
-    1040.0625
-    """
-    h = validate_order(order) // 2
-    plane = 4.0 * (int(shape[1]) + 2 * h) * (int(shape[2]) + 2 * h)
-    return (2 * h + 2) * plane
-
-
-def plane_bandwidth(numbers: CPUNumbers, order: int) -> float:
-    """Bytes/s (12 an update) of a stepwise step at ``order`` whose x planes outgrow a core's L2, on all
-    the threads (module contract; measured once per machine and order, kept with its numbers)."""
-    key = str(validate_order(order))
-    if key not in numbers.planes:
-        h = int(key) // 2
-        l2 = next((lv.capacity for lv in numbers.levels if lv.name == "L2"), numbers.levels[0].capacity)
-        plane = max(64, int(l2 / 4 // 4))  # cells of a plane: a quarter of the L2
-        n = max(plane * (2 * h + 2 + numbers.threads), int(PROBE_MEMORY / 8) // plane * plane)
-        a, b = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
-        work = 12.0 * (n - 2 * h * plane)
-        reps = max(1, int(PROBE_TRAFFIC / work))
-        m = _probe(functools.partial(_planes_kernel(), a, b, plane, h, reps), work * reps)
-        numbers.planes[key] = m.rate
-        if not m.trusted:
-            numbers.flags = tuple(sorted({*numbers.flags, m.flag}))
-        if numbers.source.startswith("measured"):
-            _store(numbers)
-    return numbers.planes[key]
 
 
 #: The kernels' media the in-cache rate is measured for (a layered model runs as ``"model"`` on the CPU).
@@ -523,24 +444,21 @@ def _stage_blocks(order: int, size: int, nt: int, nx: int, ny: int, threads: int
 
 def predict_cpu(algorithm: str, order: int, shape, size: int = 1, nt: int = 1,
                 numbers: CPUNumbers | None = None, compute: float | None = None,
-                variant: str = "constant", planes: float | None = None) -> CPUPrediction:
+                variant: str = "constant") -> CPUPrediction:
     """Predicted rate of a run on this machine's cores (module contract).
 
     ``variant``: the kernels' medium (:data:`VARIANTS`; ``"layered"`` runs as ``"model"`` here): a
     model's per-cell ``K`` is 4 more bytes a cell in the working sets and an update (stepwise), or a
     cell and sweep (DiamondTorre).
 
-    ``compute``: the in-cache rate of all the threads (updates/s) instead of measuring it (tests);
-    ``planes``: the same for :func:`plane_bandwidth` (bytes/s).
+    ``compute``: the in-cache rate of all the threads (updates/s) instead of measuring it (tests).
 
     >>> n = CPUNumbers("test", 2, (Level("L1", 32e3, 400e9), Level("L2", 1e6, 200e9),
     ...                Level("L3", 32e6, 100e9, private=False), Level("memory", math.inf, 30e9, False)),
     ...                region_seconds=0.0)
-    >>> p = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9, planes=20e9)
-    >>> p.bound, round(p.rate / 1e9, 2)  # 134 MB of fields, planes too big for L2: 20 GB/s / 12 B
-    ('memory-bound', 1.67)
-    >>> round(predict_cpu("stepwise", 2, (256, 64, 256), numbers=n, compute=6e9).rate / 1e9, 2)  # 30 GB/s
-    2.5
+    >>> p = predict_cpu("stepwise", 2, (256, 256, 256), numbers=n, compute=6e9)
+    >>> p.bound, round(p.rate / 1e9, 2)  # 134 MB of fields: 30 GB/s / 12 B
+    ('memory-bound', 2.5)
     >>> predict_cpu("diamondtorre", 2, (256, 256, 256), 12, 48, n, compute=6e9).bound
     'compute-bound'
     """
@@ -557,12 +475,8 @@ def predict_cpu(algorithm: str, order: int, shape, size: int = 1, nt: int = 1,
     cells = float(math.prod(shape))
     if algorithm == "stepwise":
         working_set, level = grid_bytes, grid_level
-        bandwidth = level.bandwidth
-        l2 = next((lv for lv in numbers.levels if lv.name == "L2"), None)
-        if level is numbers.levels[-1] and l2 is not None and stepwise_window(order, shape) > l2.capacity / 2:
-            bandwidth = planes if planes is not None else plane_bandwidth(numbers, order)  # F read again
         seconds = {"compute": cells / in_cache,
-                   level.name: cells * (BYTES_PER_UPDATE + per_cell - 8.0) / bandwidth}
+                   level.name: cells * (BYTES_PER_UPDATE + per_cell - 8.0) / level.bandwidth}
         overhead = numbers.region_seconds  # a step is one parallel region
         updates = cells
     elif algorithm == "diamondtorre":
