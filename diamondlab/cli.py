@@ -1268,8 +1268,8 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
               "update (engine.measure.perfmodel)")
     elif cpu is not None:
         print("model: the CPU model (engine.measure.cpumodel): the working set (stepwise: the grid's two "
-              "fields; DiamondTorre: the torre's tile) picks the cache level, the slowest of the in-cache "
-              "rate and that level's bandwidth bounds it")
+              "fields; DiamondTorre: the torre's tile) picks the cache level; the in-cache rate plus the "
+              "traffic from beyond a core's L2 (L3, memory) gives the time, the largest part names the bound")
     return rows
 
 

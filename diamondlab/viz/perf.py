@@ -41,8 +41,8 @@ from diamondlab.engine.measure.perfmodel import (
 )
 from diamondlab.geometry.locality import locality
 
-__all__ = ["ROOFLINE_SHAPES", "block_levels_figure", "device_numbers", "memory_hierarchy_figure",
-           "order_size_figure", "parallel_levels_figure",
+__all__ = ["ROOFLINE_SHAPES", "block_levels_figure", "device_numbers",
+           "memory_hierarchy_figure", "order_size_figure", "parallel_levels_figure",
            "predicted_rate", "roofline_ceilings", "roofline_figure", "say_unsteady", "tuning_figure"]
 
 #: What a figure with flagged measurements says above its plot.
@@ -141,6 +141,128 @@ def roofline_ceilings(order: int, size: int, nt: int, device: DeviceNumbers,
     return out
 
 
+#: The locality axis of the roofline per equation (its roof is drawn over this range; the Yee scheme moves
+#: three components a cell and reaches lower).
+LOCALITY_AXIS = {"acoustic": (0.03, 3.0), "maxwell": (0.005, 3.0)}
+#: Where a ceiling's label may go at its top (plotly's ``textposition``), the first that covers nothing
+#: preferred: above the roof on the left covers no marker (the measured points lie under the roof).
+LABEL_PLACES = ("top left", "bottom right", "bottom left", "top right", "middle left", "middle right")
+#: Else beside its dotted line, this many label heights under its top (on either side).
+LABEL_DROPS = (1.5, 3.0)
+#: A label's estimated size in pixels (plotly's 12 px font): per character, its height; and the gap to its
+#: marker.
+CHAR_PX, LINE_PX, GAP_PX = 6.6, 14.0, 6.0
+
+
+def _label_box(x: float, y: float, place: str, chars: int) -> tuple[float, float, float, float]:
+    """``(left, top, right, bottom)`` in pixels of a label of ``chars`` characters at ``place`` of (x, y)."""
+    w, h = CHAR_PX * chars, LINE_PX
+    vertical, horizontal = place.split()
+    top = {"top": y - GAP_PX - h, "bottom": y + GAP_PX, "middle": y - h / 2}[vertical]
+    left = {"left": x - GAP_PX - w, "right": x + GAP_PX}[horizontal]
+    return left, top, left + w, top + h
+
+
+def _overlap(a, b) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def place_labels(options: list[list[tuple[float, float, str]]], texts: list[str],
+                 markers: list[tuple[float, float, float]], area: tuple[float, float]) -> list[int]:
+    """Which of its places each label takes so that none covers another, a marker or the plot's edge.
+
+    Parameters
+    ----------
+    options : list of list of (x, y, place)
+        For each label, the points it may be written at (pixels from the plot area's top left corner)
+        with a plotly ``textposition``, the preferred first.
+    texts : list of str
+        The labels (their sizes are estimated: :data:`CHAR_PX`, :data:`LINE_PX`).
+    markers : list of (x, y, radius)
+        What a label must not cover, in pixels: every marker drawn and points along the lines.
+    area : (width, height)
+        The plot area in pixels: a label must lie inside it.
+
+    Returns
+    -------
+    list of int
+        For each label, the index of its place in ``options``: of every choice, the one covering the least
+        area (other labels, markers, outside the plot), and among equals the most preferred.
+
+    Examples
+    --------
+    Two labels close together on a rising line: one above it on the left, the other under it on the
+    right.
+
+    >>> where = [[(x, y, "top left"), (x, y, "bottom right")] for x, y in ((100, 200), (110, 190))]
+    >>> place_labels(where, ["naive", "z row"], [(100, 200, 4), (110, 190, 4)], (400, 300))
+    [0, 1]
+    """
+    from itertools import product
+
+    inside = (0.0, 0.0, float(area[0]), float(area[1]))
+    taken = [(x - r, y - r, x + r, y + r) for x, y, r in markers]
+    boxes = [[_label_box(x, y, place, len(text)) for x, y, place in mine]
+             for mine, text in zip(options, texts, strict=True)]
+    alone = [[(b[2] - b[0]) * (b[3] - b[1]) - _overlap(b, inside) + sum(_overlap(b, t) for t in taken)
+              for b in mine] for mine in boxes]
+    # a label's places that cover nothing by themselves (else its three least covering): few to combine
+    keep = [sorted(range(len(cost)), key=lambda k, cost=cost: (cost[k] > 0, cost[k] if cost[k] > 0 else k))
+            for cost in alone]
+    keep = [[k for k in ks if alone[i][k] == 0] or ks[:3] for i, ks in enumerate(keep)]
+    best, best_key = None, None
+    for choice in product(*keep):
+        covered = sum(alone[i][c] for i, c in enumerate(choice))
+        covered += sum(_overlap(boxes[i][choice[i]], boxes[j][choice[j]])
+                       for i in range(len(choice)) for j in range(i + 1, len(choice)))
+        key = (covered, sum(choice))
+        if best_key is None or key < best_key:
+            best, best_key = choice, key
+    return list(best)
+
+
+def _place_ceiling_labels(fig, width: int, height: int, margin: dict, axis=LOCALITY_AXIS["acoustic"]) -> None:
+    """Place ``fig``'s ceiling labels (:func:`place_labels`): at the ceiling's top (its ``textposition``)
+    or beside its dotted line lower down (a point added on the line); the plot area is estimated from the
+    figure's size, margins and legend, as plotly lays out a log-log chart over the locality ``axis``."""
+    points = [(x, y, t) for t in fig.data for x, y in zip(t.x, t.y, strict=True) if x > 0 and y > 0]
+    legend = max(len(t.name or "") for t in fig.data) * CHAR_PX + 50
+    w = width - margin.get("l", 80) - margin.get("r", 80) - legend
+    h = height - margin.get("t", 100) - margin.get("b", 80)
+    lx0, lx1 = (math.log10(v) for v in axis)
+    ly = [math.log10(y) for _, y, _ in points]
+    pad = 0.05 * (max(ly) - min(ly))  # plotly pads an autoranged axis holding markers
+    ly0, ly1 = min(ly) - pad, max(ly) + pad
+
+    def px(x, y):
+        return (math.log10(x) - lx0) / (lx1 - lx0) * w, (ly1 - math.log10(y)) / (ly1 - ly0) * h
+
+    markers = []
+    for t in fig.data:
+        size = t.marker.size
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * len(t.x)
+        for x, y, size in zip(t.x, t.y, sizes, strict=True):
+            if x > 0 and y > 0 and "markers" in (t.mode or "") and size != 0:
+                markers.append((*px(x, y), (size or 6) / 2 + 1))
+            elif x > 0 and y > 0 and t.mode == "lines":  # the roof: a label across it is hard to read
+                markers.append((*px(x, y), 1.0))
+    labelled = [t for t in fig.data if t.text is not None and len(t.y) == 2]
+    options = []
+    for t in labelled:
+        x, y = px(t.x[1], t.y[1])
+        options.append([(x, y, place) for place in LABEL_PLACES]
+                       + [(x, y + drop * LINE_PX, f"middle {side}") for drop in LABEL_DROPS
+                          for side in ("right", "left")])
+    chosen = place_labels(options, [t.text[1] for t in labelled], markers, (w, h))
+    for t, mine, c in zip(labelled, options, chosen, strict=True):
+        _, y, place = mine[c]
+        if c >= len(LABEL_PLACES):  # a point on its dotted line, under its top, carries the label
+            low = 10 ** (ly1 - y / h * (ly1 - ly0))
+            t.update(y=[t.y[0], low, t.y[1]], x=[t.x[0]] * 3, text=["", t.text[1], ""],
+                     marker={"size": [0, 0, t.marker.size[1]]})
+        t.textposition = place
+
+
 def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measured=(), width: int = 860,
                     flags=(), equation: str = "acoustic"):
     """Paper 000's Fig. 7 for ``device``: rate against locality, the memory and compute roofs, the
@@ -152,7 +274,7 @@ def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measu
 
     fig = go.Figure()
     compute = device.fp32_rate / _flops(order, equation) / 1e9
-    x = np.geomspace(0.005 if equation == "maxwell" else 0.03, 3.0, 120)
+    x = np.geomspace(*LOCALITY_AXIS[equation], 120)
     roof = np.minimum(device.bandwidth * x / 4.0 / 1e9, compute)
     fig.add_scatter(x=x, y=roof, mode="lines", name=f"{device.name}: roofline", line={"color": "#1b4f72"})
     for shape, (loc, rate) in roofline_ceilings(order, size, nt, device, equation).items():
@@ -172,6 +294,8 @@ def roofline_figure(order: int, size: int, nt: int, device: DeviceNumbers, measu
     fig.update_layout(width=width, height=480, margin={"t": 70, "r": 20},
                       title=f"Roofline (paper 000, Fig. 7): {scheme} DTS={size} Nt={nt}<br><sup>"
                             f"{device.bandwidth / 1e9:.0f} GB/s{bound}</sup>")
+    # no two labels, or a label and a star, meet
+    _place_ceiling_labels(fig, width, 480, {"t": 70, "r": 20}, LOCALITY_AXIS[equation])
     return fig
 
 
