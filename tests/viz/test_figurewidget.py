@@ -77,7 +77,7 @@ def test_the_model_is_created_holding_the_figure(monkeypatch):
             messages.append((msg_type, (data or {}).get("state", {})))
 
     monkeypatch.setattr(comm, "create_comm", lambda **kw: Recorder(**kw))
-    fig = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout={"title": {"text": "conoids"}}))
+    _fig = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout={"title": {"text": "conoids"}}))
     kind, state = messages[0]
     assert kind == "comm_open" and state["_last_trace_edit_id"] == 0
     assert [t["y"] for t in state["_widget_data"]] == [[1, 2]]
