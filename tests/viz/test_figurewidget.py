@@ -77,12 +77,13 @@ def test_the_model_is_created_holding_the_figure(monkeypatch):
             messages.append((msg_type, (data or {}).get("state", {})))
 
     monkeypatch.setattr(comm, "create_comm", lambda **kw: Recorder(**kw))
-    _fig = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout={"title": {"text": "conoids"}}))
+    fig = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout={"title": {"text": "conoids"}}))
     kind, state = messages[0]
     assert kind == "comm_open" and state["_last_trace_edit_id"] == 0
     assert [t["y"] for t in state["_widget_data"]] == [[1, 2]]
     assert state["_widget_layout"]["title"]["text"] == "conoids"
     assert all("_widget_data" not in s for _, s in messages[1:])  # no second version of edit id 0
+    assert fig.comm is not None and len([k for k, _ in messages if k == "comm_open"]) == 1
     messages.clear()
     go.FigureWidget(go.Figure(go.Scatter(y=[1, 2])))  # plotly's own: created empty, filled by an update
     assert messages[0][0] == "comm_open" and messages[0][1]["_widget_data"] == []

@@ -125,3 +125,18 @@ def test_roofline_of_the_yee_scheme_is_predict_yee():
     assert fig.layout.yaxis.title.text == "G Yee cell updates/s" and "Yee order 4" in fig.layout.title.text
     with pytest.raises(ValueError, match="equation must be one of"):
         roofline_ceilings(2, 1, 8, H100, equation="heat")
+def test_roofline_labels_are_placed_apart_from_each_other_and_the_stars():
+    """Fig. 7 at the notebook's NO=2 DTS=4 Nt=32 on the H100 with its two measured stars: the DiamondTile
+    and stepwise ceilings are close (0.28, 0.33), so their labels cannot both sit above the roof, and the
+    stepwise star lies under its ceiling (the browser test checks the drawn page)."""
+    from diamondlab.engine.measure.perfmodel import H100
+    from diamondlab.viz.perf import CHAR_PX, LINE_PX, place_labels, roofline_figure
+
+    fig = roofline_figure(2, 4, 32, H100, [("stepwise", 1 / 3, 208.8), ("DiamondTorre", 0.966, 413.2)])
+    where = {t.name: (t.textposition, list(t.text)) for t in fig.data if t.text is not None}
+    assert len(where) == 5 and all(sum(1 for s in text if s) == 1 for _, text in where.values())
+    assert where["DiamondTile (Nt=1)"][0] != "top left" or where["stepwise (whole layer)"][0] != "top left"
+    # the placer: a label whose every place covers a marker takes the one covering least
+    crowded = [[(50, 50, p) for p in ("top left", "bottom right")]]
+    box = CHAR_PX * 4, LINE_PX
+    assert place_labels(crowded, ["abcd"], [(50 - 6 - box[0] / 2, 50 - 6 - box[1] / 2, 3)], (200, 200)) == [1]
