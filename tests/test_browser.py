@@ -98,7 +98,7 @@ def _run_all(page, tries: int = 6) -> None:
             page.click(".lm-Menu-item[data-command='runmenu:run-all']", timeout=10_000)
         except PlaywrightError:
             continue
-        deadline = time.time() + 10
+        deadline = time.time() + 20  # a loaded machine starts a kernel slowly
         while time.time() < deadline:
             prompts = page.locator(".jp-InputPrompt").all_inner_texts()
             if any(re.search(r"\[(\*|\d+)\]", p) for p in prompts):
