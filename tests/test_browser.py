@@ -87,7 +87,7 @@ def jupyter(tmp_path, request):
     log.close()
 
 
-def _run_all(page, tries: int = 6) -> None:
+def _run_all(page, tries: int = 10) -> None:
     """Run > Run All Cells, again until the cells are queued (the kernel may still be connecting)."""
     from playwright.sync_api import Error as PlaywrightError
 
