@@ -360,10 +360,7 @@ class WindowBackend(Wrapper):
         self._physics = [self.parts.cut(physics, 0, (e0, e1), (o0, o1)) for e0, e1, o0, o1 in self.chunks]
         self._physics[0].apply(self.inner)  # now: compile() builds the kernel variant every window runs
         self._allocate()
-        monitors = physics[5] if len(physics) > 5 and physics[5] is not None and physics[5].npoints else None
-        self._sums = [] if monitors is None else [
-            np.zeros((len(f), b - a), np.complex128)
-            for f, a, b in zip(monitors.frequencies, monitors.starts[:-1], monitors.starts[1:], strict=True)]
+        self._sums = [np.zeros(shape, np.complex128) for shape in self._physics[0].monitor_shapes]
 
     # the monitors' DFT: each window sums its own points on from the whole run's sums (bit for bit the
     # in-memory run's: one owner a point, its steps in order)
