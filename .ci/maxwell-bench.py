@@ -47,6 +47,15 @@ def _rate(sim, steps: int, repeats: int) -> dict:
     return dict(median=statistics.median(rates), min=min(rates), max=max(rates))
 
 
+def _calm_share(sim):
+    """The share of a CUDA register-tile physics sweep's torres that ran its calm path (None elsewhere)."""
+    tables = getattr(sim.backend, "_calm", {}).get(sim.nt)
+    if tables is None:
+        return None
+    calm = tables[0].copy_to_host()
+    return round(float(calm.mean()), 3)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="cpu")
@@ -61,6 +70,8 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, nargs="+", default=[None], help="CUDA sweep: tiers between waits")
     ap.add_argument("--band", type=int, nargs="+", default=[None],
                     help="CUDA sweep: diagonal bands (0: stage by stage)")
+    ap.add_argument("--calm", nargs="+", choices=("on", "off"), default=["on"],
+                    help="CUDA register-tile physics sweep: calm torres with the plain tile's code")
     ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
                     help="CUDA sweep: the tile in registers (physics scenes too), or read through the caches")
     args = ap.parse_args()
@@ -69,15 +80,15 @@ def main() -> None:
     kw = _scene(shape, parts) if parts else {}
     device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
     for order in args.orders:
-        runs = [("stepwise", None, None, None, None)] + [
-            ("diamondtorre", d, n, c, b, t)
-            for d in args.dts for n in args.nt for c in args.chunk for b in args.band for t in args.tile]
-        runs[0] += ("registers",)
-        for algorithm, size, nt, chunk, band, tile in runs:
+        runs = [("stepwise", None, None, None, None, "registers", "on")] + [
+            ("diamondtorre", d, n, c, b, t, calm) for d in args.dts for n in args.nt for c in args.chunk
+            for b in args.band for t in args.tile for calm in (args.calm if t == "registers" else ["on"])]
+        for algorithm, size, nt, chunk, band, tile, calm in runs:
             sim = Simulation(shape, order, equation="maxwell", algorithm=algorithm, backend=args.backend,
                              size=size, nt=nt, **kw)
             for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers"),
-                                ("registers_for_physics", tile == "registers")):
+                                ("registers_for_physics", tile == "registers"),
+                                ("calm_torres", calm == "on" if args.backend == "cuda" else None)):
                 if value is not None:
                     setattr(sim.backend, name, value or None if name == "band" else value)
             model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude="drude" in parts)
@@ -86,6 +97,7 @@ def main() -> None:
                        chunk=getattr(sim.backend, "chunk", None), band=getattr(sim.backend, "band", None),
                        tile=tile if algorithm == "diamondtorre" and args.backend == "cuda" else None,
                        physics=",".join(parts), **_rate(sim, args.steps, args.repeats),
+                       calm=_calm_share(sim),
                        model_bytes=round(model.bytes_per_update, 1), model=model.rate / 1e9)
             print(json.dumps(row), flush=True)
             del sim

@@ -72,7 +72,9 @@ def main(plain: bool, physics_in_registers: bool = True) -> int:
                 ok = (np.array_equal(e, e0) and np.array_equal(h, h0)
                       and np.array_equal(sim.traces, ref.traces))
                 diff = max(float(np.abs(e - e0).max()), float(np.abs(h - h0).max()))
-                print(f"order {order} DTS {size} Nt {nt} chunk {chunk} band {band}: "
+                calm = sim.backend._calm.get(nt) if physics_in_registers and not plain else None
+                share = "" if calm is None else f" ({int(calm[0].copy_to_host().sum())} calm torres)"
+                print(f"order {order} DTS {size} Nt {nt} chunk {chunk} band {band}{share}: "
                       f"{'bit for bit' if ok else f'MISMATCH max |diff| {diff:.3g}'}", flush=True)
                 bad += not ok
     return 1 if bad else 0

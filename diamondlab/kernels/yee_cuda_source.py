@@ -37,11 +37,13 @@ torres have no bounds checks; boundary torres read zero outside the domain
 
 from __future__ import annotations
 
+import numpy as np
+
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.cuda_source import _Emitter, _enc, guarded_access, print_torre_calls, print_waits
 from diamondlab.kernels.tile_plan import TilePlan
 
-__all__ = ["generate_yee_source", "interior_torres", "yee_shared_row"]
+__all__ = ["CALM_POINT_PLANES", "calm_torres", "generate_yee_source", "interior_torres", "yee_shared_row"]
 
 Cell = tuple[int, int]
 
@@ -79,15 +81,79 @@ def interior_torres(order: int, size: int, nt2: int, torre_x0, torre_yc, nx: int
             & (torre_yc >= y) & (torre_yc + y < ny))
 
 
+#: z planes of source and probe points a calm torre carries at most (its threads at those planes apply their
+#: cells' points; a torre whose points lie on more planes runs the physics path)
+CALM_POINT_PLANES = 4
+
+
+def _box_counts(counts, x_lo, x_hi, y_lo, y_hi):
+    """Sums of the 2D array ``counts`` over each box ``[x_lo, x_hi) x [y_lo, y_hi)`` (clipped to it)."""
+    nx, ny = counts.shape
+    s = np.zeros((nx + 1, ny + 1), np.int64)
+    s[1:, 1:] = np.cumsum(np.cumsum(counts, axis=0, dtype=np.int64), axis=1)
+    a, b = np.clip(x_lo, 0, nx), np.clip(x_hi, 0, nx)
+    c, d = np.clip(y_lo, 0, ny), np.clip(y_hi, 0, ny)
+    return s[b, d] - s[a, d] - s[b, c] + s[a, c]
+
+
+def calm_torres(order: int, size: int, nt2: int, torre_x0, torre_yc, x_layer, y_layer, drude_columns,
+                point_cells, planes: int = CALM_POINT_PLANES):
+    """The torres of a physics scene that run the sweep's calm path, and the z planes of their points.
+
+    A calm torre is an interior torre (:func:`interior_torres`) whose reach over its ``nt2`` tiers holds no
+    cell of a CPML layer across x or y (``x_layer``, ``y_layer``: booleans per x and per y) and no column
+    with a Drude medium (``drude_columns``, booleans ``(nx, ny)``), and whose source and probe points
+    (``point_cells``, ``(nx, ny, nz)``, nonzero where one lies) lie on at most ``planes`` z planes.  Its
+    code is the plain tile's with a z layer and the points left to the threads they concern: a thread
+    damps its z differences only in a z layer and applies its cells' points only on those planes.
+
+    Returns ``(calm, point_z)``: booleans a torre and the ``(ntorres, planes)`` int32 z of its point planes
+    (-1 where none).
+
+    >>> import numpy as np
+    >>> nx, ny, nz = 30, 12, 6
+    >>> x0, yc = np.array([4, 10, 10]), np.array([6, 6, 6])
+    >>> xl, yl = np.zeros(nx, bool), np.zeros(ny, bool)
+    >>> xl[:4] = True  # a CPML layer across x: the first torre reaches x = 3
+    >>> points = np.zeros((nx, ny, nz), np.uint8)
+    >>> points[12, 6, [1, 4]] = 1
+    >>> calm, z = calm_torres(2, 1, 4, x0, yc, xl, yl, np.zeros((nx, ny), bool), points)
+    >>> calm.tolist(), z[1].tolist()
+    ([False, True, True], [1, 4, -1, -1])
+    """
+    nx, ny = drude_columns.shape
+    lo, hi, y = _interior_reach(order, size)
+    x_lo, x_hi = torre_x0 + lo, torre_x0 + order // 2 * (nt2 - 1) + hi + 1
+    y_lo, y_hi = torre_yc - y, torre_yc + y + 1
+    calm = interior_torres(order, size, nt2, torre_x0, torre_yc, nx, ny)
+    layers = np.asarray(x_layer, bool)[:, None] | np.asarray(y_layer, bool)[None, :]
+    calm &= _box_counts(layers, x_lo, x_hi, y_lo, y_hi) == 0
+    calm &= _box_counts(np.asarray(drude_columns, bool), x_lo, x_hi, y_lo, y_hi) == 0
+    point_z = np.full((len(calm), planes), -1, np.int32)
+    count = np.zeros(len(calm), np.int64)
+    for z in np.flatnonzero(point_cells.any(axis=(0, 1))):
+        hit = calm & (_box_counts(point_cells[:, :, z] != 0, x_lo, x_hi, y_lo, y_hi) > 0)
+        fits = hit & (count < planes)
+        point_z[fits, count[fits]] = z
+        count += hit
+    calm &= count <= planes
+    point_z[~calm] = -1
+    return calm, point_z
+
+
 def _reg(prefix: str, c: int, u: int, v: int) -> str:
     return f"{prefix}{c}_{_enc(u)}_{_enc(v)}"
 
 
 class _YeeTorrePrinter:
-    """Prints the device function running one torre (``interior``: no bounds checks)."""
+    """Prints the device function running one torre (``interior``: no bounds checks; ``calm``: an interior
+    torre of :func:`calm_torres`, the physics left to the threads it concerns)."""
 
-    def __init__(self, plan: TilePlan, interior: bool, sim: bool, features: frozenset = frozenset()):
-        self.plan, self.interior, self.sim, self.features = plan, interior, sim, features
+    def __init__(self, plan: TilePlan, interior: bool, sim: bool, features: frozenset = frozenset(),
+                 calm: bool = False):
+        if calm and not interior:
+            raise ValueError("a calm torre is an interior torre")
+        self.plan, self.interior, self.sim, self.features, self.calm = plan, interior, sim, features, calm
         self.m = plan.shs
         self.e = _Emitter()
         self.slot = {c: 2 * j for j, c in enumerate(plan.cells)}  # a cell's x component in a z row
@@ -163,6 +229,11 @@ class _YeeTorrePrinter:
         e(1, "nu = nx * nyz")
         e(1, "nu2 = nu + nu")
         e(1, "bufsize = stride * NSP")
+        if self.calm and "pml" in self.features:  # the thread's z layer, if any
+            e(1, "zl = active and lz[zc] >= 0")
+        if self.calm and "points" in self.features:  # the thread's z on one of the torre's point planes
+            planes = " | ".join(f"(calm_z[t, {i}] == zc)" for i in range(CALM_POINT_PLANES))
+            e(1, f"zp = active & ({planes})")
         if not self.interior:
             for v in sorted({v for v, _ in plan.rows} | set(plan.y_halo_rows)):
                 e(1, f"yv = yc + ({v})")
@@ -254,9 +325,11 @@ class _YeeTorrePrinter:
             e(2, f"ok = {ok}")
         for c, axis in ((2, 1), (1, 2), (0, 2), (2, 0), (1, 0), (0, 1)):
             e(2, f"d{c}{axis} = {d(c, axis)}")
-        if "pml" in features:
+        pb, pa = ("pbh", "pah") if forward else ("pbe", "pae")
+        if "pml" in features and self.calm:
+            e(2, f"d12, d02 = z_layer(x, y, zc, zl, lz, {pb}, {pa}, psiz, {2 if forward else 0}, d12, d02)")
+        elif "pml" in features:
             damped = "d20, d10, d21, d01, d12, d02"
-            pb, pa = ("pbh", "pah") if forward else ("pbe", "pae")
             e(2, f"{damped} = layers(x, y, zc, ok, lx, ly, lz, {pb}, {pa}, psix, psiy, psiz, "
                  f"{2 if forward else 0}, {damped})")
         curls = (("d21", "d12"), ("d02", "d20"), ("d10", "d01"))
@@ -265,14 +338,15 @@ class _YeeTorrePrinter:
             e(2, f"{mid} = {self.medium(c, u, v)}")
             if forward:
                 new = f"{b} - table[{mid} * 8 + 4] * ({plus} - {minus})"
-            elif "drude" in features:
+            elif "drude" in features and not self.calm:  # a calm torre holds no Drude medium
                 new = f"e_new({b}, {plus} - {minus}, {mid}, table, J, {self.offset(c, u, v)}, ok)"
             else:
                 new = f"table[{mid} * 8] * {b} + table[{mid} * 8 + 1] * ({plus} - {minus})"
             e(2, f"{b} = {new}" if self.interior else f"{b} = pick({self.guard(u, v)}, {new}, {b})")
         if "points" in features:
             cell = ", ".join(_reg("b", c, u, v) for c in range(3))
-            e(2, f"{cell} = cell_points({cell}, ok, {0 if forward else 1}, k // 2, x, y, zc, ny, nz, "
+            ok = "zp" if self.calm else "ok"
+            e(2, f"{cell} = cell_points({cell}, {ok}, {0 if forward else 1}, k // 2, x, y, zc, ny, nz, "
                  "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec)")
 
 
@@ -281,15 +355,16 @@ class _YeeTorrePrinter:
 TORRE_PARAMETERS = ", ".join((
     "E, H, J, mat, table, sh, x0, yc, nt2, nx, ny, nz, tz, zc, active, stride, done, t, d0, d1, flag0, chunk",
     "lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz",
-    "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec"))
+    "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, calm_z"))
 
 #: The sweep kernel's parameters: those of the cache-read sweep (``diamondtorre`` of
 #: :func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`) without its Drude and periodic flags, with the
-#: grid's extent.
+#: grid's extent and, for a physics scene, :func:`calm_torres`' tables (``calm``, ``calm_z``; a plain
+#: scene's kernel reads neither).
 SWEEP_PARAMETERS = ", ".join((
     "E, H, J, mat, table, torre_x0, torre_yc, order, deps, done, counter, ticket_base, flag0, nt2, chunk",
     "nx, ny, nz, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz",
-    "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec"))
+    "colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, calm, calm_z"))
 
 #: Device functions of the physics, as kernels.yee_cuda's ``layer``, ``e_comp`` and ``cell_points`` compute
 #: them (the same expressions: the two sweeps and stepwise agree bit for bit).
@@ -321,6 +396,16 @@ def layers(x, y, z, ok, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, 
             d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
             d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)
     return d20, d10, d21, d01, d12, d02
+
+
+@cuda.jit(device=True)
+def z_layer(x, y, z, ok, lz, pb, pa, psiz, k, d12, d02):
+    """``layers`` on the z axis alone: a calm torre's cell, its thread in a z layer (``ok``)."""
+    if ok:
+        iz = lz[z]
+        d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
+        d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)
+    return d12, d02
 
 
 @cuda.jit(device=True)
@@ -408,7 +493,7 @@ LDCG = ldcg_intrinsic()  # ld.global.cg: values other blocks wrote in this launc
 """
 
 
-def _sweep_kernel(plan: TilePlan, jit_opts: str) -> str:
+def _sweep_kernel(plan: TilePlan, jit_opts: str, calm: bool) -> str:
     e, m = _Emitter(), plan.shs
     e(0, f"@cuda.jit({jit_opts})")
     e(0, f"def yee_sweep({SWEEP_PARAMETERS}):")
@@ -437,7 +522,12 @@ def _sweep_kernel(plan: TilePlan, jit_opts: str) -> str:
     e(1, f"interior = (x0 + ({lo}) >= 0 and x0 + {m} * (nt2 - 1) + {hi} < nx")
     e(1, f"            and yc >= {y} and yc + {y} < ny)  # as interior_torres says")
     call = f"({TORRE_PARAMETERS})"
-    e(1, "if interior:")
+    if calm:
+        e(1, "if calm[t]:")
+        e(2, f"torre_calm{call}")
+        e(1, "elif interior:")
+    else:
+        e(1, "if interior:")
     print_torre_calls(e, call, "flag0 + nt2")
     return e.text()
 
@@ -483,5 +573,7 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
     parts = [header, _PHYSICS if features else ""]
     parts += [_YeeTorrePrinter(plan, interior, simulator, features).print(name) + "\n"
               for name, interior in (("torre_interior", True), ("torre_boundary", False))]
-    parts += ["", _sweep_kernel(plan, sweep_opts), ""]
+    if features:  # the physics scene's calm torres (calm_torres)
+        parts.append(_YeeTorrePrinter(plan, True, simulator, features, calm=True).print("torre_calm") + "\n")
+    parts += ["", _sweep_kernel(plan, sweep_opts, bool(features)), ""]
     return "\n".join(parts)

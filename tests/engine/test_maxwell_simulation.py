@@ -191,8 +191,8 @@ def test_cuda_kernels_under_the_simulator():
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     # four cases (two with plane waves), the periodic one, the bare kernels, the monitors, two register-tile
-    # sweeps, a resumed GPU run
-    assert out.stdout.count(": ok") == 10, out.stdout
+    # sweeps, one with calm torres, a resumed GPU run
+    assert out.stdout.count(": ok") == 11, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 

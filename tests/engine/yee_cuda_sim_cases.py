@@ -142,6 +142,44 @@ def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
             "torres): ok")
 
 
+def calm_case(order=2, size=1, nt=2, shape=(22, 14, 12), steps=2) -> str:
+    """A physics scene whose register-tile sweep has calm torres (no CPML layer across x or y, no Drude
+    medium, points on a few z planes: a z layer and the points left to their threads) beside physics ones:
+    equal to stepwise bit for bit."""
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+    from diamondlab.maxwell import CPML, Dipole, Drude, GaussianPulse, PlaneWave, Probe, Ricker, Sphere
+
+    nx, ny, nz = shape
+    drude = Sphere((6.5 + order // 2, ny // 2, nz // 2), 1.0, Drude(1.0, 1.0, 0.1))
+    scene = dict(materials=[drude], pml=CPML(2),
+                 sources=[Dipole((nx // 2, ny // 2, 5), "Ez", Ricker(0.2), amplitude=100.0),
+                          PlaneWave("+x", "z", GaussianPulse(0.2, 0.1),
+                                    box=((5, 5, 4), (nx - 5, ny - 5, nz - 3 - order // 2)))],
+                 probes=[Probe((nx // 2 - 2, ny // 2, 6), "Ex")])
+    start = [np.random.default_rng(order + 11).standard_normal((3, *shape)).astype(np.float32)
+             for _ in range(2)]
+    YeeCUDABackend.registers_for_physics = True
+    runs = {}
+    try:
+        for algorithm in ("stepwise", "diamondtorre"):
+            sim = Simulation(shape, order, equation="maxwell", size=size, nt=nt, backend="cuda",
+                             algorithm=algorithm, **scene)
+            sim.reset(start)
+            sim.run(steps)
+            runs[algorithm] = [*sim.fields, *sim.backend.state()[2:], sim.traces.copy()]
+    finally:
+        YeeCUDABackend.registers_for_physics = False
+    calm, planes = (a.copy_to_host() for a in sim.backend._calm_tables(nt))
+    if not (0 < calm.sum() < len(calm) and (planes[calm.astype(bool)] >= 0).any()):
+        raise SystemExit(f"calm case: {int(calm.sum())} of {len(calm)} torres calm, none with point planes")
+    if not all(np.array_equal(a, b) for a, b in zip(runs["stepwise"], runs["diamondtorre"], strict=True)):
+        raise SystemExit("calm case: DiamondTorre differs from stepwise")
+    return f"order {order} DTS {size} {shape} physics with {int(calm.sum())} calm torres of {len(calm)}: ok"
+
+
 def resume_case() -> str:
     """The GPU's state (E, H, J, psi) saved and resumed: run(2), save, resume, run(2) is run(4) bitwise."""
     import tempfile
@@ -237,6 +275,7 @@ if __name__ == "__main__":
     print("bare kernels (no CPML, points, Drude): ok", flush=True)
     print(register_case(2, 2, 2, (14, 10, 4)), flush=True)
     print(register_case(4, 1, 2, (16, 11, 4), physics=True), flush=True)
+    print(calm_case(), flush=True)
     plain = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan
     physics = Simulation((8, 8, 8), 2, equation="maxwell", backend="cuda", pml=2).plan
     if (plain.algorithm, physics.algorithm, physics.algorithm_reason.split(":")[0]) != (

@@ -95,6 +95,10 @@ class YeeCUDABackend(YeeCPUBackend):
     #: at 256^3 on an H100 ran 6.5 and 4.3 G/s at orders 2 and 4, stepwise 10.6 and 9.8, BENCHMARKS.md), so
     #: it is off by default
     registers_for_physics = False
+    #: whether the register-tile sweep of a physics scene runs its calm torres (no CPML layer across x or y,
+    #: no Drude medium, points on a few z planes: :func:`~diamondlab.kernels.yee_cuda_source.calm_torres`)
+    #: with the plain tile's code; False: every torre takes the physics path (the same results)
+    calm_torres = True
 
     @staticmethod
     def plain_scene(pml: bool, points: bool, drude: bool, periodic: str) -> bool:
@@ -183,6 +187,8 @@ class YeeCUDABackend(YeeCPUBackend):
         self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
         cells = _point_cells(self._points, self.shape, self.halo)
         self._d_points = (*(to(a) for a in self._points), to(cells))
+        self._calm: dict[int, tuple] = {}  # calm torres of the register-tile sweep, per height
+        self._calm_inputs = (prof[0].layer >= 0, prof[1].layer >= 0, cells)
         lay = self.monitors
         # a monitor none of whose points this part holds (an MPI rank's, a window's) has no device arrays
         self._d_half = [] if lay is None else [to(lay.half[a:b]) if b > a else None for a, b in
@@ -434,7 +440,37 @@ class YeeCUDABackend(YeeCPUBackend):
         values = (self._e, self._h, self._d_j, self._d_index, self._d_table, x0, yc, order, deps, done,
                   self._counter, i64(self._tickets), i64(flag0), i64(2 * height), i64(self.chunk), i64(nx),
                   i64(ny), i64(nz), *args[:-2])  # the CPML's, the points', src and rec (no periodic flags)
-        return launch_generated(module, "yee_sweep", values, ntorres, threads, shared)
+        return launch_generated(module, "yee_sweep", values + self._calm_tables(height), ntorres, threads,
+                                shared)
+
+    def _calm_tables(self, height: int) -> tuple:
+        """The device tables ``(calm, calm_z)`` of the register-tile sweep of ``height``
+        (:func:`~diamondlab.kernels.yee_cuda_source.calm_torres`; none calm in a plain scene, which has no
+        such path, or with :attr:`calm_torres` off), made once per height and physics."""
+        from diamondlab.kernels.yee_cuda_source import CALM_POINT_PLANES, calm_torres
+
+        tables = self._calm.get(height)
+        if tables is None:
+            s = self.schedule(height)
+            calm = np.zeros(s.ntorres, bool)
+            point_z = np.full((s.ntorres, CALM_POINT_PLANES), -1, np.int32)
+            if not self.plain and self.calm_torres:
+                x_layer, y_layer, cells = self._calm_inputs
+                calm, point_z = calm_torres(self.params.order, self.size, 2 * height, s.torre_x0,
+                                            s.torre_yc, x_layer, y_layer, self._drude_columns(),
+                                            cells.reshape(self.shape))
+            tables = self._calm[height] = (self._cuda.to_device(calm.astype(np.uint8)),
+                                           self._cuda.to_device(point_z))
+        return tables
+
+    def _drude_columns(self) -> np.ndarray:
+        """``(nx, ny)`` booleans: the columns with a cell of a Drude medium (any component)."""
+        drude = self.table.coefficients.reshape(-1, 8)[:, 3] != 0
+        out = np.zeros(self.shape[:2], bool)
+        if drude.any():
+            for c in range(3):
+                out |= drude[self.table.index[c]].any(axis=2)
+        return out
 
     def _keep(self, args) -> None:
         rec = args[-3]  # before the two periodic flags
