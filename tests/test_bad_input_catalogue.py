@@ -1035,3 +1035,53 @@ def test_issue31_the_lab_refuses_an_unknown_equation_before_building_a_widget(eq
         Lab(equation=equation, shape=(24, 20, 16), backend="cpu")
     assert len(_instances) == before
 # ---------------------------------------------------------------- end of issue 31 (the lab's equation)
+# ---------------------------------------------------------------- issue 31: options of the other lab
+LAB_OPTION_ROWS = [
+    ("acoustic courant for Maxwell", dict(equation="maxwell", courant=0.3),
+     "courant is the acoustic lab's option only: Lab(equation='maxwell') takes ("),
+    ("acoustic sponge for Maxwell", dict(equation="maxwell", sponge=8),
+     "sponge is the acoustic lab's option only: Lab(equation='maxwell') takes ("),
+    ("acoustic paced for Maxwell", dict(equation="maxwell", paced=False),
+     "paced is the acoustic lab's option only: Lab(equation='maxwell') takes ("),
+    ("acoustic tab for Maxwell", dict(equation="maxwell", panels=("Run", "Snapshot")),
+     "panels: 'Snapshot' is the acoustic lab's tab only: Lab(equation='maxwell') has ('Run', 'Shapes', "
+     "'Stages', 'Yee', 'Tuning')"),
+    ("panels a string", dict(equation="maxwell", panels="Run"),
+     "panels must be a tuple of tab names of Lab(equation='maxwell'), some of ('Run', "),
+    ("unknown option for Maxwell", dict(equation="maxwell", colour="red"),
+     "unknown option colour for Lab(equation='maxwell'), which takes ("),
+    ("Maxwell pml for acoustic", dict(pml=6),
+     "pml is the maxwell lab's option only: Lab(equation='acoustic') takes ("),
+    ("Maxwell tab for acoustic", dict(panels=("Run", "Yee")),
+     "panels: 'Yee' is the maxwell lab's tab only: Lab(equation='acoustic') has ('Run', 'Shapes', 'Stages', "
+     "'Tuning', 'Snapshot')"),
+    ("unknown tab for acoustic", dict(panels=("Run", "Plots")),
+     "panels must name tabs of Lab(equation='acoustic'), some of ('Run', 'Shapes', 'Stages', 'Tuning', "
+     "'Snapshot'); got 'Plots'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("options", "text"), _rows(LAB_OPTION_ROWS))
+def test_issue31_an_option_of_the_other_lab_is_refused_before_building_a_widget(options, text):
+    """An option only the other equation's lab takes (``Lab(equation="maxwell", courant=...)`` was a
+    ``TypeError`` of the Maxwell configuration) is a ValueError naming it and what this lab takes, raised
+    before any widget is built or any lab closed."""
+    import re
+
+    from ipywidgets.widgets.widget import _instances  # every widget built stays here until closed
+
+    from diamondlab.widgets import Lab
+    from diamondlab.widgets.labbase import LabBase
+
+    open_labs = len(LabBase._live)
+    before = len(_instances)
+    with pytest.raises(ValueError, match=re.escape(text)):
+        Lab(**{"shape": (24, 20, 16), "backend": "cpu", **options})
+    assert len(_instances) == before and len(LabBase._live) == open_labs
+    if "takes (" in text:  # the list of what the lab takes is the lab's own
+        from diamondlab.widgets import lab, maxwell_lab
+
+        takes = maxwell_lab.OPTIONS if options.get("equation") == "maxwell" else lab.OPTIONS
+        with pytest.raises(ValueError, match=re.escape(str(tuple(sorted(takes))))):
+            Lab(**{"shape": (24, 20, 16), "backend": "cpu", **options})
+# ---------------------------------------------------------------- end of issue 31 (options of the other lab)

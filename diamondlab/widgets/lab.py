@@ -8,7 +8,13 @@ Contract
 ``Lab(equation="maxwell", ...)`` with its own keyword arguments); any other
 name is refused (a ``ValueError`` naming ``equation`` and the engine's
 equations, :data:`~diamondlab.engine.equations.EQUATIONS`) before a widget
-is built.
+is built.  So is an option the equation's lab does not take (:data:`OPTIONS`
+here, :data:`~diamondlab.widgets.maxwell_lab.OPTIONS` for Maxwell): one of
+the other lab's only, such as ``courant`` or ``sponge`` for Maxwell or
+``pml`` for the acoustic lab, or a tab of ``panels`` that the lab lacks
+(``"Snapshot"`` for Maxwell), with a ``ValueError`` naming the option, the
+equation and what that lab takes instead
+(:func:`~diamondlab.widgets.labbase.check_options`).
 
 ``Lab(...)`` (keyword arguments: the fields of
 :class:`~diamondlab.widgets.controls.RunConfig`) builds the controllers, a
@@ -44,22 +50,27 @@ lead back to the lab.  ``Lab(replace=False)`` keeps the others.
 
 from __future__ import annotations
 
+from dataclasses import fields as _fields
 from dataclasses import replace as _replace
 
 import ipywidgets as widgets
 
 from diamondlab.engine.equations import EQUATIONS
 from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, default_tiling, plan_config
-from diamondlab.widgets.labbase import LabBase
+from diamondlab.widgets.labbase import LabBase, check_options, check_panels, cited_note
 from diamondlab.widgets.live import LiveView
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer
 from diamondlab.widgets.runner import BackgroundRun
 from diamondlab.widgets.snapshot import SnapshotPanel
 from diamondlab.widgets.tuning import TuningPanel
 
-__all__ = ["PAPER_000", "PAPER_SECTIONS", "Lab", "paper_note"]
+__all__ = ["OPTIONS", "PAPER_000", "PAPER_SECTIONS", "TABS", "Lab", "paper_note"]
 
 TABS = ("Run", "Shapes", "Stages", "Tuning", "Snapshot")
+
+#: The keyword arguments of ``Lab(equation="acoustic")``: its own and the fields of
+#: :class:`~diamondlab.widgets.controls.RunConfig` (any other is refused before a widget is built).
+OPTIONS = ("panels", "max_points", "paced", "replace", "equation", *(f.name for f in _fields(RunConfig)))
 
 #: Paper 000: Levchenko, Perepelkina, Zakirov, "DiamondTorre Algorithm for High-Performance Wave Modeling",
 #: Computation 4(3):29, 2016 (open access).
@@ -90,9 +101,8 @@ def paper_note(view: str) -> widgets.HTML:
     >>> "section 6" in paper_note("Stages").value
     True
     """
-    return widgets.HTML(f"<div style='color:#555'>Paper 000 (<a href='{PAPER_000}' target='_blank' "
-                        f"style='color:#2471a3'>Levchenko, Perepelkina, Zakirov, <i>Computation</i> 4(3):29, "
-                        f"2016</a>), {PAPER_SECTIONS[view]}</div>")
+    return cited_note(PAPER_000, "Levchenko, Perepelkina, Zakirov, <i>Computation</i> 4(3):29, 2016",
+                      "Paper 000", PAPER_SECTIONS[view])
 
 
 def _figures(root):
@@ -140,6 +150,10 @@ class Lab(LabBase):
     Traceback (most recent call last):
     ...
     ValueError: equation must be one of ('acoustic', 'maxwell'); got 'elastic'
+    >>> Lab(equation="maxwell", courant=0.3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: courant is the acoustic lab's option only: Lab(equation='maxwell') takes (...)
     """
 
     def __new__(cls, *args, equation: str = "acoustic", **kwargs):
@@ -153,6 +167,11 @@ class Lab(LabBase):
 
     def __init__(self, panels=TABS, max_points: int = 96, paced: bool = True, replace: bool = True,
                  equation: str = "acoustic", **config):
+        from diamondlab.widgets.maxwell_lab import OPTIONS as MAXWELL_OPTIONS
+        from diamondlab.widgets.maxwell_lab import TABS as MAXWELL_TABS
+
+        check_options("acoustic", config, OPTIONS, "maxwell", MAXWELL_OPTIONS)  # before any widget
+        panels = check_panels("acoustic", panels, TABS, "maxwell", MAXWELL_TABS)
         self._open(replace)
         config = {"shape": (64, 64, 64), "backend": "auto", **config}
         if "size" not in config or "nt" not in config:

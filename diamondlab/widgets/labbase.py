@@ -23,6 +23,12 @@ closes the labs, of either equation, built before by the same notebook cell
 every lab built before): re-running the cell that builds a lab does not
 keep the old lab, its figures and its fields alive (ipywidgets keeps every
 widget until it is closed).  ``replace=False`` keeps them.
+
+:func:`check_options` refuses, before a lab builds anything, an option its
+equation's lab does not take: one of the other equation's lab (``panels``
+naming a tab it lacks, ``courant`` or ``sponge`` for Maxwell, ``pml`` or
+``scene`` for the acoustic lab) or an unknown name, with a ``ValueError``
+naming the option, the equation and what its lab takes instead.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import weakref
 
 from diamondlab.widgets.live import close_widgets
 
-__all__ = ["LabBase"]
+__all__ = ["LabBase", "check_options", "check_panels", "cited_note"]
 
 
 def _cell_id() -> str | None:
@@ -44,6 +50,67 @@ def _cell_id() -> str | None:
         return (parent or {}).get("metadata", {}).get("cellId")
     except Exception:  # noqa: BLE001 - no kernel, or one that does not say: no cell
         return None
+
+
+def cited_note(url: str, citation: str, paper: str, what: str):
+    """The line that opens a lab's tab: ``paper`` (its ``citation``, linked to ``url``), then ``what`` the tab
+    shows of it (an ``ipywidgets.HTML``)."""
+    import ipywidgets as widgets
+
+    return widgets.HTML(f"<div style='color:#555'>{paper} (<a href='{url}' target='_blank' "
+                        f"style='color:#2471a3'>{citation}</a>), {what}</div>")
+
+
+def check_options(equation: str, given, takes, other: str, other_takes) -> None:
+    """Refuse the first name of ``given`` that the ``equation`` lab does not ``take`` (a ``ValueError``).
+
+    ``other`` is the other equation, ``other_takes`` its lab's options: a name of those is said to be that
+    lab's only; any other is unknown.  Both messages list what the ``equation`` lab takes.
+
+    >>> check_options("maxwell", {"shape": (8, 8, 8)}, ("shape", "pml"), "acoustic", ("shape", "courant"))
+    >>> check_options("maxwell", {"courant": 0.2}, ("pml",), "acoustic", ("courant",))
+    Traceback (most recent call last):
+    ...
+    ValueError: courant is the acoustic lab's option only: Lab(equation='maxwell') takes ('pml',)
+    >>> check_options("acoustic", {"colour": 1}, ("shape",), "maxwell", ("pml",))
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown option colour for Lab(equation='acoustic'), which takes ('shape',)
+    """
+    for name in given:
+        if name in takes:
+            continue
+        options = tuple(sorted(takes))
+        if name in other_takes:
+            raise ValueError(f"{name} is the {other} lab's option only: Lab(equation={equation!r}) takes "
+                             f"{options}")
+        raise ValueError(f"unknown option {name} for Lab(equation={equation!r}), which takes {options}")
+
+
+def check_panels(equation: str, panels, tabs, other: str, other_tabs) -> tuple:
+    """``panels`` as a tuple if every name is one of ``tabs`` (the ``equation`` lab's), else a ``ValueError``
+    naming ``panels``, the equation and its lab's tabs (a tab of the ``other`` lab's only is said to be so).
+
+    >>> check_panels("maxwell", ["Run", "Yee"], ("Run", "Yee"), "acoustic", ("Run", "Snapshot"))
+    ('Run', 'Yee')
+    >>> check_panels("maxwell", ("Snapshot",), ("Run", "Yee"), "acoustic", ("Run", "Snapshot"))
+    Traceback (most recent call last):
+    ...
+    ValueError: panels: 'Snapshot' is the acoustic lab's tab only: Lab(equation='maxwell') has ('Run', 'Yee')
+    """
+    if isinstance(panels, str) or not hasattr(panels, "__iter__"):
+        raise ValueError(f"panels must be a tuple of tab names of Lab(equation={equation!r}), some of "
+                         f"{tuple(tabs)}; got {panels!r}")
+    panels = tuple(panels)
+    for name in panels:
+        if name in tabs:
+            continue
+        if name in other_tabs:
+            raise ValueError(f"panels: {name!r} is the {other} lab's tab only: "
+                             f"Lab(equation={equation!r}) has {tuple(tabs)}")
+        raise ValueError(f"panels must name tabs of Lab(equation={equation!r}), some of {tuple(tabs)}; got "
+                         f"{name!r}")
+    return panels
 
 
 class LabBase:

@@ -33,6 +33,13 @@ from are then the staggered scheme's (``2 Nt`` half-step tiers of the Yee
 order's tile, :mod:`diamondlab.viz.yee`), the locality figure puts the Yee
 numbers next to the acoustic ones of the same tile, and the explorer plays
 the Yee sweep half step by half step in the Yee CUDA engine's order.
+
+:class:`YeePanel` (Maxwell only) draws paper 002's Fig. 2 for the
+configuration: the Yee cell with what a chosen component's update reads
+(:func:`~diamondlab.viz.yee.yee_cell_figure`) and a torre of H and E tiles
+with what a chosen tier reads on the tier below
+(:func:`~diamondlab.viz.yee.yee_tiles_figure`); both redrawn in place by
+:meth:`YeePanel.update` (a new order, DTS or Nt) and by its own menus.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.viz.lrnla import conoid_figure, locality_figure, time_levels_figure
 from diamondlab.viz.stages import SweepPicture
 
-__all__ = ["ShapesPanel", "StageExplorer", "explorer_domain", "shapes_app", "xt_app"]
+__all__ = ["ShapesPanel", "StageExplorer", "YeePanel", "explorer_domain", "shapes_app", "xt_app"]
 
 READS_LABEL = "show the torres it reads from"
 
@@ -297,6 +304,92 @@ class StageExplorer:
                 "inside a band" if engine else "The CUDA engine's sweep runs this NO, DTS stage by stage")
         return (said + " (one launch; each torre waits only for the two it reads from, so several stages run "
                 "at once); the CPU engine runs stage by stage.")
+
+
+class YeePanel:
+    """The Yee cell and a torre of the staggered scheme's tiles for a Maxwell configuration (module contract).
+
+    ``reads`` (a menu: a component, or none) picks whose reads the cell shows; ``tier`` (a slider over the
+    torre's half-step tiers above the first) picks the tier whose reads the torre shows; the "show the torres
+    it reads from" checkbox shows or hides those.  The torre is drawn at most :attr:`MAX_NT` steps tall (the
+    note says so).  A configuration that cannot run leaves the figures and says why.
+
+    >>> from diamondlab.widgets.maxwell_controls import MaxwellConfig
+    >>> panel = YeePanel(MaxwellConfig(order=4, size=1, nt=2))
+    >>> panel.tier.max, panel.cell.layout.title.text.split("<br>")[1][:32]
+    (3, '<sup>order 4 (reach M=2): Hz rea')
+    """
+
+    #: the tallest torre drawn, in Yee steps
+    MAX_NT = 4
+
+    def __init__(self, config, reads: str = "Hz"):
+        from diamondlab.maxwell.scheme import YEE_POSITIONS
+
+        GraphStencil("maxwell", config.order)  # the order checked before anything is drawn
+        self.note = widgets.HTML()
+        self.reads = widgets.Dropdown(options=[*YEE_POSITIONS, "none"], value=reads or "none",
+                                      description="reads of", layout=widgets.Layout(width="200px"))
+        self.tier = widgets.IntSlider(value=1, min=1, max=1, description="tier", continuous_update=False,
+                                      layout=widgets.Layout(width="320px"))
+        self.show_reads = widgets.Checkbox(value=False, description=READS_LABEL, indent=False)
+        self.cell = self.tiles = None
+        self.key = None
+        self.update(config)
+        self.cell = self.cell or FigureWidget()
+        self.tiles = self.tiles or FigureWidget()
+        self.reads.observe(lambda _: self._draw_cell(), names="value")
+        self.tier.observe(lambda _: self._draw_tiles(), names="value")
+        self.show_reads.observe(self._toggle_reads, names="value")
+        self.widget = widgets.VBox([
+            self.note, widgets.HBox([self.reads, self.tier, self.show_reads]),
+            widgets.HBox([self.cell, self.tiles], layout=widgets.Layout(width="100%", flex_flow="row wrap")),
+        ])
+        self.widget.add_class("diamondlab-yee")
+
+    def update(self, config, message: str = "") -> None:
+        """Redraw for ``config`` (skipped when its order, DTS and Nt did not change, or with a ``message``:
+        the configuration cannot run, the note says why)."""
+        if message:
+            self.note.value = f"<i>not redrawn: {message}</i>"
+            return
+        size, full = _tiling(config, "maxwell")
+        key = (int(config.order), size, full)
+        if key != self.key:
+            self.key = key
+            stencil = GraphStencil("maxwell", key[0])
+            nt = min(full, self.MAX_NT)
+            self._drawn = (key[0], size, nt)
+            with self.tier.hold_trait_notifications():
+                self.tier.max = stencil.tiers(nt) - 1
+                self.tier.value = min(self.tier.value, self.tier.max)
+            self._draw_cell()
+            self._draw_tiles()
+            clipped = f" (drawn {nt} steps tall)" if nt < full else ""
+            self._text = (f"<b>Yee order {key[0]}, DTS={size}, Nt={full}</b>{clipped}: left, the cell's six "
+                          "components (E on the edges, H on the faces) and, green, the samples the chosen "
+                          "component's update reads; right, the torre's half-step tiers, H (blue) and E "
+                          "(red) in turn, and the cells of the tier below that the chosen tier reads: green "
+                          "those the torre computed itself, orange those of earlier torres.")
+        self.note.value = self._text
+
+    def _draw_cell(self) -> None:
+        from diamondlab.viz.yee import yee_cell_figure
+
+        self.cell = _replace_figure(self.cell, yee_cell_figure(
+            self._drawn[0], reads=None if self.reads.value == "none" else self.reads.value, width=520))
+
+    def _draw_tiles(self) -> None:
+        from diamondlab.viz.yee import yee_tiles_figure
+
+        order, size, nt = self._drawn
+        self.tiles = _replace_figure(self.tiles, yee_tiles_figure(order, size, nt, tier=int(self.tier.value),
+                                                                  show_reads=self.show_reads.value,
+                                                                  width=640))
+
+    def _toggle_reads(self, change) -> None:
+        if self.tiles is not None and len(self.tiles.data) >= 6:
+            self.tiles.data[5].visible = True if change["new"] else "legendonly"
 
 
 def shapes_app(order: int = 2, size: int = 2, nt: int = 8, shape=(64, 64, 64)) -> widgets.VBox:

@@ -10,7 +10,22 @@ controllers (:class:`~diamondlab.widgets.maxwell_controls.MaxwellControls`:
 the scene's object and medium, the source, the CPML, NO, DTS, Nt, the
 backend), a :class:`~diamondlab.widgets.runner.BackgroundRun` of the
 configured simulation and a :class:`MaxwellView`; ``lab.widget`` (or
-displaying ``lab``) shows them.  A configuration the engine refuses
+displaying ``lab``) shows them as tabs (:data:`TABS`, ``panels`` picks some):
+*Run* (the controllers and the view), and paper 002's geometry drawn from
+the engine's own (:mod:`diamondlab.geometry` through :mod:`diamondlab.viz`,
+for the DTS and Nt the engine's plan runs, :func:`engine_tiling`):
+*Shapes* (the staggered torre from its conoids, locality and asynchrony
+next to the acoustic scheme's: :class:`~diamondlab.widgets.lrnla.ShapesPanel`),
+*Stages* (the Yee sweep, half step by half step:
+:class:`~diamondlab.widgets.lrnla.StageExplorer`), *Yee* (the Yee cell and
+a torre of H and E tiles with what each reads:
+:class:`~diamondlab.widgets.lrnla.YeePanel`) and *Tuning* (the rate per
+DTS and Nt: :class:`~diamondlab.widgets.tuning.TuningPanel`), each opening
+with what it shows of paper 002 (:func:`tab_note`).  The geometry tabs
+follow the controllers (a configuration the engine refuses leaves them and
+says why).  An option the Maxwell lab does not take (:data:`OPTIONS`: the
+acoustic lab's ``courant``, ``sponge``, a ``"Snapshot"`` tab, or an unknown
+name) is refused with a ``ValueError`` naming it before a widget is built.  A configuration the engine refuses
 raises its ``ValueError`` at construction; later, every change is checked
 by the engine's plan and its message shown in the widget (Run and Step
 refuse while it stands).
@@ -55,7 +70,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import ipywidgets as widgets
 import numpy as np
@@ -63,15 +78,64 @@ import plotly.graph_objects as go
 
 from diamondlab.viz.fields import AXES, PLANES, field_slices, slices_figure, traces_figure
 from diamondlab.viz.figurewidget import FigureWidget
-from diamondlab.widgets.labbase import LabBase
+from diamondlab.widgets.labbase import LabBase, check_options, check_panels, cited_note
 from diamondlab.widgets.live import close_widgets, format_rate
+from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer, YeePanel
 from diamondlab.widgets.maxwell_controls import MaxwellConfig, MaxwellControls, build_maxwell
 from diamondlab.widgets.runner import BackgroundRun
+from diamondlab.widgets.tuning import TuningPanel
 
-__all__ = ["VIEWS", "MaxwellLab", "MaxwellView", "colour_scale", "default_steps"]
+__all__ = ["OPTIONS", "PAPER_002", "SECTIONS", "TABS", "VIEWS", "MaxwellLab", "MaxwellView", "colour_scale",
+           "default_steps", "engine_tiling", "tab_note"]
 
 #: What the planes show.
 VIEWS = ("|E|", "Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
+
+#: The Maxwell lab's tabs.
+TABS = ("Run", "Shapes", "Stages", "Yee", "Tuning")
+
+#: The keyword arguments of ``MaxwellLab`` (``Lab(equation="maxwell")``): its own and the fields of
+#: :class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig` (any other is refused before a widget is
+#: built).
+OPTIONS = ("panels", "max_points", "view", "replace", *(f.name for f in fields(MaxwellConfig)))
+
+#: Paper 002: Zakirov, Levchenko, Perepelkina, Zempo, "High performance FDTD algorithm for GPGPU
+#: supercomputers", J. Phys.: Conf. Ser. 759, 012100 (2016).
+PAPER_002 = "https://doi.org/10.1088/1742-6596/759/1/012100"
+
+#: What each tab shows, of paper 002 (and of paper 000, whose construction it carries to the Yee grid).
+SECTIONS = {
+    "Run": "the Yee scheme run by DiamondTorre, live: the fields, probes, spectra and the rate in Yee cell "
+           "updates",
+    "Shapes": "the torre of the staggered scheme (2 Nt half-step tiers leaning the stencil's reach) from two "
+              "conoids, its locality and asynchrony next to the acoustic scheme's (paper 000, section 5)",
+    "Stages": "the Yee sweep half step by half step, in the Yee CUDA engine's order (paper 000, section 6)",
+    "Yee": "Fig. 2: the Yee cell's components in a DiamondTile, and what each half step reads",
+    "Tuning": "Fig. 3: the rate per DTS and Nt (TH) on this machine",
+}
+
+
+def tab_note(view: str) -> widgets.HTML:
+    """The line that opens the Maxwell lab's tab ``view``: what it shows of paper 002, linked.
+
+    >>> "Fig. 2" in tab_note("Yee").value and PAPER_002 in tab_note("Yee").value
+    True
+    """
+    return cited_note(PAPER_002, "Zakirov, Levchenko, Perepelkina, Zempo, <i>J. Phys.: Conf. Ser.</i> 759, "
+                                 "012100, 2016", "Paper 002", SECTIONS[view])
+
+
+def engine_tiling(cfg: MaxwellConfig, plan) -> MaxwellConfig:
+    """``cfg`` with the DTS and Nt that the engine's ``plan`` runs (the geometry tabs draw those).
+
+    >>> from diamondlab.widgets.maxwell_controls import plan_maxwell
+    >>> cfg = MaxwellConfig(shape=(24, 20, 20), pml=4, radius=3, backend="cpu")
+    >>> plan = plan_maxwell(cfg)
+    >>> drawn = engine_tiling(cfg, plan)
+    >>> (cfg.size, cfg.nt), (drawn.size, drawn.nt) == (plan.size, plan.nt)
+    ((0, 0), True)
+    """
+    return replace(cfg, size=int(plan.size), nt=int(plan.nt))
 
 
 def colour_scale(sim) -> tuple[float, str]:
@@ -460,6 +524,8 @@ class MaxwellLab(LabBase):
         What the planes show first (:data:`VIEWS`).
     replace : bool
         Close the labs (of either equation) built before by the same cell.
+    panels : tuple of str
+        Which tabs to build (default all of :data:`TABS`).
     **config
         Initial controller values: the fields of :class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig`.
 
@@ -474,9 +540,14 @@ class MaxwellLab(LabBase):
     >>> lab.close()
     """
 
-    def __init__(self, max_points: int = 64, view: str = "|E|", replace: bool = True, **config):
-        self._open(replace)
+    def __init__(self, max_points: int = 64, view: str = "|E|", replace: bool = True, panels=TABS, **config):
+        from diamondlab.widgets.lab import OPTIONS as ACOUSTIC_OPTIONS
+        from diamondlab.widgets.lab import TABS as ACOUSTIC_TABS
+
+        check_options("maxwell", config, OPTIONS, "acoustic", ACOUSTIC_OPTIONS)  # before any widget
+        panels = check_panels("maxwell", panels, TABS, "acoustic", ACOUSTIC_TABS)
         cfg = MaxwellConfig(**config)
+        self._open(replace)
         self.controls = MaxwellControls(cfg)
         plan = self.controls.validate()
         if isinstance(plan, str):
@@ -491,12 +562,53 @@ class MaxwellLab(LabBase):
             self._auto_steps = default_steps(sim)
             self.controls.steps.value = self._auto_steps
         c = self.controls
+        drawn = engine_tiling(cfg, plan)
+        self.shapes = self.explorer = self.yee = self.tuning = None
+        views = {}
+        if "Run" in panels:
+            views["Run"] = [c.widget, self.live.widget]
+        if "Shapes" in panels:
+            self.shapes = ShapesPanel(drawn, equation="maxwell")
+            views["Shapes"] = [self.shapes.widget]
+        if "Stages" in panels:
+            self.explorer = StageExplorer(drawn, equation="maxwell")
+            views["Stages"] = [self.explorer.widget]
+        if "Yee" in panels:
+            self.yee = YeePanel(drawn)
+            views["Yee"] = [self.yee.widget]
+        if "Tuning" in panels:
+            self.tuning = TuningPanel(c, runner=self.runner, equation="maxwell")
+            views["Tuning"] = [self.tuning.widget]
+        c.on_change(self._changed)  # through the lab: a closed lab's panels are let go
+        self.tabs = widgets.Tab(children=[widgets.VBox([tab_note(v), *ws]) for v, ws in views.items()],
+                                titles=list(views))
         header = widgets.HTML("<h3 style='margin:4px 0'>diamondlab · Maxwell on DiamondTorre</h3>"
                               "<div style='color:#555'>Paper 002: the Yee scheme's E and H half steps as the "
                               "tiers of a DiamondTorre (README, \"Maxwell's equations\")</div>")
-        self.widget = widgets.VBox([header, c.widget, self.live.widget])
+        self.widget = widgets.VBox([header, self.tabs])
         self.widget.add_class("diamondlab-maxwell-lab")
         self._opened()
+
+    def _panels(self) -> tuple:
+        return tuple(p.widget for p in (self.shapes, self.explorer, self.yee, self.tuning) if p is not None)
+
+    def close(self) -> None:
+        """Stop the run, a tuning sweep and the worker thread, close every widget and let the simulation
+        go (idempotent).  A closed lab refuses to run; build a new one."""
+        if self.closed:
+            return
+        if self.tuning is not None:
+            self.tuning.stop_button.click()  # a tuning sweep in the worker stops after its measurement
+        super().close()
+        self.shapes = self.explorer = self.yee = self.tuning = None
+
+    def _changed(self, config, plan) -> None:
+        """The geometry tabs follow the controllers: the plan's tiling, or the plan's message."""
+        message = plan if isinstance(plan, str) else ""
+        drawn = config if message else engine_tiling(config, plan)
+        for panel in (self.shapes, self.explorer, self.yee):
+            if panel is not None:
+                panel.update(drawn, message)
 
     # ------------------------------------------------------------ actions
     def _prepare(self) -> bool:

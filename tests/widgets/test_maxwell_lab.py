@@ -163,3 +163,60 @@ def test_rebuilding_the_lab_does_not_grow_memory(soak):
         return lab
 
     soak(build)
+
+
+def test_the_geometry_tabs_draw_the_engines_tiling_and_follow_the_controllers(lab):
+    """The Shapes, Stages and Yee tabs draw the torre, the sweep and the tiles of the DTS and Nt the engine
+    runs (its plan's, not the controllers' 0 = default), redraw for a new order and keep their figures,
+    saying why, while a setting cannot run."""
+    from diamondlab.geometry import GraphStencil, stage_schedule
+    from diamondlab.geometry.reads import torre_dependencies
+    from diamondlab.maxwell.scheme import YEE_POSITIONS
+    from diamondlab.viz.yee import yee_cell_figure, yee_tiles_figure
+    from diamondlab.widgets.lrnla import explorer_domain
+    from diamondlab.widgets.maxwell_controls import plan_maxwell
+    from diamondlab.widgets.maxwell_lab import TABS
+
+    def drawn(order):
+        plan = plan_maxwell(lab.controls.config())
+        size, nt = plan.size, plan.nt  # the engine's choice on this grid
+        assert lab.controls.config().size == 0 and size > 0 and nt > 0
+        stencil = GraphStencil("maxwell", order)
+        torre = stencil.torre(size, min(nt, lab.shapes.MAX_NT // stencil.tiers_per_step))
+        assert f"2Nt·2R² = {torre.nvertices}" in lab.shapes.conoids.layout.title.text
+        assert [t.name for t in lab.shapes.locality.data][::2] == [f"Maxwell, Yee order {order}",
+                                                                  f"acoustic, NO={order}"]
+        s = lab.explorer.picture.schedule
+        nx, ny = explorer_domain(2 * stencil.reach, size, 2 * nt, lab.sim.shape)
+        assert (s.tile.order, s.tile.size, s.nt, s.nx, s.ny) == (2 * stencil.reach, size, 2 * nt, nx, ny)
+        deps = torre_dependencies(stage_schedule(2 * stencil.reach, size, 2 * nt, nx, ny), "maxwell")
+        assert all(np.array_equal(a, b) for a, b in zip(lab.explorer.picture.reads, deps, strict=True))
+        cones = [t for t in lab.yee.cell.data if type(t).__name__ == "Cone"][:6]
+        assert [(t.name, t.x[0], t.y[0], t.z[0]) for t in cones] == [
+            (f"{c} at {tuple(p)}", *p) for c, p in YEE_POSITIONS.items()]
+        assert lab.yee.cell.layout.title.text == yee_cell_figure(order, reads="Hz").layout.title.text
+        tier = int(lab.yee.tier.value)
+        expected = yee_tiles_figure(order, size, min(nt, lab.yee.MAX_NT), tier=tier)
+        assert lab.yee.tier.max == 2 * min(nt, lab.yee.MAX_NT) - 1
+        for got, want in zip(lab.yee.tiles.data, expected.data, strict=True):  # H, E tiers, reads, ...
+            same = np.array_equal(np.asarray(got.x, float), np.asarray(want.x, float), equal_nan=True)
+            assert got.name == want.name and same
+        assert len(lab.yee.tiles.data[0].x) > 0 and len(lab.yee.tiles.data[3].x) > 0
+
+    assert lab.tabs.titles == TABS
+    s = lab.explorer.picture.schedule
+    assert (lab.sim.size, 2 * lab.sim.nt) == (s.tile.size, s.nt)  # the plan's tiling is the simulation's
+    assert all("Paper 002" in box.children[0].value for box in lab.tabs.children)
+    drawn(2)
+    try:
+        lab.yee.tier.value = 2
+        lab.controls.set(order=4)
+        assert "Yee order 4" in lab.shapes.note.value and "Yee order 4" in lab.yee.note.value
+        drawn(4)
+        shown = (lab.yee.tiles.data[0].x, lab.explorer.picture)
+        lab.controls.set(pml=9)  # cannot run: the tabs keep what they show and say why
+        assert "not redrawn" in lab.shapes.note.value and "PlaneWave box" in lab.yee.note.value
+        assert np.array_equal(lab.yee.tiles.data[0].x, shown[0]) and lab.explorer.picture is shown[1]
+    finally:
+        lab.controls.set(order=2, pml=SMALL["pml"])
+    drawn(2)
