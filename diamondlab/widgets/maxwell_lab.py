@@ -41,7 +41,9 @@ widget and lets the simulation go; building a lab closes the labs of
 either equation built before by the same notebook cell (``replace=False``
 keeps them).
 
-:class:`MaxwellView` listens to the run and, between sweeps (at most a
+:class:`MaxwellView` listens to the run, which records its rate every
+``record_seconds`` of running (the acoustic view's cadence: on a GPU the
+sweeps between queue back to back), and, after a record (at most a
 ``budget`` share of the time), redraws:
 
 - the field on three planes through the scene's centre: a component
@@ -79,7 +81,7 @@ import plotly.graph_objects as go
 from diamondlab.viz.fields import AXES, PLANES, field_slices, slices_figure, traces_figure
 from diamondlab.viz.figurewidget import FigureWidget
 from diamondlab.widgets.labbase import LabBase, check_options, check_panels, cited_note
-from diamondlab.widgets.live import close_widgets, format_rate
+from diamondlab.widgets.live import RECORD_SECONDS, close_widgets, format_rate
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer, YeePanel
 from diamondlab.widgets.maxwell_controls import MaxwellConfig, MaxwellControls, build_maxwell
 from diamondlab.widgets.runner import BackgroundRun
@@ -246,11 +248,19 @@ class MaxwellView:
         Largest share of the run's time spent redrawing.
     min_interval : float
         Shortest time between two redraws while running (seconds).
+    record_seconds : float
+        Seconds of running between two records of the run (its
+        :attr:`~diamondlab.widgets.runner.BackgroundRun.report_every`, as the acoustic view's): on a GPU
+        the sweeps between queue back to back instead of waiting for the device after each one; ``0``: a
+        record after every sweep.
     """
 
     def __init__(self, run, max_points: int = 64, view: str = "|E|", budget: float = 0.05,
-                 min_interval: float = 0.2):
+                 min_interval: float = 0.2, record_seconds: float = RECORD_SECONDS):
         self.max_points, self.budget, self.min_interval = max_points, budget, min_interval
+        self.record_seconds = record_seconds
+        #: seconds spent redrawing (all refreshes so far)
+        self.refresh_seconds = 0.0
         self.view = widgets.Dropdown(options=list(VIEWS), value=view, description="show",
                                      layout=widgets.Layout(width="200px"))
         self.view.observe(lambda _: self._view_changed(), names="value")
@@ -283,6 +293,7 @@ class MaxwellView:
             run.on_sweep(self._on_sweep)
             run.on_state(self._on_state)
             self.run = run
+        run.report_every = self.record_seconds
         sim = run.sim
         self.index = _scene_centre(sim)
         self.scale, self.rule = colour_scale(sim)
@@ -303,6 +314,7 @@ class MaxwellView:
         """Stop listening and close the view's widgets and figures (idempotent)."""
         if self.run is not None:
             self.run.off(self._on_start, self._on_sweep, self._on_state)
+            self.run.report_every = 0.0
             self.run = None
         close_widgets(self.widget, *(f for f in (self.planes, self.traces, self.spectrum) if f is not None))
         self.planes = self.traces = self.spectrum = self.incident = None
@@ -423,6 +435,7 @@ class MaxwellView:
             self.refreshes += 1
             self._last = time.perf_counter()
             self._last_cost = self._last - t0
+            self.refresh_seconds += self._last_cost
 
     def _draw(self, sim, record) -> None:
         planes = self._field_planes(sim)
