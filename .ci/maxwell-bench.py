@@ -2,6 +2,8 @@
 
     python .ci/maxwell-bench.py --backend cpu --shape 128 --orders 2 4 --steps 32 --repeats 5
     python .ci/maxwell-bench.py --backend cuda --shape 512 512 352 --dts 1 2 --nt 8 16
+    python .ci/maxwell-bench.py --backend cuda --grids 512x32x256 512x64x256 --orders 2 --dts 2 --nt 4 \
+        --algorithms diamondtorre
 
 Yee cell updates per second (a cell's six components advanced one step), one JSON line a row. With
 ``--physics``: a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole and a probe.
@@ -60,6 +62,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--shape", type=int, nargs="+", default=[128])
+    ap.add_argument("--grids", nargs="+", default=None, help="several grids, NXxNYxNZ (instead of --shape)")
+    ap.add_argument("--algorithms", nargs="+", choices=("stepwise", "diamondtorre"),
+                    default=["stepwise", "diamondtorre"])
     ap.add_argument("--orders", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--dts", type=int, nargs="+", default=[None])
     ap.add_argument("--nt", type=int, nargs="+", default=[None])
@@ -75,14 +80,22 @@ def main() -> None:
     ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
                     help="CUDA sweep: the tile in registers (physics scenes too), or read through the caches")
     args = ap.parse_args()
-    shape = tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)
+    shapes = ([tuple(int(n) for n in g.split("x")) for g in args.grids] if args.grids else
+              [tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)])
     parts = tuple(args.parts or (PARTS if args.physics else ()))
-    kw = _scene(shape, parts) if parts else {}
     device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
+    for shape in shapes:
+        _bench(args, shape, parts, device)
+
+
+def _bench(args, shape, parts, device) -> None:
+    """One grid's rows: per order, stepwise and each DiamondTorre configuration asked for."""
+    kw = _scene(shape, parts) if parts else {}
     for order in args.orders:
         runs = [("stepwise", None, None, None, None, "registers", "on")] + [
             ("diamondtorre", d, n, c, b, t, calm) for d in args.dts for n in args.nt for c in args.chunk
             for b in args.band for t in args.tile for calm in (args.calm if t == "registers" else ["on"])]
+        runs = [r for r in runs if r[0] in args.algorithms]
         for algorithm, size, nt, chunk, band, tile, calm in runs:
             sim = Simulation(shape, order, equation="maxwell", algorithm=algorithm, backend=args.backend,
                              size=size, nt=nt, **kw)

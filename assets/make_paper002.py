@@ -9,7 +9,8 @@ Run ``python assets/make_paper002.py`` (needs kaleido, the ``dev`` dependency gr
 - ``paper002_fig2_diamondtile.png``: paper 002's DiamondTile at order 4, DTS = 1 (its choice), a torre of
   two steps of H and E tiles (:func:`diamondlab.viz.yee.yee_tiles_figure`);
 - ``paper002_fig3_rate.png``: Fig. 3, the rate against the blocks of a stage and against TH (our Nt), drawn
-  from measured rows only (:func:`fig3_points` says which), each with :func:`predict_yee`'s line.
+  from measured rows only (:func:`fig3_points` says which: Fig. 3's own sweeps of ``.ci/maxwell-fig3-session``
+  when their files are in ``assets/bench``), each with :func:`predict_yee`'s line.
 
 Nothing is measured here: the points are the medians the bench rows hold (G Yee cell updates/s), and the
 number of blocks of a row is the number of torres in a stage of its sweep (:class:`StageSchedule` of the
@@ -36,6 +37,10 @@ CACHE_FILE = "h100-maxwell-onelaunch-256-2026-11-26.jsonl"
 MPI_FILE = "h100x2-maxwell-mpi-2026-11-27.jsonl"
 #: the calculation window (fields in host memory), order 2, DTS 1, Nt 16, a CPML and a dipole
 WINDOW_FILE = "h100x2-maxwell-scale-2026-11-26.jsonl"
+#: Fig. 3's own sweeps (``.ci/maxwell-fig3-session`` on one H100), read when present: ``...-fig3-blocks-...``
+#: (512 x ny x 256, ny 32..512, Nt 4) and ``...-fig3-nt-...`` (Nt 2..32 on 512x512x256), order 2 DTS 2 and
+#: order 4 DTS 1, plain vacuum register-tile sweeps
+SWEEP_FILES = "h100-maxwell-fig3-*-2026-11-27.jsonl"
 
 #: a colour per DTS (the model depends on it most), a marker per order
 COLOURS = {1: "#1f77b4", 2: "#2ca02c", 3: "#ff7f0e", 4: "#9467bd"}
@@ -83,13 +88,24 @@ def fig3_points(bench: Path = BENCH) -> dict[str, list[dict]]:
     """The measured points of Fig. 3, each a bench row: ``"blocks"`` (left panel) and ``"nt"`` (right).
 
     ``"blocks"``: the register-tile DiamondTorre rows of :data:`REGISTER_FILES` (each with its
-    ``blocks``).  ``"nt"``: the rows where one kernel on one grid ran at several Nt: the register sweep as
-    one MPI rank of :data:`MPI_FILE` on 16384x256x256 (plain scene; its 4096x256x256 rows have Nt = 4
-    only) and the cache-read sweep of :data:`CACHE_FILE`, and the calculation window's row of
-    :data:`WINDOW_FILE`.  A point is ``order, size, nt, shape, rate`` (G/s, the
-    row's median), ``source`` (the file) and ``kernel``.
+    ``blocks``), and those of Fig. 3's own sweep over y (:data:`SWEEP_FILES`, kernel ``"sweep"``) when
+    present; its Nt sweep joins ``"nt"``.  ``"nt"``: the rows where one kernel on one grid ran at several
+    Nt: the register sweep as one MPI rank of :data:`MPI_FILE` on 16384x256x256 (plain scene; its
+    4096x256x256 rows have Nt = 4 only) and the cache-read sweep of :data:`CACHE_FILE`, and the calculation
+    window's row of :data:`WINDOW_FILE`.  A point is ``order, size, nt, shape, rate`` (G/s, the row's
+    median), ``source`` (the file) and ``kernel``.
     """
-    blocks = []
+    blocks, nt = [], []
+    for path in sorted(bench.glob(SWEEP_FILES)):  # Fig. 3's own sweeps, when they have been measured
+        for row in read_rows(path.name, bench):
+            if row["algorithm"] != "diamondtorre" or row.get("tile") != "registers" or row["physics"]:
+                continue
+            p = dict(_point(row, "median", path.name), kernel="sweep")
+            if "-fig3-blocks-" in path.name:
+                p["blocks"] = blocks_per_stage(p["order"], p["size"], p["nt"], p["shape"])
+                blocks.append(p)
+            else:
+                nt.append(p)
     for name in REGISTER_FILES:
         for row in read_rows(name, bench):
             if row["algorithm"] == "diamondtorre" and row["tile"] == "registers" and not row["physics"]:
@@ -97,7 +113,6 @@ def fig3_points(bench: Path = BENCH) -> dict[str, list[dict]]:
                 p["kernel"] = "registers"
                 p["blocks"] = blocks_per_stage(p["order"], p["size"], p["nt"], p["shape"])
                 blocks.append(p)
-    nt = []
     for row in read_rows(MPI_FILE, bench):
         if row.get("mode") == "mpi" and row["ranks"] == 1 and row.get("plain") and row["shape"][0] == 16384:
             nt.append(dict(_point(row, "rate_gcells", MPI_FILE), kernel="registers"))
@@ -148,19 +163,24 @@ def fig3_figure(points: dict[str, list[dict]]):
         "rate against blocks (torres a stage), Nt = 4", "rate against TH (Nt)"))
 
     def add(ps, x, col, name, order, size, kernel):
-        symbol = "x" if kernel == "window" else SYMBOLS[order] + ("-open" if kernel == "caches" else "")
+        look = {"caches": "-open", "sweep": "-dot"}.get(kernel, "")
+        symbol = "x" if kernel == "window" else SYMBOLS[order] + look
         colour = "#000" if kernel == "window" else COLOURS[size]
         fig.add_scatter(x=[p[x] for p in ps], y=[p["rate"] for p in ps], mode="lines+markers", name=name,
                         marker=dict(symbol=symbol, size=10, color=colour),
-                        line=dict(color=colour, dash="dot" if kernel == "caches" else "solid"),
+                        line=dict(color=colour, dash="dot" if kernel == "caches" else "solid",
+                                  width=3 if kernel == "sweep" else 2),
                         customdata=[p["source"] for p in ps], row=1, col=col)
 
-    blocks = _series(points["blocks"], "blocks", lambda p: (p["order"], p["size"], p["shape"][2]))
-    for (order, size, nz), ps in blocks.items():
-        add(ps, "blocks", 1, f"NO={order} DTS={size}, registers, nz={nz}", order, size, "registers")
+    blocks = _series(points["blocks"], "blocks",
+                     lambda p: (p["kernel"], p["order"], p["size"], p["shape"][2]))
+    for (kernel, order, size, nz), ps in blocks.items():
+        what = "registers, 512 x ny x 256" if kernel == "sweep" else f"registers, nz={nz}"
+        add(ps, "blocks", 1, f"NO={order} DTS={size}, {what}", order, size, kernel)
     heights = _series(points["nt"], "nt", lambda p: (p["kernel"], p["order"], p["size"], p["shape"]))
     for (kernel, order, size, shape), ps in heights.items():
         what = {"registers": "registers, one MPI rank", "caches": "cache-read sweep",
+                "sweep": "registers, one GPU",
                 "window": "calculation window (host memory), CPML + dipole"}[kernel]
         add(ps, "nt", 2, f"NO={order} DTS={size}, {what}, {_grid(shape)}", order, size, kernel)
     xs = [p["blocks"] for p in points["blocks"]]

@@ -172,8 +172,8 @@ def test_paper002_fig3_draws_the_bench_rows_and_the_model():
         assert any(r.get(key) == p["rate"] and (r["order"], r["size"], r["nt"], tuple(r["shape"])) ==
                    (p["order"], p["size"], p["nt"], p["shape"]) for r in _bench_rows(p["source"])), p
     registers = [r for name in m.REGISTER_FILES for r in _bench_rows(name) if r.get("tile") == "registers"]
-    assert len(points["blocks"]) == len(registers) == 9
-    by_key = {(p["order"], p["size"], p["shape"]): p for p in points["blocks"]}
+    assert len([p for p in points["blocks"] if p["source"] in m.REGISTER_FILES]) == len(registers) == 9
+    by_key = {(p["order"], p["size"], p["shape"]): p for p in points["blocks"] if p["kernel"] == "registers"}
     # order 2, DTS 1: a torre every 2 rows of y; DTS 2 (and order 4, DTS 1): every 4
     assert by_key[2, 1, (256, 256, 256)]["blocks"] == 128 and by_key[2, 1, (768, 512, 256)]["blocks"] == 256
     dts2 = by_key[2, 2, (256, 256, 256)]
@@ -193,3 +193,46 @@ def test_paper002_fig3_draws_the_bench_rows_and_the_model():
     assert len(models) == 1 and models[0].name.startswith("model DTS=2, NO=2 and 4")
     for nt, rate in zip(models[0].x, models[0].y, strict=True):
         assert rate == pytest.approx(predict_yee("diamondtorre", 4, 2, nt, device=H100).rate / 1e9)
+
+
+def test_paper002_fig3_reads_its_own_sweeps_when_present(tmp_path):
+    """Fig. 3's sweeps of ``.ci/maxwell-fig3-session`` (``h100-maxwell-fig3-*-2026-11-27.jsonl``) join the
+    figure when they are in the bench folder (DiamondTorre register-tile vacuum rows only: blocks from the y
+    sweep, TH from the Nt sweep, each a series of its own) and change nothing when they are not.  The rows
+    here are made up in a folder of the test's own, in the session's format; the committed rows are linked."""
+    import json
+
+    m = _module("make_paper002")
+    for f in (ROOT / "assets" / "bench").iterdir():
+        if not f.name.startswith("h100-maxwell-fig3-"):
+            (tmp_path / f.name).symlink_to(f)
+    without = m.fig3_points(tmp_path)
+    assert not [p for p in without["blocks"] + without["nt"] if p["kernel"] == "sweep"]
+
+    def row(shape, order, size, nt, rate, algorithm="diamondtorre", tile="registers", physics=""):
+        return json.dumps(dict(backend="cuda", order=order, algorithm=algorithm, shape=list(shape),
+                               size=size, nt=nt, tile=tile, physics=physics, median=rate, min=rate, max=rate,
+                               model=60.0))
+
+    ys = (32, 64, 128)
+    (tmp_path / "h100-maxwell-fig3-blocks-2026-11-27.jsonl").write_text("\n".join(
+        [row((512, y, 256), 2, 2, 4, 10.0 + y / 10) for y in ys] + [row((512, 32, 256), 4, 1, 4, 9.0),
+         "warning: not a row"]) + "\n")
+    (tmp_path / "h100-maxwell-fig3-nt-2026-11-27.jsonl").write_text("\n".join(
+        [row((512, 512, 256), 2, 2, n, 40.0 + n) for n in (2, 4, 8)]
+        + [row((512, 512, 256), 2, 2, 4, 20.0, algorithm="stepwise", tile=None),
+           row((512, 512, 256), 2, 2, 4, 30.0, physics="drude")]) + "\n")
+    points = m.fig3_points(tmp_path)
+    sweep = [p for p in points["blocks"] if p["kernel"] == "sweep"]
+    assert sorted((p["order"], p["shape"][1], p["rate"]) for p in sweep) == [(2, 32, 13.2), (2, 64, 16.4),
+                                                                              (2, 128, 22.8), (4, 32, 9.0)]
+    assert all(p["blocks"] == m.blocks_per_stage(p["order"], p["size"], 4, p["shape"]) for p in sweep)
+    assert [p["blocks"] for p in sorted(sweep, key=lambda p: p["shape"][1]) if p["order"] == 2] == [9, 17, 33]
+    tall = sorted((p["nt"], p["rate"]) for p in points["nt"] if p["kernel"] == "sweep")
+    assert tall == [(2, 42.0), (4, 44.0), (8, 48.0)]  # no stepwise, no physics row
+    assert [p for p in points["blocks"] if p["kernel"] != "sweep"] == without["blocks"]
+    fig = m.fig3_figure(points)
+    names = [t.name for t in fig.data]
+    assert "NO=2 DTS=2, registers, 512 x ny x 256" in names and "NO=2 DTS=2, registers, nz=256" in names
+    (line,) = [t for t in fig.data if t.name == "NO=2 DTS=2, registers, one GPU, 512x512x256"]
+    assert list(line.x) == [2, 4, 8] and list(line.y) == [42.0, 44.0, 48.0]
