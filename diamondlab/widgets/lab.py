@@ -272,21 +272,13 @@ class Lab(LabBase):
         self._config = cfg
         return True
 
-    def _panels(self) -> tuple:
-        return tuple(p.widget for p in (self.shapes, self.explorer, self.tuning, self.snapshot)
-                     if p is not None)
+    PANELS = ("shapes", "explorer", "tuning", "snapshot")
 
     def close(self) -> None:
         """Stop the run, a tuning sweep and the worker thread, close every widget and let the simulation
         go (idempotent).  A closed lab refuses to run; build a new one."""
-        if self.closed:
-            return
-        if self.tuning is not None:
-            self.tuning.stop_button.click()  # a tuning sweep in the worker stops after its measurement
         super().close()
-        # what a closed lab still holds is small: the figures' data and the fields go with the panels
-        self.shapes = self.explorer = self.tuning = self.snapshot = None
-        self.measured.clear()
+        self.measured.clear()  # the figures' data and the fields went with the panels
 
     def _changed(self, config, message: str) -> None:
         for panel in (self.shapes, self.explorer):

@@ -180,22 +180,33 @@ class LabBase:
         """Wait until the run in progress ends; True if it has."""
         return self.runner.wait(timeout)
 
+    #: The attributes that hold the lab's other panels (each with a ``widget``; None where not built): closed
+    #: and let go with the lab, a tuning sweep (``tuning``) stopped first.
+    PANELS: tuple = ()
+
     def _panels(self) -> tuple:
         """The widgets of the lab's other panels (closed with it)."""
-        return ()
+        return tuple(panel.widget for panel in (getattr(self, name, None) for name in self.PANELS)
+                     if panel is not None)
 
     def close(self) -> None:
-        """Stop the run and the worker thread, close every widget and let the simulation go (idempotent).
+        """Stop the run, a tuning sweep and the worker thread, close every widget and let the simulation go
+        (idempotent).
 
         A closed lab refuses to run; build a new one.
         """
         if self.closed:
             return
+        tuning = getattr(self, "tuning", None)
+        if tuning is not None:
+            tuning.stop_button.click()  # a tuning sweep in the worker stops after its measurement
         self.closed = True
         LabBase._live.discard(self)
         self.runner.close()
         self.live.close()
         close_widgets(self.widget, self.controls.widget, *self._panels())
+        for name in self.PANELS:  # what a closed lab still holds is small: the figures go with the panels
+            setattr(self, name, None)
 
     def _on_state(self, state: str, message: str) -> None:
         """The run's state in the status line; the structural controllers locked while it runs."""

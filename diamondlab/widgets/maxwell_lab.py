@@ -602,18 +602,7 @@ class MaxwellLab(LabBase):
         self.widget.add_class("diamondlab-maxwell-lab")
         self._opened()
 
-    def _panels(self) -> tuple:
-        return tuple(p.widget for p in (self.shapes, self.explorer, self.yee, self.tuning) if p is not None)
-
-    def close(self) -> None:
-        """Stop the run, a tuning sweep and the worker thread, close every widget and let the simulation
-        go (idempotent).  A closed lab refuses to run; build a new one."""
-        if self.closed:
-            return
-        if self.tuning is not None:
-            self.tuning.stop_button.click()  # a tuning sweep in the worker stops after its measurement
-        super().close()
-        self.shapes = self.explorer = self.yee = self.tuning = None
+    PANELS = ("shapes", "explorer", "yee", "tuning")
 
     def _changed(self, config, plan) -> None:
         """The geometry tabs follow the controllers: the plan's tiling, or the plan's message."""
