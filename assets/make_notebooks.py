@@ -829,7 +829,12 @@ scale (its rule in the title) and the outlines of the object, the CPML and
 the total-field box; below, the probes' traces and, for a plane wave, R and T
 through the flux planes (with a slab's Fresnel curves).  A setting the engine
 refuses shows the engine's message.  The buttons work from Python too:
-`lab.run()`, `lab.pause()`, `lab.step()`, `lab.reset()`.
+`lab.run()`, `lab.pause()`, `lab.step()`, `lab.reset()`.  The other tabs draw
+the staggered geometry for the DTS and Nt the engine runs and follow the
+controllers: *Shapes* (the torre from its conoids, locality and asynchrony
+next to the acoustic scheme's), *Stages* (the sweep half step by half step),
+*Yee* (section 1's cell and tiles, with menus for the component and the tier)
+and *Tuning*.
 """),
         "from diamondlab.widgets import Lab\n\n"
         "lab = Lab(equation='maxwell', shape=(32, 24, 24) if SMALL else (64, 48, 48),\n"
