@@ -50,14 +50,13 @@ lead back to the lab.  ``Lab(replace=False)`` keeps the others.
 
 from __future__ import annotations
 
-from dataclasses import fields as _fields
 from dataclasses import replace as _replace
 
 import ipywidgets as widgets
 
 from diamondlab.engine.equations import EQUATIONS
 from diamondlab.widgets.controls import Controls, RunConfig, build_simulation, default_tiling, plan_config
-from diamondlab.widgets.labbase import LabBase, check_options, check_panels, cited_note
+from diamondlab.widgets.labbase import LAB_TABS, LabBase, check_lab_options, cited_note, lab_options
 from diamondlab.widgets.live import LiveView
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer
 from diamondlab.widgets.runner import BackgroundRun
@@ -66,11 +65,11 @@ from diamondlab.widgets.tuning import TuningPanel
 
 __all__ = ["OPTIONS", "PAPER_000", "PAPER_SECTIONS", "TABS", "Lab", "paper_note"]
 
-TABS = ("Run", "Shapes", "Stages", "Tuning", "Snapshot")
+TABS = LAB_TABS["acoustic"]
 
 #: The keyword arguments of ``Lab(equation="acoustic")``: its own and the fields of
 #: :class:`~diamondlab.widgets.controls.RunConfig` (any other is refused before a widget is built).
-OPTIONS = ("panels", "max_points", "paced", "replace", "equation", *(f.name for f in _fields(RunConfig)))
+OPTIONS = lab_options("acoustic")
 
 #: Paper 000: Levchenko, Perepelkina, Zakirov, "DiamondTorre Algorithm for High-Performance Wave Modeling",
 #: Computation 4(3):29, 2016 (open access).
@@ -167,11 +166,7 @@ class Lab(LabBase):
 
     def __init__(self, panels=TABS, max_points: int = 96, paced: bool = True, replace: bool = True,
                  equation: str = "acoustic", **config):
-        from diamondlab.widgets.maxwell_lab import OPTIONS as MAXWELL_OPTIONS
-        from diamondlab.widgets.maxwell_lab import TABS as MAXWELL_TABS
-
-        check_options("acoustic", config, OPTIONS, "maxwell", MAXWELL_OPTIONS)  # before any widget
-        panels = check_panels("acoustic", panels, TABS, "maxwell", MAXWELL_TABS)
+        panels = check_lab_options("acoustic", panels, config)  # before any widget
         self._open(replace)
         config = {"shape": (64, 64, 64), "backend": "auto", **config}
         if "size" not in config or "nt" not in config:

@@ -37,7 +37,8 @@ import weakref
 
 from diamondlab.widgets.live import close_widgets
 
-__all__ = ["LabBase", "check_options", "check_panels", "cited_note"]
+__all__ = ["LAB_TABS", "LabBase", "check_lab_options", "check_options", "check_panels", "cited_note",
+           "lab_options"]
 
 
 def _cell_id() -> str | None:
@@ -50,6 +51,41 @@ def _cell_id() -> str | None:
         return (parent or {}).get("metadata", {}).get("cellId")
     except Exception:  # noqa: BLE001 - no kernel, or one that does not say: no cell
         return None
+
+
+#: Each equation's lab's tabs.
+LAB_TABS = {"acoustic": ("Run", "Shapes", "Stages", "Tuning", "Snapshot"),
+            "maxwell": ("Run", "Shapes", "Stages", "Yee", "Tuning")}
+
+
+def lab_options(equation: str) -> tuple:
+    """The keyword arguments of ``Lab(equation=equation)``: the lab's own and the fields of its configuration
+    (:class:`~diamondlab.widgets.controls.RunConfig`,
+    :class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig`).
+
+    >>> acoustic, maxwell = lab_options("acoustic"), lab_options("maxwell")
+    >>> "courant" in acoustic, "courant" in maxwell, "pml" in maxwell
+    (True, False, True)
+    """
+    from dataclasses import fields
+
+    if equation == "maxwell":
+        from diamondlab.widgets.maxwell_controls import MaxwellConfig as config
+
+        own = ("panels", "max_points", "view", "replace")
+    else:
+        from diamondlab.widgets.controls import RunConfig as config
+
+        own = ("panels", "max_points", "paced", "replace", "equation")
+    return own + tuple(f.name for f in fields(config))
+
+
+def check_lab_options(equation: str, panels, config) -> tuple:
+    """Refuse what ``Lab(equation=equation)`` does not take (:func:`check_options` on ``config``,
+    :func:`check_panels` on ``panels``) before anything is built; return ``panels`` as a tuple."""
+    other = "acoustic" if equation == "maxwell" else "maxwell"
+    check_options(equation, config, lab_options(equation), other, lab_options(other))
+    return check_panels(equation, panels, LAB_TABS[equation], other, LAB_TABS[other])
 
 
 def cited_note(url: str, citation: str, paper: str, what: str):

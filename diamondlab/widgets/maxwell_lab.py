@@ -72,7 +72,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import ipywidgets as widgets
 import numpy as np
@@ -80,7 +80,7 @@ import plotly.graph_objects as go
 
 from diamondlab.viz.fields import AXES, PLANES, field_slices, slices_figure, traces_figure
 from diamondlab.viz.figurewidget import FigureWidget
-from diamondlab.widgets.labbase import LabBase, check_options, check_panels, cited_note
+from diamondlab.widgets.labbase import LAB_TABS, LabBase, check_lab_options, cited_note, lab_options
 from diamondlab.widgets.live import RECORD_SECONDS, close_widgets, format_rate
 from diamondlab.widgets.lrnla import ShapesPanel, StageExplorer, YeePanel
 from diamondlab.widgets.maxwell_controls import MaxwellConfig, MaxwellControls, build_maxwell
@@ -94,12 +94,12 @@ __all__ = ["OPTIONS", "PAPER_002", "SECTIONS", "TABS", "VIEWS", "MaxwellLab", "M
 VIEWS = ("|E|", "Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
 
 #: The Maxwell lab's tabs.
-TABS = ("Run", "Shapes", "Stages", "Yee", "Tuning")
+TABS = LAB_TABS["maxwell"]
 
 #: The keyword arguments of ``MaxwellLab`` (``Lab(equation="maxwell")``): its own and the fields of
 #: :class:`~diamondlab.widgets.maxwell_controls.MaxwellConfig` (any other is refused before a widget is
 #: built).
-OPTIONS = ("panels", "max_points", "view", "replace", *(f.name for f in fields(MaxwellConfig)))
+OPTIONS = lab_options("maxwell")
 
 #: Paper 002: Zakirov, Levchenko, Perepelkina, Zempo, "High performance FDTD algorithm for GPGPU
 #: supercomputers", J. Phys.: Conf. Ser. 759, 012100 (2016).
@@ -554,11 +554,7 @@ class MaxwellLab(LabBase):
     """
 
     def __init__(self, max_points: int = 64, view: str = "|E|", replace: bool = True, panels=TABS, **config):
-        from diamondlab.widgets.lab import OPTIONS as ACOUSTIC_OPTIONS
-        from diamondlab.widgets.lab import TABS as ACOUSTIC_TABS
-
-        check_options("maxwell", config, OPTIONS, "acoustic", ACOUSTIC_OPTIONS)  # before any widget
-        panels = check_panels("maxwell", panels, TABS, "acoustic", ACOUSTIC_TABS)
+        panels = check_lab_options("maxwell", panels, config)  # before any widget
         cfg = MaxwellConfig(**config)
         self._open(replace)
         self.controls = MaxwellControls(cfg)
