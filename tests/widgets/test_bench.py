@@ -35,9 +35,10 @@ def test_the_maxwell_view_is_measured_by_the_same_rule_with_the_readout_next_to_
     assert len(row["trials"]) == 2 and row["steps_per_trial"] == 6 and row["refreshes"] >= 1
     assert row["plain_gcells"] > 0 and row["watched_gcells"] > 0 and row["record_seconds"] > 0
     assert row["readout_gcells"] > 0 and row["engine_gcells"] > 0
-    assert row["readout_to_engine"] == pytest.approx(1.0, rel=0.2)  # the lab's average is the engine's time
+    # the lab's average is the engine's kernel time (less the first record, which it leaves out)
+    assert row["readout_to_engine"] == pytest.approx(1.0, rel=0.5)
     assert "maxwell (plain) cpu (16, 16, 8) NO=2 DTS=1 Nt=2" in printed and "G Yee cell updates/s" in printed
-    assert f"against the engine's {row['engine_gcells']:.3f} for the same run" in printed
+    assert f"against the engine's {row['engine_gcells']:.3f} for the same runs" in printed
     lab = measure(shape=(40, 32, 32), order=2, sweeps=2, trials=1, size=1, nt=2, equation="maxwell",
                   scene="lab")  # the Maxwell lab's default scene: a Drude sphere, a plane wave, a CPML
     assert lab["scene"] == "lab" and lab["plain_gcells"] > 0 and lab["refreshes"] >= 1
