@@ -12,6 +12,7 @@ Yee cell updates per second (a cell's six components advanced one step), one JSO
 import argparse
 import json
 import statistics
+import sys
 import time
 
 from diamondlab import Simulation
@@ -85,7 +86,12 @@ def main() -> None:
     parts = tuple(args.parts or (PARTS if args.physics else ()))
     device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
     for shape in shapes:
-        _bench(args, shape, parts, device)
+        try:
+            _bench(args, shape, parts, device)
+        except Exception as err:  # noqa: BLE001 - one grid that cannot run: say so, measure the others
+            if len(shapes) == 1:
+                raise
+            print(f"{shape}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
 
 
 def _bench(args, shape, parts, device) -> None:
