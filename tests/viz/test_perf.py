@@ -155,4 +155,5 @@ def test_two_ceilings_at_one_point_take_different_places():
     at = {t.name: (t.x[-1], t.y[-1], t.textposition, tuple(t.y)) for t in fig.data if t.text is not None}
     layer, row = at["stepwise (whole layer)"], at["row of DiamondTorres"]
     assert abs(layer[0] / row[0] - 1) < 0.02 and abs(layer[1] / row[1] - 1) < 0.02  # one point
-    assert (layer[2], layer[3]) != (row[2], row[3])  # another place, or a point lower on its line
+    # another place at the top, or one of them lower on its dotted line (a third point carries it)
+    assert layer[2] != row[2] or len(layer[3]) != len(row[3])
