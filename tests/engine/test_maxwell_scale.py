@@ -73,3 +73,69 @@ def test_maxwell_window_and_rows_on_the_cuda_backend_under_the_simulator():
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(": ok") == 2, out.stdout
+
+
+def test_a_plain_maxwell_scene_streams_through_the_window_on_the_gpu_under_the_simulator():
+    """Media alone (a PEC box; a Drude sphere, whose current streams with the fields) at orders 2 and 4:
+    the sweeps streamed through a ring of x rows (rows outside it NaN to the kernels; the state in files in
+    one case) equal the in-memory GPU run bit for bit over two ``run`` calls
+    (tests/engine/yee_cuda_scale_sim_cases.py ``streamed``)."""
+    pytest.importorskip("numba.cuda")
+    script = Path(__file__).with_name("yee_cuda_scale_sim_cases.py")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, str(script), "streamed"], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count(": ok") == 2, out.stdout
+    assert "48 B a cell" in out.stdout and "72 B a cell" in out.stdout, out.stdout  # E, H (and J) each way
+
+
+def _fake_gpu(monkeypatch, free: int = 2**40) -> None:
+    import diamondlab.engine.backends.yee_cuda as yee_cuda
+
+    monkeypatch.setattr(yee_cuda.YeeCUDABackend, "available", staticmethod(lambda: True))
+    monkeypatch.setattr(yee_cuda, "device_memory", lambda: (free, 2**41))
+
+
+def test_the_plan_streams_plain_maxwell_scenes_and_sends_the_others_window_by_window(monkeypatch):
+    """Which scenes stream is decided once, where the plan knows the physics: media alone (Drude media
+    too) stream on the GPU; a CPML, a dipole, a probe or a monitor go window by window, as stepwise does."""
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+    from diamondlab.engine.scale.window import streamed_backend
+    from diamondlab.engine.scale.yee_window import StreamedYeeCUDABackend
+    from diamondlab.maxwell import DFTPlane, Dipole, Drude, Probe, Ricker, Sphere
+
+    _fake_gpu(monkeypatch)
+    assert streamed_backend(YeeCUDABackend) is StreamedYeeCUDABackend
+    shape, kw = (80, 16, 8), {"backend": "cuda", "size": 1, "nt": 2, "window": 40}
+    drude = [Sphere((40, 8, 4), 3, Drude(1.0, 1.0, 0.1))]
+    assert MaxwellPlan.build(shape, 2, **kw).streamed is StreamedYeeCUDABackend
+    assert MaxwellPlan.build(shape, 4, materials=drude, algorithm="diamondtorre", **kw).streamed is not None
+    others = [{"pml": 2}, {"sources": [Dipole((40, 8, 4), "Ez", Ricker(0.1))]},
+              {"probes": [Probe((9, 8, 4))]}, {"monitors": [DFTPlane("z", 4, [0.1])]}]
+    for physics in others:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a dipole that adds nothing visible: not the point
+            assert MaxwellPlan.build(shape, 2, algorithm="diamondtorre", **physics, **kw).streamed is None
+    assert MaxwellPlan.build(shape, 2, algorithm="stepwise", **kw).streamed is None  # no sweep to stream
+
+
+def test_a_streamed_maxwell_window_checks_its_plan_and_the_gpu_memory(monkeypatch):
+    """The stream plan must fit the window (named in steps of two half steps); the rings and the whole grid's
+    material index must fit the GPU's free memory, before anything is allocated."""
+    from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES
+
+    _fake_gpu(monkeypatch)
+    shape = (80, 16, 8)
+    with pytest.raises(ValueError, match=r"window=20 x rows cannot stream this sweep \(NO=4, DTS=1, Nt=2\): "
+                                         r"use window >= 29"):
+        MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=20)
+    plan = MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=29)
+    assert plan.streamed is not None
+    rings = 3 * 3 * 4 * (29 + 2 * 2 * 2) * 20 * 12  # E, H, J: 3 components of (window + 2 pad) padded rows
+    need = rings + 3 * 80 * 16 * 8 + MEMORY_MARGIN_BYTES  # and the material index, a byte a component
+    _fake_gpu(monkeypatch, need - 1)
+    with pytest.raises(ValueError, match="the window's rings and the whole grid's material index need"):
+        MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=29)
+    _fake_gpu(monkeypatch, need)
+    MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=29)

@@ -9,6 +9,7 @@ they lie on the device) land where they came from.  Prints one line per case; ex
 
 from __future__ import annotations
 
+import os
 import sys
 
 SHAPE = (14, 9, 8)
@@ -98,10 +99,59 @@ def run_case(order, nt, window, steps, wave) -> str:
     return f"order {order} Nt {nt} window {window}{' plane wave' if wave else ''}: ok"
 
 
+#: (order, Nt, window, shape, Drude sphere, state in files): media alone (a PEC box, a Drude sphere whose
+#: current streams with the fields), streamed through a ring of ``window`` x rows on the (simulated) GPU
+STREAMED_CASES = [(2, 2, 14, (16, 4, 2), False, True), (4, 1, 21, (22, 4, 2), True, False)]
+
+
+def run_streamed_case(order, nt, window, shape, drude, in_files) -> str:
+    """A plain scene's sweeps streamed through a ring (rows outside it NaN to the kernels) equal the
+    in-memory GPU run bit for bit, over two ``run`` calls (sweeps of two heights)."""
+    import tempfile
+
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.maxwell import PEC, Box, Drude, Sphere
+
+    materials = [Box((5, 1, 1), (7, 2, 2), PEC)]
+    if drude:
+        materials.append(Sphere((shape[0] - 8, 2, 1), 1.5, Drude(1.0, 1.0, 0.1)))
+    rng = np.random.default_rng(order)
+    start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
+    folder = tempfile.mkdtemp() if in_files else None
+    runs = []
+    for w in (window, None):
+        sim = Simulation(shape, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w,
+                         algorithm="diamondtorre",
+                         window_dir=folder if w else None, materials=materials)
+        sim.reset(start)
+        sim.run(nt)
+        sim.run(1)  # a run that goes on, with a sweep of another height
+        runs.append((sim.backend, sim.backend.state()))
+    (streamed, got), (_, want) = runs
+    name = type(streamed).__name__
+    groups = streamed.traffic()["groups"]
+    moves = sum(g.move is not None for g in streamed._plans[nt])
+    if name != "StreamedYeeCUDABackend" or groups < 2 or not moves:
+        raise SystemExit(f"order {order}: {name} in {groups} groups, {moves} moves: not a streamed sweep")
+    if len(got) != 5 + drude or not all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)):
+        raise SystemExit(f"order {order}: the streamed window run differs from the in-memory run")
+    ran = np.isfinite(got[0]).all() and np.abs(got[0]).max() > 0
+    if not (ran and (not drude or np.abs(got[2]).max() > 0)):
+        raise SystemExit(f"order {order}: nothing ran")
+    if in_files and os.listdir(folder):
+        raise SystemExit(f"order {order}: files left in the window's folder")
+    what = f"{groups} groups, {streamed.traffic()['bytes_per_cell_sweep']:.0f} B a cell"
+    return (f"streamed order {order} Nt {nt} window {window}{' Drude' if drude else ''}"
+            f"{' in files' if in_files else ''} ({what}): ok")
+
+
 if __name__ == "__main__":
     import warnings
 
     warnings.simplefilter("ignore")
-    for case in CASES:
-        print(run_case(*case), flush=True)
+    streamed = sys.argv[1:] == ["streamed"]
+    for case in STREAMED_CASES if streamed else CASES:
+        print((run_streamed_case if streamed else run_case)(*case), flush=True)
     sys.exit(0)

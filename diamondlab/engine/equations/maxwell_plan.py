@@ -393,7 +393,9 @@ class MaxwellPlan(PlanCore):
             elif problem:
                 raise ValueError(f"{problem}; or algorithm='stepwise'")
         plan = cls(shape, params, algorithm, name, size, nt, MappingProxyType({}), physics, reason, **scale)
-        if scale["window"] is not None:
+        if plan.streamed is not None:  # streamed through a ring on the device
+            plan.streamed.check_window(params, shape, size, nt, scale["window"], {})
+        elif scale["window"] is not None:  # window by window
             check_window(bclass, params, shape, nt, scale["window"])
         if ranks > 1:
             plan.check_slabs()

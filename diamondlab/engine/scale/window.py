@@ -63,11 +63,16 @@ __all__ = [
 #: loaded when asked for).  A backend not here runs a window by :class:`WindowBackend`.
 STREAMED_BACKENDS = {
     "diamondlab.engine.backends.cuda:CUDABackend": "diamondlab.engine.scale.cuda_window:StreamedCUDABackend",
+    "diamondlab.engine.backends.yee_cuda:YeeCUDABackend":
+        "diamondlab.engine.scale.yee_window:StreamedYeeCUDABackend",
 }
 
 
-def streamed_backend(backend_class: type) -> type | None:
-    """The backend that streams ``backend_class``'s DiamondTorre sweeps through a window (or None).
+def streamed_backend(backend_class: type, physics=None) -> type | None:
+    """The backend that streams ``backend_class``'s DiamondTorre sweeps through a window (or None), for a
+    run of ``physics`` where given (None: where it streams at all; the streamed class says which scenes it
+    streams, :meth:`~diamondlab.engine.scale.cuda_window.RingStream.streams`: the others go window by
+    window).
 
     A subclass streams as its base does (the first of its classes in :data:`STREAMED_BACKENDS`).
 
@@ -79,7 +84,8 @@ def streamed_backend(backend_class: type) -> type | None:
         target = STREAMED_BACKENDS.get(f"{klass.__module__}:{klass.__qualname__}")
         if target is not None:
             module, name = target.split(":")
-            return getattr(importlib.import_module(module), name)
+            streamed = getattr(importlib.import_module(module), name)
+            return streamed if physics is None or streamed.streams(physics) else None
     return None
 
 

@@ -1,0 +1,180 @@
+"""Maxwell through the calculation window on the GPU: Yee sweeps streamed through a ring of x rows.
+
+Contract
+--------
+:class:`StreamedYeeCUDABackend` is the CUDA Yee backend of a grid longer in
+x than the device holds, streamed by the equation-free ring of
+:class:`~diamondlab.engine.scale.cuda_window.RingStream` (loads, moves,
+stores, events, bounce buffers for ``window_dir``, views): ``E`` and ``H``
+(and a Drude medium's current ``J``, laid out as ``E``) live whole in pinned
+host memory, padded as the kernels address them (``(3, nx + 2M, ny + 2M,
+nz + 2M)``, ``M = order / 2``); the device holds a ring of ``window`` x rows
+(and margins) of each, component after component, and the kernels are the
+in-memory ones, unchanged (:meth:`~diamondlab.engine.backends.yee_cuda.YeeCUDABackend._launch_sweep`):
+a view of a ring that starts ``base - pad + M`` rows before it and is three
+ring components long puts component ``c`` of grid row ``x`` at ring row
+``x - base + pad`` (the kernels' component stride is ``E.size // 3``).
+
+The material index stays whole on the device: 3 bytes a cell (one medium a
+component), an eighth of the 24 bytes a cell of ``E`` and ``H`` that the
+host holds, and the kernels address it by the whole grid's ``nx`` (streaming
+it would add 3 bytes a cell a sweep to the bus and a stride argument to
+both sweeps).  So a window run holds on the GPU the rings (24 bytes a cell
+of the window, 36 with ``J``) plus 3 bytes a cell of the whole grid, and
+moves 24 bytes a cell in and 24 out a sweep (36 each way with ``J``).
+
+Which scenes stream (:meth:`StreamedYeeCUDABackend.streams`): media alone
+(dielectrics, PEC, a material index) and Drude media (their current streams
+with the fields).  A CPML, sources, probes, monitors or periodic faces go
+window by window (:class:`~diamondlab.engine.scale.window.WindowBackend`):
+the plan decides it where it knows the physics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from diamondlab.engine.backends import Backend
+from diamondlab.engine.backends.yee_cpu import YeeCPUBackend
+from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+from diamondlab.engine.scale.cuda_window import RingArray, RingStream
+from diamondlab.engine.scale.window import StreamGroup, host_arrays
+
+__all__ = ["StreamedYeeCUDABackend"]
+
+
+class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
+    """Yee sweeps of a grid held in pinned host memory, streamed through ``window`` device rows (see the
+    module contract); built by the plan for a CUDA Maxwell run with a window whose scene streams."""
+
+    #: always the register-tile sweep, a Drude scene's too: it reads no cell outside the domain (its boundary
+    #: torres test every load), where the sweep that reads through the caches reads the zero x halo, rows
+    #: that no ring holds (both sweeps equal stepwise bit for bit, so the run equals the in-memory one)
+    tile_in_registers = True
+    registers_for_physics = True
+
+    @classmethod
+    def streams(cls, physics) -> bool:
+        """Media alone, Drude media included: no CPML, source, probe, monitor or periodic face."""
+        return cls.plain_scene(any(physics.pml_widths), bool(physics.has_points or physics.monitors), False,
+                               physics.periodic)
+
+    @classmethod
+    def check_window(cls, params, shape, size: int, nt: int, window: int, options: dict) -> None:
+        """The stream plan fits ``window`` rows, and the rings (``E``, ``H``, ``J``: the worst) and the whole
+        grid's material index fit the device's free memory."""
+        super().check_window(params, shape, size, nt, window, options)
+        m = params.order // 2
+        row = (shape[1] + 2 * m) * (shape[2] + 2 * m)
+        rings = 3 * 3 * 4 * (window + 2 * m * (size + 1)) * row
+        cls.check_state_bytes(shape, rings + 3 * int(np.prod(shape, dtype=np.int64)),
+                              "the window's rings and the whole grid's material index")
+
+    def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
+        super()._build(params, shape, size, nt, options)
+        self.name = f"cuda, window of {self.window} x rows"
+
+    def _allocate_fields(self) -> tuple:
+        """``E`` and ``H`` padded and whole on the host (pinned, or in files), a ring of each on the GPU."""
+        self._host_arrays = {}
+        e, h = (self._host_array() for _ in range(2))
+        row = self._padded[2] * self._padded[3]
+        self._ring_e, self._ring_h = self._new_ring(3, row), self._new_ring(3, row)
+        self._args: dict[int, tuple] = {}
+        self._start_stream()  # before set_physics, whose reset synchronizes
+        return e, h
+
+    def _host_array(self) -> np.ndarray:
+        """One padded ``(3, X, Y, Z)`` array of the whole grid on the host, zero: pinned, or a file."""
+        if self._window_dir is not None:
+            return host_arrays([self._padded], self._window_dir)[0]
+        try:
+            a = self._cuda.pinned_array(self._padded, dtype=np.float32)
+        except Exception as err:  # the driver's out-of-memory error, or MemoryError
+            need = 4 * int(np.prod(self._padded, dtype=np.int64))
+            raise MemoryError(f"the calculation window keeps E and H (and J) in pinned host memory: each "
+                              f"needs {need / 2**30:.2f} GiB ({err})") from err
+        a[...] = 0.0
+        return a
+
+    def _device_current(self):
+        """A Drude medium's current: whole on the host, a ring on the GPU (else the kernels' placeholder)."""
+        if not self._drude:
+            return super()._device_current()
+        self._views.clear()  # views of a J ring about to be replaced
+        self._j = self._host_array()
+        return self._new_ring(3, self._padded[2] * self._padded[3])
+
+    def _rings(self) -> tuple[RingArray, ...]:
+        """``E``, ``H`` and a Drude current, as the kernels take them."""
+        _, px, py, pz = self._padded
+        arrays = [(self._ring_e, self._e), (self._ring_h, self._h)] + [(self._d_j, self._j)] * self._drude
+        return tuple(RingArray(ring, host.reshape(3, px, py * pz), self.halo) for ring, host in arrays)
+
+    # ------------------------------------------------------------------ the state (on the host)
+    def field_views(self):
+        self.synchronize()
+        return YeeCPUBackend.field_views(self)
+
+    def state_views(self):
+        self.synchronize()
+        return YeeCPUBackend.state_views(self)
+
+    def state(self) -> tuple:
+        return tuple(np.array(a) for a in self.state_views())  # plain arrays, also of state in files
+
+    def fields(self) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(np.array(a) for a in self.field_views())
+
+    def set_state(self, arrays) -> None:
+        self.synchronize()
+        YeeCPUBackend.set_state(self, arrays)
+
+    def set_fields(self, e, h) -> None:
+        self.synchronize()
+        YeeCPUBackend.set_fields(self, e, h)
+
+    def reset(self) -> None:
+        self.synchronize()
+        YeeCPUBackend.reset(self)
+
+    def component_view(self, name: str) -> np.ndarray:
+        self.synchronize()
+        return YeeCPUBackend.component_view(self, name)
+
+    current_view = YeeCPUBackend.current_view
+    planes = YeeCPUBackend.planes
+    # the state is on the host: the contract's own row copies (not the device blocks of YeeCUDABackend)
+    get_rows = Backend.get_rows
+    set_rows = YeeCPUBackend.set_rows
+    rows_size = Backend.rows_size
+
+    def step(self, nsteps: int, src_samples=None) -> None:
+        raise NotImplementedError("the streamed window runs DiamondTorre sweeps; a stepwise run with a "
+                                  "window goes window by window (engine.scale.window.WindowBackend)")
+
+    # ------------------------------------------------------------------ the stream
+    def _device_args(self, height: int, src_samples) -> tuple:
+        """The sweep's physics arguments, made once per height (a streamed scene has no points: nothing
+        changes between sweeps, and nothing is copied on the default stream while the rings stream)."""
+        if height not in self._args:
+            self._args[height] = super()._device_args(height, src_samples)
+        return self._args[height]
+
+    def sweep(self, height: int, src_samples=None) -> None:
+        """Queue one Yee sweep, streamed group by group (see the module contract)."""
+        if not 1 <= height <= self.nt:
+            raise ValueError(f"sweep height must be between 1 and nt={self.nt}; got {height}")
+        ntorres = self._stages(height)[-1]
+        plan = self._stream_plan(height, self.schedule(height))
+        flag0 = self._next_flags(height)
+        args = self._device_args(height, src_samples)
+
+        def launch(group: StreamGroup, views: list) -> None:
+            e, h, *j = views
+            t0, t1 = group.tickets
+            self._launch_sweep(height, (e, h, j[0] if j else self._d_j), args, flag0, t1 - t0, self._stream)
+
+        self._stream_sweep(plan, launch)
+        self._tickets += ntorres
+        self._keep(args)
