@@ -139,3 +139,19 @@ def test_a_streamed_maxwell_window_checks_its_plan_and_the_gpu_memory(monkeypatc
         MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=29)
     _fake_gpu(monkeypatch, need)
     MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=29)
+
+
+def test_a_streamed_maxwell_window_takes_a_taller_sweep_unless_nt_is_given(monkeypatch):
+    """A bus of B bytes/s a way caps a streamed sweep near B Nt / 24 Yee updates/s: without nt the window
+    runs Nt = 32 (halved until its sweep streams through the window), the in-memory run its own default."""
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+    _fake_gpu(monkeypatch)
+    shape = (600, 16, 8)
+    default = YeeCUDABackend.default_tiling(2)[1]
+    assert MaxwellPlan.build(shape, 2, backend="cuda").nt == default < 32
+    assert MaxwellPlan.build(shape, 2, backend="cuda", window=200).nt == 32
+    assert MaxwellPlan.build(shape, 2, backend="cuda", window=80).nt == 16  # Nt = 32 needs more rows
+    assert MaxwellPlan.build(shape, 2, backend="cuda", window=200, nt=8).nt == 8
+    assert MaxwellPlan.build(shape, 2, backend="cuda", window=200, pml=2,
+                             algorithm="diamondtorre").nt == default  # window by window

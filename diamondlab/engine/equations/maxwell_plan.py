@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import importlib
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -384,6 +384,7 @@ class MaxwellPlan(PlanCore):
         held = device_shape_of(shape, params.order, 0, ranks, 0, scale["window"], False, bclass.PARTS)
         default_size, default_nt = bclass.default_tiling(params.order)
         size = max(1, min(default_size, min(held[:2]) // params.order)) if size is None else int(size)
+        nt_given = nt is not None
         nt = default_nt if nt is None else int(nt)
         if "y" in physics.periodic and algorithm == "diamondtorre":
             size, problem = _periodic_size(params.order, shape[1], given, size)
@@ -393,7 +394,10 @@ class MaxwellPlan(PlanCore):
             elif problem:
                 raise ValueError(f"{problem}; or algorithm='stepwise'")
         plan = cls(shape, params, algorithm, name, size, nt, MappingProxyType({}), physics, reason, **scale)
-        if plan.streamed is not None:  # streamed through a ring on the device
+        if plan.streamed is not None:  # streamed through a ring on the device, a taller sweep by default
+            if not nt_given:
+                nt = plan.streamed.window_nt(params, shape, size, nt, scale["window"], {})
+                plan = replace(plan, nt=nt)
             plan.streamed.check_window(params, shape, size, nt, scale["window"], {})
         elif scale["window"] is not None:  # window by window
             check_window(bclass, params, shape, nt, scale["window"])

@@ -137,6 +137,24 @@ class RingStream:
     :meth:`_new_ring`, names them in :meth:`_rings` and queues each sweep through :meth:`_stream_sweep`.
     Its ``window`` and ``_window_dir`` come from the plan (:meth:`from_plan`)."""
 
+    #: Nt of a streamed run where none is given (None: the in-memory default): a sweep of Nt steps moves the
+    #: streamed arrays across the bus once each way, so the bus caps the rate near ``B Nt / (bytes a cell
+    #: each way)``; an equation whose in-memory Nt leaves that cap below its in-memory rate sets a taller one
+    WINDOW_NT: int | None = None
+
+    @classmethod
+    def window_nt(cls, params, shape, size: int, nt: int, window: int, options: dict) -> int:
+        """Nt of a streamed run not given one: :attr:`WINDOW_NT`, halved while its sweep does not stream
+        through ``window`` rows, down to ``nt`` (the in-memory default)."""
+        height = cls.WINDOW_NT or nt
+        while height > nt:
+            try:
+                cls.check_window(params, shape, size, height, window, options)
+                return height
+            except ValueError:
+                height //= 2
+        return nt
+
     @classmethod
     def streams(cls, physics) -> bool:
         """Whether this class streams a run of ``physics`` (else the plan runs the window by

@@ -34,10 +34,12 @@ which x rows enter the device before it (loaded once, at their old level),
 which leave after it (stored once, final), and where on the device each row
 lives: a ring of ``window`` rows in which row ``x`` sits at ``x - base``,
 the rows still needed moved to the top when the group's rows would fall off
-the bottom.  Nothing is computed twice; each field crosses the bus exactly
-once each way a sweep (8 bytes a cell in, 8 out, on two copy engines at
-once), while the next group's rows load and the last group's store as the
-torres of the current one compute.
+the bottom.  Nothing is computed twice; each streamed array crosses the bus
+exactly once each way a sweep (acoustic: 8 bytes a cell in, 8 out; Maxwell's
+E and H: 24 and 24; on two copy engines at once), while the next group's
+rows load and the last group's store as the torres of the current one
+compute (:class:`~diamondlab.engine.scale.yee_window.StreamedYeeCUDABackend`
+for a Maxwell scene of media alone; other Maxwell scenes go window by window).
 """
 
 from __future__ import annotations

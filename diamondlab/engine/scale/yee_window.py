@@ -52,6 +52,10 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
     #: that no ring holds (both sweeps equal stepwise bit for bit, so the run equals the in-memory one)
     tile_in_registers = True
     registers_for_physics = True
+    #: 24 bytes a cell each way a sweep: at Nt = 4 (the in-memory default) a bus of about 50 GB/s a way caps
+    #: the window near 8 G Yee updates/s, against 30-46 in memory on an H100 (BENCHMARKS.md); at Nt = 32 the
+    #: cap is about 67 G/s, above both orders' in-memory rates (a model: not yet measured)
+    WINDOW_NT = 32
 
     @classmethod
     def streams(cls, physics) -> bool:
