@@ -28,7 +28,7 @@ that let a kernel read a row the ring does not hold gives NaN, not the
 in-memory result.
 
 :class:`StreamedCUDABackend` (the acoustic equation) and
-:class:`~diamondlab.engine.scale.cuda_yee_window.StreamedYeeCUDABackend`
+:class:`~diamondlab.engine.scale.yee_window.StreamedYeeCUDABackend`
 (Maxwell's) say only which arrays stream and how a group's kernels are
 launched.  Each sweep moves every streamed cell across the bus exactly once
 each way (acoustic: 8 bytes in, 8 out, 12 in with a velocity model; Maxwell:

@@ -27,7 +27,14 @@ Which scenes stream (:meth:`StreamedYeeCUDABackend.streams`): media alone
 (dielectrics, PEC, a material index) and Drude media (their current streams
 with the fields).  A CPML, sources, probes, monitors or periodic faces go
 window by window (:class:`~diamondlab.engine.scale.window.WindowBackend`):
-the plan decides it where it knows the physics.
+the plan decides it where it knows the physics
+(:attr:`~diamondlab.engine.run.plan.PlanCore.streamed`).  Every streamed
+sweep is the register-tile one, a Drude scene's too: its boundary torres
+test every load, so it reads nothing outside the domain, where the sweep
+that reads through the caches reads the zero x halo, rows no ring holds.
+Where ``nt`` is not given a streamed run takes Nt =
+:attr:`StreamedYeeCUDABackend.WINDOW_NT` (the bus caps a sweep of Nt steps
+near ``B Nt / 24`` Yee updates/s, ``B`` the bytes/s a way).
 """
 
 from __future__ import annotations
