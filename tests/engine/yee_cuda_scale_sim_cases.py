@@ -99,14 +99,15 @@ def run_case(order, nt, window, steps, wave) -> str:
     return f"order {order} Nt {nt} window {window}{' plane wave' if wave else ''}: ok"
 
 
-#: (order, Nt, window, shape, Drude sphere, state in files): media alone (a PEC box, a Drude sphere whose
-#: current streams with the fields), streamed through a ring of ``window`` x rows on the (simulated) GPU
-STREAMED_CASES = [(2, 2, 14, (16, 4, 2), False, True), (4, 1, 21, (22, 4, 2), True, False)]
+#: (order, Nt, window, shape, Drude sphere, CPML, state in files): media (a PEC box, a Drude sphere whose
+#: current streams with the fields) and a CPML (psi_x whole on the device, psi_y and psi_z streamed), through
+#: a ring of ``window`` x rows on the (simulated) GPU
+STREAMED_CASES = [(2, 2, 14, (16, 4, 3), False, 1, True), (4, 1, 21, (22, 4, 2), True, 0, False)]
 
 
-def run_streamed_case(order, nt, window, shape, drude, in_files) -> str:
-    """A plain scene's sweeps streamed through a ring (rows outside it NaN to the kernels) equal the
-    in-memory GPU run bit for bit, over two ``run`` calls (sweeps of two heights)."""
+def run_streamed_case(order, nt, window, shape, drude, pml, in_files) -> str:
+    """A scene's sweeps streamed through a ring (rows outside it NaN to the kernels) equal the in-memory GPU
+    run bit for bit, over two ``run`` calls (sweeps of two heights)."""
     import tempfile
 
     import numpy as np
@@ -123,8 +124,8 @@ def run_streamed_case(order, nt, window, shape, drude, in_files) -> str:
     runs = []
     for w in (window, None):
         sim = Simulation(shape, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w,
-                         algorithm="diamondtorre",
-                         window_dir=folder if w else None, materials=materials)
+                         algorithm="diamondtorre", window_dir=folder if w else None, materials=materials,
+                         pml=pml)
         sim.reset(start)
         sim.run(nt)
         sim.run(1)  # a run that goes on, with a sweep of another height
@@ -138,13 +139,16 @@ def run_streamed_case(order, nt, window, shape, drude, in_files) -> str:
     if len(got) != 5 + drude or not all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)):
         raise SystemExit(f"order {order}: the streamed window run differs from the in-memory run")
     ran = np.isfinite(got[0]).all() and np.abs(got[0]).max() > 0
-    if not (ran and (not drude or np.abs(got[2]).max() > 0)):
-        raise SystemExit(f"order {order}: nothing ran")
+    damped = all(np.abs(p).max() > 0 for p in got[2 + drude:])
+    if not (ran and (not drude or np.abs(got[2]).max() > 0) and (not pml or damped)):
+        raise SystemExit(f"order {order}: nothing ran, or nothing reached the Drude sphere or the CPML")
+    moved = streamed.bytes_per_sweep() / np.prod(shape)  # E, H (and J) in and out, with their y and z halo
+    if not moved >= 48 + 24 * drude:
+        raise SystemExit(f"order {order}: {moved} bytes a cell a sweep")
     if in_files and os.listdir(folder):
         raise SystemExit(f"order {order}: files left in the window's folder")
-    what = f"{groups} groups, {streamed.traffic()['bytes_per_cell_sweep']:.0f} B a cell"
-    return (f"streamed order {order} Nt {nt} window {window}{' Drude' if drude else ''}"
-            f"{' in files' if in_files else ''} ({what}): ok")
+    what = "".join(w for w, on in ((" Drude", drude), (" CPML", pml), (" in files", in_files)) if on)
+    return f"streamed order {order} Nt {nt} window {window}{what} ({groups} groups, {moved:.0f} B a cell): ok"
 
 
 if __name__ == "__main__":

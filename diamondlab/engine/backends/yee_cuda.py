@@ -167,6 +167,10 @@ class YeeCUDABackend(YeeCPUBackend):
         cells without a Drude medium)."""
         return self._cuda.to_device(self._j.ravel())
 
+    def _device_psi(self) -> tuple:
+        """The CPML's ``psi`` of the three axes where the kernels read them: the host's copied whole."""
+        return tuple(self._cuda.to_device(p) for p in self._psi)
+
     def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "",
                     monitors=None, eps_averaging=True) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
@@ -184,7 +188,7 @@ class YeeCUDABackend(YeeCPUBackend):
         self._d_table = to(self.table.coefficients.ravel())
         self._d_index = to(self.table.index.ravel())
         self._d_j = self._device_current()
-        self._d_psi = tuple(to(p) for p in self._psi)
+        self._d_psi = self._device_psi()
         layers = tuple(to(p.layer) for p in prof)
         bh, ah = _profiles(prof, "h")
         be, ae = _profiles(prof, "e")

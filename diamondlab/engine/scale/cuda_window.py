@@ -101,7 +101,8 @@ class RingArray(NamedTuple):
     ``ring``: flat on the device, ``components`` blocks of the ring's rows; ``host``: the whole array as
     ``(components, host rows, floats a row)`` (a view of pinned memory or of a file); ``offset``: host rows
     before grid row 0 (Maxwell's padding); ``stored``: copied out after the sweep (a velocity model's ``K``
-    is only read).
+    is only read); ``row_shape``: where the kernels take the array as ``(components, x, *row_shape)`` (the
+    CPML's ``psi``), else None (flat).
 
     >>> a = RingArray(None, np.zeros((3, 12, 20), np.float32), 2)
     >>> a.components, a.row, a.host_rows(1, 4, 6).shape
@@ -112,6 +113,7 @@ class RingArray(NamedTuple):
     host: np.ndarray
     offset: int = 0
     stored: bool = True
+    row_shape: tuple | None = None
 
     @property
     def components(self) -> int:
@@ -220,25 +222,22 @@ class RingStream:
         self._written: dict[int, tuple] = {}  # out buffer -> (rows, arrays) still to write
 
     def _rings(self) -> tuple[RingArray, ...]:
-        """Every array the groups stream, in the order the launches take their views."""
+        """Every array the groups stream."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ what crosses the bus
-    @property
-    def _bytes_per_cell(self) -> int:
-        """Bytes a cell a sweep: every ring's components in, the stored ones out."""
-        return sum(4 * a.components * (1 + a.stored) for a in self._rings())
-
     def bytes_per_sweep(self) -> int:
-        """Bytes a sweep moves across the bus."""
-        return self._bytes_per_cell * int(np.prod(self.shape, dtype=np.int64))
+        """Bytes a sweep moves across the bus: every ring's rows in, the stored ones' out (with their
+        padding: Maxwell's rows hold the y and z halo)."""
+        return sum(4 * a.components * a.row * (1 + a.stored) for a in self._rings()) * self.shape[0]
 
     def traffic(self) -> dict:
         """What a sweep moves across the bus (:func:`~diamondlab.engine.scale.window.describe_traffic`)."""
         schedule = StageSchedule(DiamondTorre(DiamondTile(self.params.order, self.size),
                                               self.PARTS.tiers * self.nt), *self.shape[:2])
         return {"groups": len(self._stream_plan(self.nt, schedule)),
-                "bytes_per_cell_sweep": float(self._bytes_per_cell), "overlapped": True}
+                "bytes_per_cell_sweep": self.bytes_per_sweep() / int(np.prod(self.shape, dtype=np.int64)),
+                "overlapped": True}
 
     # ------------------------------------------------------------------ the stream
     def _device_rows(self, rows: tuple[int, int], base: int) -> tuple[int, int]:
@@ -352,17 +351,20 @@ class RingStream:
         row ``x - base + pad`` of ring component ``c``."""
         ring, row = array.ring, array.row
         shift = (self._pad - base - array.offset) * row  # host row r lands at ring row r + shift / row
+        rows = array.host.shape[1] if self._simulated else len(ring) // (array.components * row)
+        shape = (len(ring),) if array.row_shape is None else (array.components, rows, *array.row_shape)
         if self._simulated:
             whole = np.full(array.host.shape, np.nan, dtype=np.float32).reshape(array.components, -1)
             held = ring.copy_to_host().reshape(array.components, -1)
             lo, hi = max(0, -shift), min(whole.shape[1], held.shape[1] - shift)
             whole[:, lo:hi] = held[:, lo + shift:hi + shift]
-            return self._cuda.to_device(whole.reshape(-1))
+            return self._cuda.to_device(whole.reshape(-1 if array.row_shape is None else shape))
         key = (id(ring), base)
         if key not in self._views:
             from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
-            view = DeviceNDArray((len(ring),), (4,), np.float32, gpu_data=ring.gpu_data.view(4 * shift))
+            strides = tuple(4 * int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
+            view = DeviceNDArray(shape, strides, np.float32, gpu_data=ring.gpu_data.view(4 * shift))
             self._views[key] = (view, ring)  # the ring is kept alive with its view
         return self._views[key][0]
 
@@ -383,8 +385,9 @@ class RingStream:
         return plan
 
     def _stream_sweep(self, plan: tuple[StreamGroup, ...], launch) -> None:
-        """Queue a sweep's groups: ``launch(group, views)`` queues a group's kernels on ``self._stream``,
-        ``views`` the views of :meth:`_rings`' arrays in their order."""
+        """Queue a sweep's groups: ``launch(group, view)`` queues a group's kernels on ``self._stream``, its
+        arrays passed through ``view``, which turns a ring of :meth:`_rings` into its view for the group (and
+        returns anything else as it is)."""
         self._sweeps += 1
         # copies out of sweeps before the last are ordered before this one's loads (every row was reloaded)
         self._stores = [s for s in self._stores if s[0] >= self._sweeps - 1]
@@ -394,10 +397,10 @@ class RingStream:
                 self._move(group)
             self._loaded.wait(self._stream)
             arrays = self._rings()
-            views = [self._view(a, group.base) for a in arrays]
-            launch(group, views)
-            for a, view in zip(arrays, views, strict=True):
-                self._unview(a, view, group.base)
+            views = {id(a.ring): self._view(a, group.base) for a in arrays}
+            launch(group, lambda x, views=views: views.get(id(x), x))
+            for a in arrays:
+                self._unview(a, views[id(a.ring)], group.base)
             self._computed.record(self._stream)
             if i + 1 < len(plan):
                 self._load(plan[i + 1])
@@ -507,15 +510,15 @@ class StreamedCUDABackend(RingStream, CUDABackend):
         self._epoch += 1
         starts = schedule.stage_start
 
-        def launch(group: StreamGroup, views: list) -> None:
-            prev, curr, *kappa = views
+        def launch(group: StreamGroup, view) -> None:
             t0, t1 = group.tickets
             stages = np.diff(starts[(starts >= t0) & (starts <= t1)])  # per-stage launches: one by one
             for blocks in [t1 - t0] if self.launch == "sweep" else stages:
                 self.last_sweep_kernel = self._kernels_api.launch_sweep(
-                    self.kernels, self.params.order, self.size, curr, prev, self.shape, height, arrays,
-                    (self._done, self._counter), self._tickets, self._epoch, coeffs, stream=self._stream,
-                    values={**values, "K": kappa[0]} if kappa else values, blocks=int(blocks),
+                    self.kernels, self.params.order, self.size, view(self._curr), view(self._prev),
+                    self.shape, height, arrays, (self._done, self._counter), self._tickets, self._epoch,
+                    coeffs, stream=self._stream, values={k: view(v) for k, v in values.items()},
+                    blocks=int(blocks),
                 ) or self.last_sweep_kernel
 
         self._stream_sweep(plan, launch)

@@ -14,27 +14,31 @@ in-memory ones, unchanged (:meth:`~diamondlab.engine.backends.yee_cuda.YeeCUDABa
 a view of a ring that starts ``base - pad + M`` rows before it and is three
 ring components long puts component ``c`` of grid row ``x`` at ring row
 ``x - base + pad`` (the kernels' component stride is ``E.size // 3``).
+A CPML's ``psi_y`` and ``psi_z`` (``(4, nx, 2w, nz)``, ``(4, nx, ny, 2w)``:
+x rows) stream the same way, as 4-d views; ``psi_x`` holds only the x
+layers' ``2w`` slots, indexed by slot, so it stays whole on the device (and
+is copied to the host where the state is read).
 
 The material index stays whole on the device: 3 bytes a cell (one medium a
 component), an eighth of the 24 bytes a cell of ``E`` and ``H`` that the
 host holds, and the kernels address it by the whole grid's ``nx`` (streaming
 it would add 3 bytes a cell a sweep to the bus and a stride argument to
 both sweeps).  So a window run holds on the GPU the rings (24 bytes a cell
-of the window, 36 with ``J``) plus 3 bytes a cell of the whole grid, and
-moves 24 bytes a cell in and 24 out a sweep (36 each way with ``J``).
+of the window, 36 with ``J``, plus ``psi``'s rows) plus 3 bytes a cell of
+the whole grid, and moves 24 bytes a cell in and 24 out a sweep (36 each
+way with ``J``; the rows' y and z halo and ``psi``'s rows on top).
 
-Which scenes stream (:meth:`StreamedYeeCUDABackend.streams`): media alone
-(dielectrics, PEC, a material index) and Drude media (their current streams
-with the fields).  A CPML, sources, probes, monitors or periodic faces go
-window by window (:class:`~diamondlab.engine.scale.window.WindowBackend`):
-the plan decides it where it knows the physics
-(:attr:`~diamondlab.engine.run.plan.PlanCore.streamed`).  Every streamed
-sweep is the register-tile one, a Drude scene's too: its boundary torres
-test every load, so it reads nothing outside the domain, where the sweep
-that reads through the caches reads the zero x halo, rows no ring holds.
-Where ``nt`` is not given a streamed run takes Nt =
-:attr:`StreamedYeeCUDABackend.WINDOW_NT` (the bus caps a sweep of Nt steps
-near ``B Nt / 24`` Yee updates/s, ``B`` the bytes/s a way).
+Which scenes stream (:meth:`StreamedYeeCUDABackend.streams`): media
+(dielectrics, PEC, a material index, Drude media) and a CPML.  Sources,
+probes, monitors or periodic faces go window by window
+(:class:`~diamondlab.engine.scale.window.WindowBackend`): the plan decides it
+where it knows the physics (:attr:`~diamondlab.engine.run.plan.PlanCore.streamed`).
+Every streamed sweep is the register-tile one, with the scene's features
+compiled in: its boundary torres test every load, so it reads nothing
+outside the domain, where the sweep that reads through the caches reads the
+zero x halo, rows no ring holds.  Where ``nt`` is not given a streamed run
+takes Nt = :attr:`StreamedYeeCUDABackend.WINDOW_NT` (the bus caps a sweep of
+Nt steps near ``B Nt / 24`` Yee updates/s, ``B`` the bytes/s a way).
 """
 
 from __future__ import annotations
@@ -66,9 +70,8 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
 
     @classmethod
     def streams(cls, physics) -> bool:
-        """Media alone, Drude media included: no CPML, source, probe, monitor or periodic face."""
-        return cls.plain_scene(any(physics.pml_widths), bool(physics.has_points or physics.monitors), False,
-                               physics.periodic)
+        """Media (Drude media included) and a CPML: no source, probe, monitor or periodic face."""
+        return cls.plain_scene(False, bool(physics.has_points or physics.monitors), False, physics.periodic)
 
     @classmethod
     def check_window(cls, params, shape, size: int, nt: int, window: int, options: dict) -> None:
@@ -95,32 +98,66 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
         self._start_stream()  # before set_physics, whose reset synchronizes
         return e, h
 
-    def _host_array(self) -> np.ndarray:
-        """One padded ``(3, X, Y, Z)`` array of the whole grid on the host, zero: pinned, or a file."""
+    def _host_array(self, shape=None) -> np.ndarray:
+        """A whole array of ``shape`` (default: padded ``(3, X, Y, Z)``) on the host, zero: pinned, or a
+        file."""
+        shape = self._padded if shape is None else tuple(shape)
         if self._window_dir is not None:
-            return host_arrays([self._padded], self._window_dir)[0]
+            return host_arrays([shape], self._window_dir)[0]
         try:
-            a = self._cuda.pinned_array(self._padded, dtype=np.float32)
+            a = self._cuda.pinned_array(shape, dtype=np.float32)
         except Exception as err:  # the driver's out-of-memory error, or MemoryError
-            need = 4 * int(np.prod(self._padded, dtype=np.int64))
-            raise MemoryError(f"the calculation window keeps E and H (and J) in pinned host memory: each "
-                              f"needs {need / 2**30:.2f} GiB ({err})") from err
+            need = 4 * int(np.prod(shape, dtype=np.int64))
+            raise MemoryError(f"the calculation window keeps E and H (and J, psi) in pinned host memory: "
+                              f"{need / 2**30:.2f} GiB more did not fit ({err})") from err
         a[...] = 0.0
         return a
+
+    def set_physics(self, *args, **kwargs) -> None:
+        self._views.clear()  # views of J and psi rings about to be replaced
+        super().set_physics(*args, **kwargs)
 
     def _device_current(self):
         """A Drude medium's current: whole on the host, a ring on the GPU (else the kernels' placeholder)."""
         if not self._drude:
             return super()._device_current()
-        self._views.clear()  # views of a J ring about to be replaced
         self._j = self._host_array()
         return self._new_ring(3, self._padded[2] * self._padded[3])
 
+    def _device_psi(self) -> tuple:
+        """``psi_x`` (the x layers' slots) whole on the GPU and on the host; ``psi_y`` and ``psi_z`` (x rows)
+        whole on the host, a ring on the GPU, where their axis has layers (else the kernels' placeholders)."""
+        widths = self.pml.axis_widths(self.periodic)
+        host, device = list(self._psi), [self._cuda.to_device(self._psi[0])]
+        for axis in (1, 2):
+            if widths[axis]:
+                host[axis] = self._host_array(self._psi[axis].shape)
+                device.append(self._new_ring(4, int(np.prod(self._psi[axis].shape[2:]))))
+            else:
+                device.append(self._cuda.to_device(self._psi[axis]))
+        self._psi = tuple(host)
+        return tuple(device)
+
     def _rings(self) -> tuple[RingArray, ...]:
-        """``E``, ``H`` and a Drude current, as the kernels take them."""
+        """``E``, ``H``, a Drude current and the rows of ``psi_y`` and ``psi_z``, as the kernels take them."""
         _, px, py, pz = self._padded
         arrays = [(self._ring_e, self._e), (self._ring_h, self._h)] + [(self._d_j, self._j)] * self._drude
-        return tuple(RingArray(ring, host.reshape(3, px, py * pz), self.halo) for ring, host in arrays)
+        rings = [RingArray(ring, host.reshape(3, px, py * pz), self.halo) for ring, host in arrays]
+        widths = self.pml.axis_widths(self.periodic)
+        for axis in (1, 2):
+            if widths[axis]:
+                host = self._psi[axis]
+                rings.append(RingArray(self._d_psi[axis], host.reshape(4, self.shape[0], -1),
+                                       row_shape=host.shape[2:]))
+        return tuple(rings)
+
+    def _pull_psi_x(self) -> None:
+        """``psi_x``, which the kernels keep whole on the GPU, into its host copy (after synchronize)."""
+        self._d_psi[0].copy_to_host(self._psi[0])
+
+    def _push_psi_x(self) -> None:
+        self._cuda.synchronize()
+        self._d_psi[0].copy_to_device(self._psi[0])
 
     # ------------------------------------------------------------------ the state (on the host)
     def field_views(self):
@@ -129,6 +166,7 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
 
     def state_views(self):
         self.synchronize()
+        self._pull_psi_x()
         return YeeCPUBackend.state_views(self)
 
     def state(self) -> tuple:
@@ -138,8 +176,12 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
         return tuple(np.array(a) for a in self.field_views())
 
     def set_state(self, arrays) -> None:
-        self.synchronize()
-        YeeCPUBackend.set_state(self, arrays)
+        YeeCPUBackend.set_state(self, arrays)  # into state_views
+        self._push_psi_x()
+
+    def set_rows(self, lo: int, hi: int, rows) -> None:
+        YeeCPUBackend.set_rows(self, lo, hi, rows)
+        self._push_psi_x()
 
     def set_fields(self, e, h) -> None:
         self.synchronize()
@@ -148,6 +190,7 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
     def reset(self) -> None:
         self.synchronize()
         YeeCPUBackend.reset(self)
+        self._push_psi_x()
 
     def component_view(self, name: str) -> np.ndarray:
         self.synchronize()
@@ -157,7 +200,6 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
     planes = YeeCPUBackend.planes
     # the state is on the host: the contract's own row copies (not the device blocks of YeeCUDABackend)
     get_rows = Backend.get_rows
-    set_rows = YeeCPUBackend.set_rows
     rows_size = Backend.rows_size
 
     def step(self, nsteps: int, src_samples=None) -> None:
@@ -181,10 +223,10 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
         flag0 = self._next_flags(height)
         args = self._device_args(height, src_samples)
 
-        def launch(group: StreamGroup, views: list) -> None:
-            e, h, *j = views
+        def launch(group: StreamGroup, view) -> None:
             t0, t1 = group.tickets
-            self._launch_sweep(height, (e, h, j[0] if j else self._d_j), args, flag0, t1 - t0, self._stream)
+            fields = tuple(view(a) for a in (self._ring_e, self._ring_h, self._d_j))
+            self._launch_sweep(height, fields, tuple(view(a) for a in args), flag0, t1 - t0, self._stream)
 
         self._stream_sweep(plan, launch)
         self._tickets += ntorres
