@@ -8,9 +8,9 @@ calculation window of ``W`` x rows (default nx / 4), the same steps from the
 same start: one JSON line each with the median rate (G Yee cell updates/s over
 ``repeats`` timed runs of ``sweeps`` sweeps after a warm-up run), the backend
 that ran (``path``: ``StreamedYeeCUDABackend``, the sweep streamed through a
-ring on the GPU, which ``--plain`` scenes take; ``WindowBackend``, window by
-window, for a scene with a CPML and a dipole), the window's bus traffic and
-the rate the bus allows, its rate over the in-memory rate (target: at least
+ring on the GPU, which every DiamondTorre scene here takes; ``WindowBackend``,
+window by window, for stepwise or periodic faces), the window's bus traffic
+and the rate the bus allows, its rate over the in-memory rate (target: at least
 0.8) and whether the two runs' ``E`` and ``H`` are equal bit for bit (by a
 SHA-256 of each component: no copy of the whole fields is kept).
 

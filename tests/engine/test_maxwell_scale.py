@@ -75,11 +75,12 @@ def test_maxwell_window_and_rows_on_the_cuda_backend_under_the_simulator():
     assert out.stdout.count(": ok") == 2, out.stdout
 
 
-def test_a_plain_maxwell_scene_streams_through_the_window_on_the_gpu_under_the_simulator():
-    """Media (a PEC box; a Drude sphere, whose current streams with the fields) and a CPML (psi_y and psi_z
-    streamed) at orders 2 and 4: the sweeps streamed through a ring of x rows (rows outside it NaN to the
-    kernels; the state in files in one case) equal the in-memory GPU run bit for bit over two ``run`` calls
-    (tests/engine/yee_cuda_scale_sim_cases.py ``streamed``)."""
+def test_a_maxwell_scene_streams_through_the_window_on_the_gpu_under_the_simulator():
+    """Media (a PEC box; a Drude sphere, whose current streams with the fields) at order 4; a CPML (psi_y and
+    psi_z streamed), a dipole, probes and monitors at order 2: the sweeps streamed through a ring of x rows
+    (rows outside it NaN to the kernels; the state in files in one case) equal the in-memory GPU run bit for
+    bit, traces and DFT sums too, over two ``run`` calls (tests/engine/yee_cuda_scale_sim_cases.py
+    ``streamed``)."""
     pytest.importorskip("numba.cuda")
     script = Path(__file__).with_name("yee_cuda_scale_sim_cases.py")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
@@ -87,7 +88,7 @@ def test_a_plain_maxwell_scene_streams_through_the_window_on_the_gpu_under_the_s
                          timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(": ok") == 2, out.stdout
-    assert "Drude" in out.stdout and "CPML" in out.stdout and "in files" in out.stdout, out.stdout
+    assert "Drude" in out.stdout and "CPML, points in files" in out.stdout, out.stdout
 
 
 def _fake_gpu(monkeypatch, free: int = 2**40) -> None:
@@ -98,9 +99,9 @@ def _fake_gpu(monkeypatch, free: int = 2**40) -> None:
 
 
 def test_the_plan_streams_plain_maxwell_scenes_and_sends_the_others_window_by_window(monkeypatch):
-    """Which scenes stream is decided once, where the plan knows the physics: media (Drude media too) and a
-    CPML stream on the GPU; a dipole, a probe, a monitor or a periodic face go window by window, as stepwise
-    does."""
+    """Which scenes stream is decided once, where the plan knows the physics: media (Drude media too), a
+    CPML, dipoles, probes and monitors stream on the GPU; periodic faces (which the register-tile sweep does
+    not run) go window by window, as stepwise does."""
     from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
     from diamondlab.engine.scale.window import streamed_backend
     from diamondlab.engine.scale.yee_window import StreamedYeeCUDABackend
@@ -112,19 +113,19 @@ def test_the_plan_streams_plain_maxwell_scenes_and_sends_the_others_window_by_wi
     drude = [Sphere((40, 8, 4), 3, Drude(1.0, 1.0, 0.1))]
     assert MaxwellPlan.build(shape, 2, **kw).streamed is StreamedYeeCUDABackend
     assert MaxwellPlan.build(shape, 4, materials=drude, algorithm="diamondtorre", **kw).streamed is not None
-    assert MaxwellPlan.build(shape, 2, pml=2, algorithm="diamondtorre", **kw).streamed is not None
-    others = [{"sources": [Dipole((40, 8, 4), "Ez", Ricker(0.1))]}, {"probes": [Probe((9, 8, 4))]},
-              {"monitors": [DFTPlane("z", 4, [0.1])]}, {"periodic": "z"}]
-    for physics in others:
+    streamed = [{"pml": 2}, {"sources": [Dipole((40, 8, 4), "Ez", Ricker(0.1))]},
+                {"probes": [Probe((9, 8, 4))]}, {"monitors": [DFTPlane("z", 4, [0.1])]}]
+    for physics in streamed:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a dipole that adds nothing visible: not the point
-            assert MaxwellPlan.build(shape, 2, algorithm="diamondtorre", **physics, **kw).streamed is None
+            assert MaxwellPlan.build(shape, 2, algorithm="diamondtorre", **physics, **kw).streamed is not None
+    assert MaxwellPlan.build(shape, 2, algorithm="diamondtorre", periodic="z", **kw).streamed is None
     assert MaxwellPlan.build(shape, 2, algorithm="stepwise", **kw).streamed is None  # no sweep to stream
 
 
 def test_a_streamed_maxwell_window_checks_its_plan_and_the_gpu_memory(monkeypatch):
     """The stream plan must fit the window (named in steps of two half steps); the rings and the whole grid's
-    material index must fit the GPU's free memory, before anything is allocated."""
+    material index and point flags must fit the GPU's free memory, before anything is allocated."""
     from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES
 
     _fake_gpu(monkeypatch)
@@ -135,7 +136,7 @@ def test_a_streamed_maxwell_window_checks_its_plan_and_the_gpu_memory(monkeypatc
     plan = MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=29)
     assert plan.streamed is not None
     rings = 3 * 3 * 4 * (29 + 2 * 2 * 2) * 20 * 12  # E, H, J: 3 components of (window + 2 pad) padded rows
-    need = rings + 3 * 80 * 16 * 8 + MEMORY_MARGIN_BYTES  # and the material index, a byte a component
+    need = rings + 4 * 80 * 16 * 8 + MEMORY_MARGIN_BYTES  # the material index (3 B a cell), point flags (1 B)
     _fake_gpu(monkeypatch, need - 1)
     with pytest.raises(ValueError, match="the window's rings and the whole grid's material index need"):
         MaxwellPlan.build(shape, 4, backend="cuda", size=1, nt=2, window=29)
@@ -147,7 +148,6 @@ def test_a_streamed_maxwell_window_takes_a_taller_sweep_unless_nt_is_given(monke
     """A bus of B bytes/s a way caps a streamed sweep near B Nt / 24 Yee updates/s: without nt the window
     runs Nt = 32 (halved until its sweep streams through the window), the in-memory run its own default."""
     from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
-    from diamondlab.maxwell import Probe
 
     _fake_gpu(monkeypatch)
     shape = (600, 16, 8)
@@ -156,5 +156,5 @@ def test_a_streamed_maxwell_window_takes_a_taller_sweep_unless_nt_is_given(monke
     assert MaxwellPlan.build(shape, 2, backend="cuda", window=200).nt == 32
     assert MaxwellPlan.build(shape, 2, backend="cuda", window=80).nt == 16  # Nt = 32 needs more rows
     assert MaxwellPlan.build(shape, 2, backend="cuda", window=200, nt=8).nt == 8
-    assert MaxwellPlan.build(shape, 2, backend="cuda", window=200, probes=[Probe((9, 8, 4))],
+    assert MaxwellPlan.build(shape, 2, backend="cuda", window=200, periodic="z",
                              algorithm="diamondtorre").nt == default  # window by window

@@ -193,8 +193,7 @@ class YeeCUDABackend(YeeCPUBackend):
         bh, ah = _profiles(prof, "h")
         be, ae = _profiles(prof, "e")
         self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
-        # a byte a cell flags the cells with points; without points the kernels never read it
-        cells = _point_cells(self._points, self.shape, self.halo) if points else np.zeros(1, np.uint8)
+        cells = _point_cells(self._points, self.shape, self.halo)
         self._d_points = (*(to(a) for a in self._points), to(cells))
         lay = self.monitors
         # a monitor none of whose points this part holds (an MPI rank's, a window's) has no device arrays

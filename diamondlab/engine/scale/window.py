@@ -39,7 +39,7 @@ exactly once each way a sweep (acoustic: 8 bytes a cell in, 8 out; Maxwell's
 E and H: 24 and 24; on two copy engines at once), while the next group's
 rows load and the last group's store as the torres of the current one
 compute (:class:`~diamondlab.engine.scale.yee_window.StreamedYeeCUDABackend`
-for a Maxwell scene of media and a CPML; other Maxwell scenes go window by window).
+for a Maxwell scene without periodic faces; other Maxwell runs go window by window).
 """
 
 from __future__ import annotations

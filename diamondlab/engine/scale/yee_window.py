@@ -24,15 +24,21 @@ component), an eighth of the 24 bytes a cell of ``E`` and ``H`` that the
 host holds, and the kernels address it by the whole grid's ``nx`` (streaming
 it would add 3 bytes a cell a sweep to the bus and a stride argument to
 both sweeps).  So a window run holds on the GPU the rings (24 bytes a cell
-of the window, 36 with ``J``, plus ``psi``'s rows) plus 3 bytes a cell of
-the whole grid, and moves 24 bytes a cell in and 24 out a sweep (36 each
+of the window, 36 with ``J``, plus ``psi``'s rows) plus 4 bytes a cell of
+the whole grid (the index and the point flags), and moves 24 bytes a cell in and 24 out a sweep (36 each
 way with ``J``; the rows' y and z halo and ``psi``'s rows on top).
 
-Which scenes stream (:meth:`StreamedYeeCUDABackend.streams`): media
-(dielectrics, PEC, a material index, Drude media) and a CPML.  Sources,
-probes, monitors or periodic faces go window by window
-(:class:`~diamondlab.engine.scale.window.WindowBackend`): the plan decides it
-where it knows the physics (:attr:`~diamondlab.engine.run.plan.PlanCore.streamed`).
+Which scenes stream (:meth:`StreamedYeeCUDABackend.streams`): every scene
+without a periodic face: media (dielectrics, PEC, a material index, Drude
+media), a CPML, dipoles, TFSF plane waves, probes and monitors.  The point
+tables stay whole on the device (the flags of the cells with points, 1 byte a
+cell, as in memory; the columns' tables, a few bytes a column), as do the
+monitors' sums; each sweep's source samples and probe
+values go as in memory, on the default stream (so with points a sweep's
+first load waits for the last one's last store).  A scene with periodic
+faces goes window by window (:class:`~diamondlab.engine.scale.window.WindowBackend`):
+the plan decides it where it knows the physics
+(:attr:`~diamondlab.engine.run.plan.PlanCore.streamed`).
 Every streamed sweep is the register-tile one, with the scene's features
 compiled in: its boundary torres test every load, so it reads nothing
 outside the domain, where the sweep that reads through the caches reads the
@@ -70,18 +76,18 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
 
     @classmethod
     def streams(cls, physics) -> bool:
-        """Media (Drude media included) and a CPML: no source, probe, monitor or periodic face."""
-        return cls.plain_scene(False, bool(physics.has_points or physics.monitors), False, physics.periodic)
+        """Every scene without a periodic face (which the register-tile sweep does not run)."""
+        return not physics.periodic
 
     @classmethod
     def check_window(cls, params, shape, size: int, nt: int, window: int, options: dict) -> None:
         """The stream plan fits ``window`` rows, and the rings (``E``, ``H``, ``J``: the worst) and the whole
-        grid's material index fit the device's free memory."""
+        grid's material index and point flags (4 bytes a cell) fit the device's free memory."""
         super().check_window(params, shape, size, nt, window, options)
         m = params.order // 2
         row = (shape[1] + 2 * m) * (shape[2] + 2 * m)
         rings = 3 * 3 * 4 * (window + 2 * m * (size + 1)) * row
-        cls.check_state_bytes(shape, rings + 3 * int(np.prod(shape, dtype=np.int64)),
+        cls.check_state_bytes(shape, rings + 4 * int(np.prod(shape, dtype=np.int64)),
                               "the window's rings and the whole grid's material index")
 
     def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
@@ -208,8 +214,12 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
 
     # ------------------------------------------------------------------ the stream
     def _device_args(self, height: int, src_samples) -> tuple:
-        """The sweep's physics arguments, made once per height (a streamed scene has no points: nothing
-        changes between sweeps, and nothing is copied on the default stream while the rings stream)."""
+        """The sweep's physics arguments: without points made once per height (nothing changes between
+        sweeps); with points the sweep's source samples and probe rows anew, as in memory (copied on the
+        default stream, which waits for the rings' copies: the next sweep's first load then starts after this
+        one's last store)."""
+        if self.ndipoles or self.nrecorded:
+            return super()._device_args(height, src_samples)
         if height not in self._args:
             self._args[height] = super()._device_args(height, src_samples)
         return self._args[height]
