@@ -158,3 +158,17 @@ def test_a_streamed_maxwell_window_takes_a_taller_sweep_unless_nt_is_given(monke
     assert MaxwellPlan.build(shape, 2, backend="cuda", window=200, nt=8).nt == 8
     assert MaxwellPlan.build(shape, 2, backend="cuda", window=200, periodic="z",
                              algorithm="diamondtorre").nt == default  # window by window
+
+
+def test_auto_streams_a_maxwell_window_where_in_memory_it_would_run_stepwise(monkeypatch):
+    """A CPML scene runs stepwise in memory on the GPU (``algorithm="auto"``), but stepwise cannot stream:
+    through a window auto runs DiamondTorre, streamed, and says why; periodic faces stay stepwise."""
+    _fake_gpu(monkeypatch)
+    shape = (600, 16, 8)
+    with pytest.warns(UserWarning, match="runs stepwise"):
+        assert MaxwellPlan.build(shape, 2, backend="cuda", pml=2).algorithm == "stepwise"
+    plan = MaxwellPlan.build(shape, 2, backend="cuda", pml=2, window=200)
+    assert plan.algorithm == "diamondtorre" and plan.streamed is not None
+    assert "streams DiamondTorre sweeps" in plan.algorithm_reason
+    with pytest.warns(UserWarning, match="runs stepwise"):
+        assert MaxwellPlan.build(shape, 2, backend="cuda", pml=2, window=200, periodic="z").streamed is None

@@ -62,7 +62,8 @@ def run_case(order, nt, window, steps, wave) -> str:
                      sources=[PlaneWave("+x", "z", ContinuousWave(0.2, ramp=0), box, 100.0)])
     rng = np.random.default_rng(order)
     start = [rng.standard_normal((3, *SHAPE)).astype(np.float32) for _ in range(2)]
-    sims = [Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w, **scene)
+    sims = [Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w,
+                       algorithm="stepwise", **scene)  # window by window (a DiamondTorre window streams)
             for w in (window, None)]
     for sim in sims:
         sim.reset(start)

@@ -56,6 +56,7 @@ from diamondlab.engine.run.plan import (
     claim_ranks,
     device_shape_of,
 )
+from diamondlab.engine.scale.window import streamed_backend
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, material_table, periodic_images, source_coefficient
 from diamondlab.maxwell.monitors import MONITORS, monitor_layout
@@ -261,6 +262,12 @@ def _periodic_size(order: int, ny: int, asked, default: int) -> tuple[int, str]:
     return default, f"{rule}: ny={ny} is not a multiple of {2 * shs} (DTS=1)"
 
 
+#: Why ``algorithm="auto"`` runs DiamondTorre through a calculation window where the backend would run the
+#: scene stepwise in memory: the device streams only DiamondTorre sweeps; stepwise goes window by window
+WINDOW_AUTO = ("DiamondTorre: through a calculation window the GPU streams DiamondTorre sweeps, while "
+               "stepwise goes window by window (0.03x the in-memory rate measured, BENCHMARKS.md)")
+
+
 def _backend_class(name: str):
     module, cls = MAXWELL_BACKENDS[name].split(":")
     return getattr(importlib.import_module(module), cls)
@@ -378,6 +385,8 @@ class MaxwellPlan(PlanCore):
         asked, given, reason = algorithm, size, "asked for"
         if algorithm == "auto":
             algorithm, reason = bclass.auto(physics)
+            if algorithm == "stepwise" and scale["window"] is not None and streamed_backend(bclass, physics):
+                algorithm, reason = "diamondtorre", WINDOW_AUTO
             if algorithm == "stepwise":
                 warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=4)
         ranks = 1 if scale["comm"] is None else scale["comm"].size

@@ -207,6 +207,7 @@ class RingStream:
     def _start_stream(self) -> None:
         """The streams, events, plans and bounce buffers of the stream (after the rings exist)."""
         cuda = self._cuda
+        self.name = f"{type(self).name}, streamed through a window of {self.window} x rows"
         self._stream = cuda.stream()  # the kernels and the moves
         self._copy_in, self._copy_out = cuda.stream(), cuda.stream()
         self._loaded = cuda.event()
@@ -224,6 +225,10 @@ class RingStream:
     def _rings(self) -> tuple[RingArray, ...]:
         """Every array the groups stream."""
         raise NotImplementedError
+
+    def step(self, nsteps: int, src_samples=None) -> None:
+        raise NotImplementedError("the streamed window runs DiamondTorre sweeps; a stepwise run with a "
+                                  "window goes window by window (engine.scale.window.WindowBackend)")
 
     # ------------------------------------------------------------------ what crosses the bus
     def bytes_per_sweep(self) -> int:
@@ -417,7 +422,6 @@ class StreamedCUDABackend(RingStream, CUDABackend):
 
     def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
         super()._build(params, shape, size, nt, options)
-        self.name = f"cuda, window of {self.window} x rows"
         self._host_kappa = None
         self._start_stream()
 
@@ -493,10 +497,6 @@ class StreamedCUDABackend(RingStream, CUDABackend):
     # the fields are on the host: the contract's own row copies (not the device packing of CUDABackend)
     get_rows = Backend.get_rows
     set_rows = Backend.set_rows
-
-    def step(self, nsteps: int, src_samples=None) -> None:
-        raise NotImplementedError("the streamed window runs DiamondTorre sweeps; a stepwise run with a "
-                                  "window goes window by window (engine.window.WindowBackend)")
 
     def sweep(self, height: int, src_samples: np.ndarray | None = None) -> None:
         """Queue one DiamondTorre sweep, streamed group by group (see the module contract)."""

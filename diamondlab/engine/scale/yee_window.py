@@ -90,13 +90,8 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
         cls.check_state_bytes(shape, rings + 4 * int(np.prod(shape, dtype=np.int64)),
                               "the window's rings and the whole grid's material index")
 
-    def _build(self, params, shape, size: int, nt: int, options: dict) -> None:
-        super()._build(params, shape, size, nt, options)
-        self.name = f"cuda, window of {self.window} x rows"
-
     def _allocate_fields(self) -> tuple:
         """``E`` and ``H`` padded and whole on the host (pinned, or in files), a ring of each on the GPU."""
-        self._host_arrays = {}
         e, h = (self._host_array() for _ in range(2))
         row = self._padded[2] * self._padded[3]
         self._ring_e, self._ring_h = self._new_ring(3, row), self._new_ring(3, row)
@@ -207,10 +202,6 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
     # the state is on the host: the contract's own row copies (not the device blocks of YeeCUDABackend)
     get_rows = Backend.get_rows
     rows_size = Backend.rows_size
-
-    def step(self, nsteps: int, src_samples=None) -> None:
-        raise NotImplementedError("the streamed window runs DiamondTorre sweeps; a stepwise run with a "
-                                  "window goes window by window (engine.scale.window.WindowBackend)")
 
     # ------------------------------------------------------------------ the stream
     def _device_args(self, height: int, src_samples) -> tuple:
