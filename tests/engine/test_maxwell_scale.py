@@ -98,7 +98,7 @@ def _fake_gpu(monkeypatch, free: int = 2**40) -> None:
     monkeypatch.setattr(yee_cuda, "device_memory", lambda: (free, 2**41))
 
 
-def test_the_plan_streams_plain_maxwell_scenes_and_sends_the_others_window_by_window(monkeypatch):
+def test_the_plan_streams_every_maxwell_scene_but_periodic_faces(monkeypatch):
     """Which scenes stream is decided once, where the plan knows the physics: media (Drude media too), a
     CPML, dipoles, probes and monitors stream on the GPU; periodic faces (which the register-tile sweep does
     not run) go window by window, as stepwise does."""
