@@ -152,9 +152,7 @@ class YeeCUDABackend(YeeCPUBackend):
         self.params, self.shape, self.size, self.nt = params, shape, size, nt
         self.halo = params.reach
         self._padded = (3, *(n + 2 * self.halo for n in shape))
-        size = int(np.prod(self._padded, dtype=np.int64))
-        self._e = cuda.device_array(size, dtype=np.float32)  # flat: the kernels' layout
-        self._h = cuda.device_array(size, dtype=np.float32)
+        self._e, self._h = self._allocate_fields()
         self._schedules = {}
         self._stage_lists: dict[tuple, tuple] = {}
         self._counter = cuda.to_device(np.zeros(1, dtype=np.int64))  # tickets taken, never reset
@@ -162,6 +160,20 @@ class YeeCUDABackend(YeeCPUBackend):
         self._epochs: dict[int, int] = {}  # sweeps run per height (their flags: epoch * 2**20 + tiers)
         self.view = "Ez"
         self.set_physics()
+
+    def _allocate_fields(self) -> tuple:
+        """``E`` and ``H`` on the device, flat (the kernels' layout; :meth:`reset` zeroes them)."""
+        size = int(np.prod(self._padded, dtype=np.int64))
+        return tuple(self._cuda.device_array(size, dtype=np.float32) for _ in range(2))
+
+    def _device_current(self):
+        """The Drude current where the kernels read it: the host's ``J`` copied whole (a placeholder of three
+        cells without a Drude medium)."""
+        return self._cuda.to_device(self._j.ravel())
+
+    def _device_psi(self) -> tuple:
+        """The CPML's ``psi`` of the three axes where the kernels read them: the host's copied whole."""
+        return tuple(self._cuda.to_device(p) for p in self._psi)
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "",
                     monitors=None, eps_averaging=True) -> None:
@@ -179,8 +191,8 @@ class YeeCUDABackend(YeeCPUBackend):
         prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
         self._d_table = to(self.table.coefficients.ravel())
         self._d_index = to(self.table.index.ravel())
-        self._d_j = to(self._j.ravel())
-        self._d_psi = tuple(to(p) for p in self._psi)
+        self._d_j = self._device_current()
+        self._d_psi = self._device_psi()
         layers = tuple(to(p.layer) for p in prof)
         bh, ah = _profiles(prof, "h")
         be, ae = _profiles(prof, "e")
@@ -370,6 +382,8 @@ class YeeCUDABackend(YeeCPUBackend):
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
         probe.plain, probe._features = self.plain, self._features
+        probe.tile_in_registers = self.tile_in_registers
+        probe.registers_for_physics = self.registers_for_physics
         probe.sweep(1)
         probe.step(1)
         if self.monitors is not None:
@@ -410,23 +424,37 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def sweep(self, height: int, src_samples=None) -> None:
         """One launch: every torre a block, ``2 height`` tiers each, waits every :attr:`chunk` tiers."""
-        from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
-
-        radius, x0, yc, order, deps, done, ntorres = self._stages(height)
-        epoch = self._epochs.get(height, 0) + 1
-        flag0 = epoch * PIPELINE_FLAG_STRIDE
+        ntorres = self._stages(height)[-1]
+        flag0 = self._next_flags(height)
         args = self._device_args(height, src_samples)
-        if self.tile_in_registers and (self.plain or (self.registers_for_physics and not self.periodic)):
-            self._register_sweep(height, x0, yc, order, deps, done, ntorres, flag0, args)
-        else:
-            self.kernels.diamondtorre[ntorres, self.shape[2]](
-                self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
-                deps, done, self._counter, self._tickets, flag0, 2 * height, self.chunk, *args)
-        self._epochs[height] = epoch
+        self._launch_sweep(height, (self._e, self._h, self._d_j), args, flag0, ntorres)
         self._tickets += ntorres
         self._keep(args)
 
-    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int, args: tuple):
+    def _next_flags(self, height: int) -> int:
+        """The first progress flag of the next sweep of ``height`` (its epoch's), the epoch counted."""
+        from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
+
+        epoch = self._epochs[height] = self._epochs.get(height, 0) + 1
+        return epoch * PIPELINE_FLAG_STRIDE
+
+    def _launch_sweep(self, height: int, fields: tuple, args: tuple, flag0: int, blocks: int,
+                      stream=0) -> None:
+        """Queue ``blocks`` blocks of a sweep of ``height`` steps on ``fields`` ``(E, H, J)`` (flat device
+        arrays, or a calculation window's views of its rings): they take the next ``blocks`` tickets of the
+        sweep that began at :attr:`_tickets`.  The register-tile sweep where it runs the scene, else the one
+        that reads through the caches."""
+        radius, x0, yc, order, deps, done, _ = self._stages(height)
+        e, h, j = fields
+        if self.tile_in_registers and (self.plain or (self.registers_for_physics and not self.periodic)):
+            self._register_sweep(height, fields, x0, yc, order, deps, done, blocks, flag0, args, stream)
+        else:
+            self.kernels.diamondtorre[blocks, self.shape[2], stream](
+                e, h, j, self._drude, self._d_index, self._d_table, radius, x0, yc, order, deps, done,
+                self._counter, self._tickets, flag0, 2 * height, self.chunk, *args)
+
+    def _register_sweep(self, height: int, fields: tuple, x0, yc, order, deps, done, blocks: int, flag0: int,
+                        args: tuple, stream=0):
         """The sweep with its tile in registers: the same tickets, waits and flags as the cache-read one, the
         run's features compiled in (returns the compiled kernel, None under the simulator)."""
         from diamondlab.kernels.cuda import launch_generated, simulator_enabled
@@ -437,11 +465,11 @@ class YeeCUDABackend(YeeCPUBackend):
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
         i64 = np.int64
-        values = (self._e, self._h, self._d_j, self._d_index, self._d_table, x0, yc, order, deps, done,
+        values = (*fields, self._d_index, self._d_table, x0, yc, order, deps, done,
                   self._counter, i64(self._tickets), i64(flag0), i64(2 * height), i64(self.chunk), i64(nx),
                   i64(ny), i64(nz), *args[:-2])  # the CPML's, the points', src and rec (no periodic flags)
-        return launch_generated(module, "yee_sweep", values + self._calm_tables(height), ntorres, threads,
-                                shared)
+        return launch_generated(module, "yee_sweep", values + self._calm_tables(height), blocks, threads,
+                                shared, stream)
 
     def _calm_tables(self, height: int) -> tuple:
         """The device tables ``(calm, calm_z)`` of the register-tile sweep of ``height``
