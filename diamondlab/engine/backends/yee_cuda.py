@@ -24,6 +24,7 @@ from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import (
     MAX_NZ,
+    segment_copy_kernels,
     yee_cuda_kernels,
     yee_register_cap,
     yee_register_sweep,
@@ -276,27 +277,41 @@ class YeeCUDABackend(YeeCPUBackend):
         return (*out, *(p.copy_to_host() for p in self._d_psi))
 
     # ghost rows of MPI ranks (split along x): whole runs of each device array, copied as they lie
-    def _row_blocks(self, lo: int, hi: int) -> list:
-        """Device views of x rows ``[lo, hi)`` of every state array, flat: a contiguous block per component
-        of ``E``, ``H``, ``J`` (with their y and z padding, zero) and per plane of each ``psi``; made once
-        per range and physics (an MPI exchange asks for the same rows every sweep)."""
-        blocks = self._blocks.get((lo, hi))
-        if blocks is None:
-            blocks = self._blocks[lo, hi] = [b.reshape(b.size) for b in self._new_row_blocks(lo, hi)]
-        return blocks
+    def _row_runs(self, lo: int, hi: int) -> list:
+        """x rows ``[lo, hi)`` of every state array as equal runs of a flat device array: ``(array, device
+        starts, starts, length)`` per array, a run per component of ``E``, ``H``, ``J`` (with their y and z
+        padding, zero) and per slot of each ``psi``, in :meth:`get_rows`' order; made once per range and
+        physics (an MPI exchange asks for the same rows every sweep)."""
+        return self._rows_of(lo, hi)[0]
 
-    def _new_row_blocks(self, lo: int, hi: int) -> list:
+    def _row_blocks(self, lo: int, hi: int) -> list:
+        """The runs of :meth:`_row_runs` as device views, one a run."""
+        return self._rows_of(lo, hi)[1]
+
+    def _rows_of(self, lo: int, hi: int) -> tuple:
+        cached = self._blocks.get((lo, hi))
+        if cached is None:
+            runs = self._new_row_runs(lo, hi)
+            blocks = [flat[s:s + length] for flat, _, starts, length in runs for s in starts]
+            cached = self._blocks[lo, hi] = (runs, blocks)
+        return cached
+
+    def _new_row_runs(self, lo: int, hi: int) -> list:
         from diamondlab.engine.scale.subdomain import rows_index
 
         _, px, py, pz = self._padded
         plane, m = py * pz, self.halo
-        blocks = [dev[c * px * plane + (lo + m) * plane: c * px * plane + (hi + m) * plane]
-                  for dev in self._device_state()[:3 if self._drude else 2] for c in range(3)]
+        runs = [(dev, [c * px * plane + (lo + m) * plane for c in range(3)], (hi - lo) * plane)
+                for dev in self._device_state()[:3 if self._drude else 2]]
         for a, dev in zip(self.state_layout()[-3:], self._d_psi, strict=True):
             index = rows_index(a, 0, lo, hi)
-            if index is not None:
-                blocks += [dev[k, index[1]] for k in range(dev.shape[0])]
-        return blocks
+            if index is not None:  # psi[k, rows, ...]: a run per slot k
+                rows, inner = index[1], int(np.prod(dev.shape[2:], dtype=np.int64))
+                runs.append((dev.reshape(dev.size), [k * dev.shape[1] * inner + rows.start * inner
+                                                     for k in range(dev.shape[0])],
+                             (rows.stop - rows.start) * inner))
+        return [(flat, self._cuda.to_device(np.array(starts, np.int64)), starts, length)
+                for flat, starts, length in runs]
 
     def rows_size(self, lo: int, hi: int) -> int:
         return sum(int(b.size) for b in self._row_blocks(lo, hi))
@@ -318,18 +333,20 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def pack_rows(self, lo: int, hi: int, out) -> None:
         """x rows ``[lo, hi)`` of the state into the flat device buffer ``out`` (as :meth:`get_rows` lays
-        them out), device to device: the ghost rows for a neighbour on another GPU."""
-        at = 0
-        for b in self._row_blocks(lo, hi):
-            out[at:at + b.size].copy_to_device(b)
-            at += b.size
+        them out), device to device: the ghost rows for a neighbour on another GPU, a launch per state array
+        (:func:`~diamondlab.kernels.yee_cuda.segment_copy_kernels`; a copy per run cost 3.7 ms a side on an
+        H100, BENCHMARKS.md)."""
+        gather, at = segment_copy_kernels().gather, 0
+        for flat, starts, first, length in self._row_runs(lo, hi):
+            gather[(min(-(-length // 256), 1024), len(first)), 256](flat, starts, length, out, at)
+            at += len(first) * length
 
     def unpack_rows(self, lo: int, hi: int, rows) -> None:
         """The flat device buffer ``rows`` (as :meth:`pack_rows` fills it) into x rows ``[lo, hi)``."""
-        at = 0
-        for b in self._row_blocks(lo, hi):
-            b.copy_to_device(rows[at:at + b.size])
-            at += b.size
+        scatter, at = segment_copy_kernels().scatter, 0
+        for flat, starts, first, length in self._row_runs(lo, hi):
+            scatter[(min(-(-length // 256), 1024), len(first)), 256](rows, at, length, flat, starts)
+            at += len(first) * length
 
     def set_state(self, arrays) -> None:
         arrays = list(arrays)
