@@ -63,10 +63,43 @@ def slab_sweeps():
         backend.sweep(nt)
 
 
+def exchange_parts() -> dict:
+    """A GPU-to-GPU exchange's parts, each waited for, summed over ``sweeps`` exchanges (ms): the packing
+    of the rows to send, the copies into the neighbours' inboxes, the ranks' handshake, the unpacking."""
+    from numba import cuda
+
+    halo, parts = backend._halo, dict.fromkeys(("pack", "copy", "handshake", "unpack"), 0.0)
+    if not hasattr(halo, "_outboxes"):
+        return {}
+    for _ in range(n):
+        p = halo._parity
+        t0 = time.perf_counter()
+        for q, (lo, hi) in halo.sends:
+            halo.backend.pack_rows(lo, hi, halo._outboxes[q])
+        cuda.synchronize()
+        t1 = time.perf_counter()
+        for q, _ in halo.sends:
+            halo._remote[q][p, :halo._outboxes[q].size].copy_to_device(halo._outboxes[q])
+        cuda.synchronize()
+        t2 = time.perf_counter()
+        requests = [comm.Irecv(halo._ready[q], source=q, tag=7) for q, _ in halo.recvs]
+        requests += [comm.Isend(halo._token, dest=q, tag=7) for q, _ in halo.sends]
+        MPI.Request.Waitall(requests)
+        t3 = time.perf_counter()
+        for q, (lo, hi) in halo.recvs:
+            halo.backend.unpack_rows(lo, hi, halo._inboxes[q][p, :halo._incoming[q]])
+        cuda.synchronize()
+        t4 = time.perf_counter()
+        halo._parity = 1 - p
+        for key, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            parts[key] += 1e3 * dt
+    return {f"exchange_{k}_ms": round(v, 2) for k, v in parts.items()}
+
+
 row = {"ranks": comm.size, "shape": shape, "order": args.order, "nt": nt, "size": sim.size, "sweeps": n,
        "held": inner.shape, "backend": backend.name}
 if comm.size > 1:
-    row.update(halo=backend.halo_path, exchanges_ms=timed(exchanges))
+    row.update(halo=backend.halo_path, exchanges_ms=timed(exchanges), **exchange_parts())
 row.update(inner_sweeps_ms=timed(inner_sweeps), slab_sweeps_ms=timed(slab_sweeps),
            run_ms=timed(lambda: sim.run(n * nt)))
 row["run_gcells"] = round(sim.cells * n * nt / row["run_ms"] / 1e6, 2)

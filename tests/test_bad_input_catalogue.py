@@ -1035,6 +1035,34 @@ def test_issue31_the_lab_refuses_an_unknown_equation_before_building_a_widget(eq
         Lab(equation=equation, shape=(24, 20, 16), backend="cpu")
     assert len(_instances) == before
 # ---------------------------------------------------------------- end of issue 31 (the lab's equation)
+# ---------------------------------------------------------------- issue 28: Maxwell streamed (window)
+STREAMED_YEE_WINDOW_ROWS = [
+    ("window too small for Nt", {"window": 20, "nt": 2},
+     "window=20 x rows cannot stream this sweep (NO=4, DTS=1, Nt=2): use window >= 29"),
+    ("rings beyond the GPU's memory", {"window": 29, "nt": 2, "free": 2**20},
+     "the window's rings and the whole grid's material index need"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kwargs", "text"), _rows(STREAMED_YEE_WINDOW_ROWS))
+def test_issue28_a_streamed_maxwell_window_refuses_bad_settings_before_allocating(kwargs, text, monkeypatch):
+    import re
+
+    import diamondlab.engine.backends.yee_cuda as yee_cuda
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+    from diamondlab.engine.scale.yee_window import StreamedYeeCUDABackend
+
+    free = kwargs.pop("free", 2**40)
+    monkeypatch.setattr(yee_cuda.YeeCUDABackend, "available", staticmethod(lambda: True))
+    monkeypatch.setattr(yee_cuda, "device_memory", lambda: (free, 2**41))
+
+    def allocated(*args, **kw):
+        raise AssertionError("allocated before the check")
+
+    monkeypatch.setattr(StreamedYeeCUDABackend, "_build", allocated)
+    with pytest.raises(ValueError, match=re.escape(text)):
+        MaxwellPlan.build((80, 16, 8), 4, backend="cuda", size=1, **kwargs).make_backend()
+# ---------------------------------------------------------------- end of issue 28 (streamed Maxwell window)
 # ---------------------------------------------------------------- issue 31: options of the other lab
 LAB_OPTION_ROWS = [
     ("acoustic courant for Maxwell", dict(equation="maxwell", courant=0.3),

@@ -46,12 +46,13 @@ import numpy as np
 
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
-__all__ = ["MAX_NZ", "point_range", "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes"]
+__all__ = ["MAX_NZ", "point_range", "segment_copy_kernels", "yee_cuda_kernels", "yee_register_sweep",
+           "yee_shared_bytes"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
 
-#: numba.cuda, imported by the first :func:`yee_cuda_kernels` call
+#: numba.cuda, imported by the first :func:`yee_cuda_kernels` or :func:`segment_copy_kernels` call
 cuda = None
 
 
@@ -358,6 +359,37 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre,
                            gather_planes=gather_planes)
+
+
+@functools.cache
+def segment_copy_kernels():
+    """Two kernels that move equal-length runs of a flat device array in one launch (``blockIdx.y``: the
+    run): ``gather(src, starts, length, out, at)`` copies runs ``src[starts[s]:starts[s] + length]`` to
+    ``out[at + s length:]`` one after another, ``scatter(rows, at, length, dst, starts)`` puts them back.
+    The ghost rows of the Yee state (three components of ``E``, ``H``, ``J``; the slots of a ``psi``) are
+    such runs: a launch per array packs them for a neighbour's GPU (instead of a copy per run)."""
+    global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
+    from numba import cuda
+
+    @cuda.jit
+    def gather(src, starts, length, out, at):
+        s = cuda.blockIdx.y
+        first, put = starts[s], at + s * length
+        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        while i < length:
+            out[put + i] = src[first + i]
+            i += cuda.gridDim.x * cuda.blockDim.x
+
+    @cuda.jit
+    def scatter(rows, at, length, dst, starts):
+        s = cuda.blockIdx.y
+        first, take = starts[s], at + s * length
+        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        while i < length:
+            dst[first + i] = rows[take + i]
+            i += cuda.gridDim.x * cuda.blockDim.x
+
+    return SimpleNamespace(gather=gather, scatter=scatter)
 
 
 @functools.cache

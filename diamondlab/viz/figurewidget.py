@@ -23,6 +23,18 @@ layout set), which the view, drawn by then, applies.  From then on the
 front end's code is loaded and keeps the state current itself: only deltas
 travel.  A figure never drawn (a test, a script, a tab never opened) pays
 one copy of its state per change.
+
+The figure's first state travels in the message that creates its model
+(``comm_open``).  Plotly's own constructor opens the comm before it sets
+``_widget_data`` and ``_widget_layout``: the model is created empty and
+the figure follows in an update, both under edit id 0.  anywidget holds a
+model's messages until its 5 MB module has loaded, and a view waiting for
+that module draws at once when it has (in the same call), before the held
+update is applied: under Run All on a busy machine the view drew no traces
+and answered "edit id 0", the id of the full state, so nothing was sent
+again (notebook 01's "Try it" conoids, empty in about half of the runs).
+:class:`FigureWidget` therefore opens its comm only once the figure is set,
+so edit id 0 names one state, the full one, wherever a view reads it.
 """
 
 from __future__ import annotations
@@ -49,11 +61,21 @@ class FigureWidget(go.FigureWidget):
     (False, [[0, 1]], 'filled after it was built')
     """
 
+    #: Whether ``open`` waits (plotly's constructor, which sets the figure after the widget opens its comm).
+    _opening_later = True
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._answered = False
         self._traces_of = {self._last_trace_edit_id: len(self._data)}  # state sent -> its trace count
         self.observe(self._on_answer, names=list(ANSWERS))
+        self._opening_later = False
+        self.open()  # the model is created holding the figure (see the module's contract)
+
+    def open(self) -> None:
+        """Open the comm to the front end, once the constructor has set the figure's state."""
+        if not self._opening_later:
+            super().open()
 
     @property
     def answered(self) -> bool:

@@ -206,10 +206,12 @@ def place_labels(options: list[list[tuple[float, float, str]]], texts: list[str]
              for mine, text in zip(options, texts, strict=True)]
     alone = [[(b[2] - b[0]) * (b[3] - b[1]) - _overlap(b, inside) + sum(_overlap(b, t) for t in taken)
               for b in mine] for mine in boxes]
-    # a label's places that cover nothing by themselves (else its three least covering): few to combine
+    # a label's first five places that cover nothing by themselves and its two least covering others: few to
+    # combine, and a choice left where two labels' free places are the same few (two ceilings at one point)
     keep = [sorted(range(len(cost)), key=lambda k, cost=cost: (cost[k] > 0, cost[k] if cost[k] > 0 else k))
             for cost in alone]
-    keep = [[k for k in ks if alone[i][k] == 0] or ks[:3] for i, ks in enumerate(keep)]
+    keep = [[k for k in ks if alone[i][k] == 0][:5] + [k for k in ks if alone[i][k] > 0][:2]
+            for i, ks in enumerate(keep)]
     best, best_key = None, None
     for choice in product(*keep):
         covered = sum(alone[i][c] for i, c in enumerate(choice))

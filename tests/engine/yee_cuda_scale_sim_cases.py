@@ -9,6 +9,7 @@ they lie on the device) land where they came from.  Prints one line per case; ex
 
 from __future__ import annotations
 
+import os
 import sys
 
 SHAPE = (14, 9, 8)
@@ -61,7 +62,8 @@ def run_case(order, nt, window, steps, wave) -> str:
                      sources=[PlaneWave("+x", "z", ContinuousWave(0.2, ramp=0), box, 100.0)])
     rng = np.random.default_rng(order)
     start = [rng.standard_normal((3, *SHAPE)).astype(np.float32) for _ in range(2)]
-    sims = [Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w, **scene)
+    sims = [Simulation(SHAPE, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w,
+                       algorithm="stepwise", **scene)  # window by window (a DiamondTorre window streams)
             for w in (window, None)]
     for sim in sims:
         sim.reset(start)
@@ -98,10 +100,73 @@ def run_case(order, nt, window, steps, wave) -> str:
     return f"order {order} Nt {nt} window {window}{' plane wave' if wave else ''}: ok"
 
 
+#: (order, Nt, window, shape, Drude sphere, CPML and points, state in files): media (a PEC box, a Drude
+#: sphere whose current streams with the fields), or a CPML (psi_x whole on the device, psi_y and psi_z
+#: streamed) with a dipole, probes and monitors (their tables whole on the device), through a ring of
+#: ``window`` x rows on the (simulated) GPU
+STREAMED_CASES = [(2, 2, 14, (16, 4, 3), False, True, True), (4, 1, 21, (22, 4, 2), True, False, False)]
+
+
+def run_streamed_case(order, nt, window, shape, drude, physics, in_files) -> str:
+    """A scene's sweeps streamed through a ring (rows outside it NaN to the kernels) equal the in-memory GPU
+    run bit for bit (the state, the probes' traces, the monitors' sums), over two ``run`` calls (sweeps of
+    two heights)."""
+    import tempfile
+
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.maxwell import PEC, Box, DFTPlane, Dipole, Drude, FluxPlane, Probe, Ricker, Sphere
+
+    nx = shape[0]
+    scene = {"materials": [Box((5, 1, 1), (7, 2, 2), PEC)]}
+    if drude:
+        scene["materials"].append(Sphere((nx - 8, 2, 1), 1.5, Drude(1.0, 1.0, 0.1)))
+    if physics:  # the dipole and a probe where the first groups run, the other probe and the monitors later
+        scene.update(pml=1, sources=[Dipole((nx - 5, 2, 1), "Ez", Ricker(0.2), amplitude=100.0)],
+                     probes=[Probe((8, 2, 1), "Ez"), Probe((nx - 3, 1, 1), "Hy")],
+                     monitors=[DFTPlane("z", 1, [0.1, 0.2], ("Ez", "Hx")), FluxPlane("x", 3, [0.1])])
+    rng = np.random.default_rng(order)
+    start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
+    folder = tempfile.mkdtemp() if in_files else None
+    runs = []
+    for w in (window, None):
+        sim = Simulation(shape, order, equation="maxwell", size=1, nt=nt, backend="cuda", window=w,
+                         algorithm="diamondtorre", window_dir=folder if w else None, **scene)
+        sim.reset(start)
+        sim.run(nt)
+        sim.run(1)  # a run that goes on, with a sweep of another height
+        runs.append((sim.backend, [*sim.backend.state(), sim.traces, *sim.backend.dft_sums()]))
+    (streamed, got), (_, want) = runs
+    name = type(streamed).__name__
+    groups = streamed.traffic()["groups"]
+    moves = sum(g.move is not None for g in streamed._plans[nt])
+    if name != "StreamedYeeCUDABackend" or groups < 2 or not moves:
+        raise SystemExit(f"order {order}: {name} in {groups} groups, {moves} moves: not a streamed sweep")
+    if len(got) != 6 + drude + 2 * physics or not all(np.array_equal(a, b) for a, b in zip(got, want,
+                                                                                              strict=True)):
+        raise SystemExit(f"order {order}: the streamed window run differs from the in-memory run")
+    ran = np.isfinite(got[0]).all() and np.abs(got[0]).max() > 0
+    damped = all(np.abs(p).max() > 0 for p in got[2 + drude:5 + drude])
+    if not (ran and (not drude or np.abs(got[2]).max() > 0) and (not physics or damped)):
+        raise SystemExit(f"order {order}: nothing ran, or nothing reached the Drude sphere or the CPML")
+    if physics and not (np.abs(got[5]).max() > 0 and all(np.abs(a).max() > 0 for a in got[6:])):
+        raise SystemExit(f"order {order}: nothing reached the probes or the monitors")
+    moved = streamed.bytes_per_sweep() / np.prod(shape)  # E, H (and J) in and out, with their y and z halo
+    if not moved >= 48 + 24 * drude:
+        raise SystemExit(f"order {order}: {moved} bytes a cell a sweep")
+    if in_files and os.listdir(folder):
+        raise SystemExit(f"order {order}: files left in the window's folder")
+    said = ((" Drude", drude), (" CPML, points", physics), (" in files", in_files))
+    what = "".join(w for w, on in said if on)
+    return f"streamed order {order} Nt {nt} window {window}{what} ({groups} groups, {moved:.0f} B a cell): ok"
+
+
 if __name__ == "__main__":
     import warnings
 
     warnings.simplefilter("ignore")
-    for case in CASES:
-        print(run_case(*case), flush=True)
+    streamed = sys.argv[1:] == ["streamed"]
+    for case in STREAMED_CASES if streamed else CASES:
+        print((run_streamed_case if streamed else run_case)(*case), flush=True)
     sys.exit(0)

@@ -30,8 +30,8 @@ CASES = [
     (6, 1, 3, (14, 12, 3), (3,), False, True),
     (2, 2, 4, (13, 11, 4), (4, 3, 4), False, False, True),  # tier-level waits
     (4, 2, 3, (14, 13, 3), (3, 1), True, False, True),
-    (2, 1, 3, (15, 17, 3), (3, 2), False, False, True, 2),  # tier-level waits, diagonal bands of 2
-    (4, 1, 5, (16, 19, 3), (5, 3), False, False, True, 2, 2),  # ... waiting every second tier
+    (2, 1, 3, (11, 13, 3), (3, 2), False, False, True, 2),  # tier-level waits, diagonal bands of 2
+    (4, 1, 5, (14, 15, 3), (5, 3), False, False, True, 2, 2),  # ... waiting every second tier
     (6, 2, 3, (32, 24, 3), (3, 2)),  # level n-1 in shared memory, z exchanged in 4 segments
     (6, 2, 3, (32, 24, 4), (3, 1), True, False, True, 2, 2),
 ]

@@ -62,3 +62,28 @@ def test_a_view_that_drew_the_latest_state_is_sent_nothing_more():
     latest = fig._last_trace_edit_id
     fig._js2py_traceDeltas = {"trace_deltas": [{"uid": fig.data[0].uid}], "trace_edit_id": latest}
     assert fig.answered and sent == []
+
+
+def test_the_model_is_created_holding_the_figure(monkeypatch):
+    """The comm_open message carries the traces under edit id 0: a view drawn before a later update is
+    applied (anywidget holds them until its module loads) draws the figure, not empty axes."""
+    import comm
+    from comm.base_comm import BaseComm
+
+    messages = []
+
+    class Recorder(BaseComm):
+        def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+            messages.append((msg_type, (data or {}).get("state", {})))
+
+    monkeypatch.setattr(comm, "create_comm", lambda **kw: Recorder(**kw))
+    fig = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout={"title": {"text": "conoids"}}))
+    kind, state = messages[0]
+    assert kind == "comm_open" and state["_last_trace_edit_id"] == 0
+    assert [t["y"] for t in state["_widget_data"]] == [[1, 2]]
+    assert state["_widget_layout"]["title"]["text"] == "conoids"
+    assert all("_widget_data" not in s for _, s in messages[1:])  # no second version of edit id 0
+    assert fig.comm is not None and len([k for k, _ in messages if k == "comm_open"]) == 1
+    messages.clear()
+    go.FigureWidget(go.Figure(go.Scatter(y=[1, 2])))  # plotly's own: created empty, filled by an update
+    assert messages[0][0] == "comm_open" and messages[0][1]["_widget_data"] == []

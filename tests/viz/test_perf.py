@@ -140,3 +140,20 @@ def test_roofline_labels_are_placed_apart_from_each_other_and_the_stars():
     crowded = [[(50, 50, p) for p in ("top left", "bottom right")]]
     box = CHAR_PX * 4, LINE_PX
     assert place_labels(crowded, ["abcd"], [(50 - 6 - box[0] / 2, 50 - 6 - box[1] / 2, 3)], (200, 200)) == [1]
+
+
+def test_two_ceilings_at_one_point_take_different_places():
+    """The Yee roofline at order 2 DTS 1 Nt 4 (notebook 07): the stepwise layer's ceiling and the row of
+    torres' lie at one point; their labels must not both take its one free place (they did: one label on
+    the other in the browser)."""
+    from diamondlab.engine.measure.perfmodel import H100, yee_bytes_per_update
+    from diamondlab.viz.perf import roofline_figure
+
+    stars = [("stepwise", 4 / yee_bytes_per_update("stepwise_layer", 2, 1, 4), 22.2),
+             ("diamondtorre", 4 / yee_bytes_per_update("torre_row", 2, 1, 4), 33.2)]
+    fig = roofline_figure(2, 1, 4, H100, stars, equation="maxwell")
+    at = {t.name: (t.x[-1], t.y[-1], t.textposition, tuple(t.y)) for t in fig.data if t.text is not None}
+    layer, row = at["stepwise (whole layer)"], at["row of DiamondTorres"]
+    assert abs(layer[0] / row[0] - 1) < 0.02 and abs(layer[1] / row[1] - 1) < 0.02  # one point
+    # another place at the top, or one of them lower on its dotted line (a third point carries it)
+    assert layer[2] != row[2] or len(layer[3]) != len(row[3])

@@ -24,6 +24,7 @@ from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import (
     MAX_NZ,
+    segment_copy_kernels,
     yee_cuda_kernels,
     yee_register_cap,
     yee_register_sweep,
@@ -152,9 +153,7 @@ class YeeCUDABackend(YeeCPUBackend):
         self.params, self.shape, self.size, self.nt = params, shape, size, nt
         self.halo = params.reach
         self._padded = (3, *(n + 2 * self.halo for n in shape))
-        size = int(np.prod(self._padded, dtype=np.int64))
-        self._e = cuda.device_array(size, dtype=np.float32)  # flat: the kernels' layout
-        self._h = cuda.device_array(size, dtype=np.float32)
+        self._e, self._h = self._allocate_fields()
         self._schedules = {}
         self._stage_lists: dict[tuple, tuple] = {}
         self._counter = cuda.to_device(np.zeros(1, dtype=np.int64))  # tickets taken, never reset
@@ -162,6 +161,20 @@ class YeeCUDABackend(YeeCPUBackend):
         self._epochs: dict[int, int] = {}  # sweeps run per height (their flags: epoch * 2**20 + tiers)
         self.view = "Ez"
         self.set_physics()
+
+    def _allocate_fields(self) -> tuple:
+        """``E`` and ``H`` on the device, flat (the kernels' layout; :meth:`reset` zeroes them)."""
+        size = int(np.prod(self._padded, dtype=np.int64))
+        return tuple(self._cuda.device_array(size, dtype=np.float32) for _ in range(2))
+
+    def _device_current(self):
+        """The Drude current where the kernels read it: the host's ``J`` copied whole (a placeholder of three
+        cells without a Drude medium)."""
+        return self._cuda.to_device(self._j.ravel())
+
+    def _device_psi(self) -> tuple:
+        """The CPML's ``psi`` of the three axes where the kernels read them: the host's copied whole."""
+        return tuple(self._cuda.to_device(p) for p in self._psi)
 
     def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "",
                     monitors=None, eps_averaging=True) -> None:
@@ -179,8 +192,8 @@ class YeeCUDABackend(YeeCPUBackend):
         prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
         self._d_table = to(self.table.coefficients.ravel())
         self._d_index = to(self.table.index.ravel())
-        self._d_j = to(self._j.ravel())
-        self._d_psi = tuple(to(p) for p in self._psi)
+        self._d_j = self._device_current()
+        self._d_psi = self._device_psi()
         layers = tuple(to(p.layer) for p in prof)
         bh, ah = _profiles(prof, "h")
         be, ae = _profiles(prof, "e")
@@ -264,27 +277,41 @@ class YeeCUDABackend(YeeCPUBackend):
         return (*out, *(p.copy_to_host() for p in self._d_psi))
 
     # ghost rows of MPI ranks (split along x): whole runs of each device array, copied as they lie
-    def _row_blocks(self, lo: int, hi: int) -> list:
-        """Device views of x rows ``[lo, hi)`` of every state array, flat: a contiguous block per component
-        of ``E``, ``H``, ``J`` (with their y and z padding, zero) and per plane of each ``psi``; made once
-        per range and physics (an MPI exchange asks for the same rows every sweep)."""
-        blocks = self._blocks.get((lo, hi))
-        if blocks is None:
-            blocks = self._blocks[lo, hi] = [b.reshape(b.size) for b in self._new_row_blocks(lo, hi)]
-        return blocks
+    def _row_runs(self, lo: int, hi: int) -> list:
+        """x rows ``[lo, hi)`` of every state array as equal runs of a flat device array: ``(array, device
+        starts, starts, length)`` per array, a run per component of ``E``, ``H``, ``J`` (with their y and z
+        padding, zero) and per slot of each ``psi``, in :meth:`get_rows`' order; made once per range and
+        physics (an MPI exchange asks for the same rows every sweep)."""
+        return self._rows_of(lo, hi)[0]
 
-    def _new_row_blocks(self, lo: int, hi: int) -> list:
+    def _row_blocks(self, lo: int, hi: int) -> list:
+        """The runs of :meth:`_row_runs` as device views, one a run."""
+        return self._rows_of(lo, hi)[1]
+
+    def _rows_of(self, lo: int, hi: int) -> tuple:
+        cached = self._blocks.get((lo, hi))
+        if cached is None:
+            runs = self._new_row_runs(lo, hi)
+            blocks = [flat[s:s + length] for flat, _, starts, length in runs for s in starts]
+            cached = self._blocks[lo, hi] = (runs, blocks)
+        return cached
+
+    def _new_row_runs(self, lo: int, hi: int) -> list:
         from diamondlab.engine.scale.subdomain import rows_index
 
         _, px, py, pz = self._padded
         plane, m = py * pz, self.halo
-        blocks = [dev[c * px * plane + (lo + m) * plane: c * px * plane + (hi + m) * plane]
-                  for dev in self._device_state()[:3 if self._drude else 2] for c in range(3)]
+        runs = [(dev, [c * px * plane + (lo + m) * plane for c in range(3)], (hi - lo) * plane)
+                for dev in self._device_state()[:3 if self._drude else 2]]
         for a, dev in zip(self.state_layout()[-3:], self._d_psi, strict=True):
             index = rows_index(a, 0, lo, hi)
-            if index is not None:
-                blocks += [dev[k, index[1]] for k in range(dev.shape[0])]
-        return blocks
+            if index is not None:  # psi[k, rows, ...]: a run per slot k
+                rows, inner = index[1], int(np.prod(dev.shape[2:], dtype=np.int64))
+                runs.append((dev.reshape(dev.size), [k * dev.shape[1] * inner + rows.start * inner
+                                                     for k in range(dev.shape[0])],
+                             (rows.stop - rows.start) * inner))
+        return [(flat, self._cuda.to_device(np.array(starts, np.int64)), starts, length)
+                for flat, starts, length in runs]
 
     def rows_size(self, lo: int, hi: int) -> int:
         return sum(int(b.size) for b in self._row_blocks(lo, hi))
@@ -306,18 +333,20 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def pack_rows(self, lo: int, hi: int, out) -> None:
         """x rows ``[lo, hi)`` of the state into the flat device buffer ``out`` (as :meth:`get_rows` lays
-        them out), device to device: the ghost rows for a neighbour on another GPU."""
-        at = 0
-        for b in self._row_blocks(lo, hi):
-            out[at:at + b.size].copy_to_device(b)
-            at += b.size
+        them out), device to device: the ghost rows for a neighbour on another GPU, a launch per state array
+        (:func:`~diamondlab.kernels.yee_cuda.segment_copy_kernels`; a copy per run cost 3.7 ms a side on an
+        H100, BENCHMARKS.md)."""
+        gather, at = segment_copy_kernels().gather, 0
+        for flat, starts, first, length in self._row_runs(lo, hi):
+            gather[(min(-(-length // 256), 1024), len(first)), 256](flat, starts, length, out, at)
+            at += len(first) * length
 
     def unpack_rows(self, lo: int, hi: int, rows) -> None:
         """The flat device buffer ``rows`` (as :meth:`pack_rows` fills it) into x rows ``[lo, hi)``."""
-        at = 0
-        for b in self._row_blocks(lo, hi):
-            b.copy_to_device(rows[at:at + b.size])
-            at += b.size
+        scatter, at = segment_copy_kernels().scatter, 0
+        for flat, starts, first, length in self._row_runs(lo, hi):
+            scatter[(min(-(-length // 256), 1024), len(first)), 256](rows, at, length, flat, starts)
+            at += len(first) * length
 
     def set_state(self, arrays) -> None:
         arrays = list(arrays)
@@ -370,6 +399,8 @@ class YeeCUDABackend(YeeCPUBackend):
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
         probe.plain, probe._features = self.plain, self._features
+        probe.tile_in_registers = self.tile_in_registers
+        probe.registers_for_physics = self.registers_for_physics
         probe.sweep(1)
         probe.step(1)
         if self.monitors is not None:
@@ -410,23 +441,37 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def sweep(self, height: int, src_samples=None) -> None:
         """One launch: every torre a block, ``2 height`` tiers each, waits every :attr:`chunk` tiers."""
-        from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
-
-        radius, x0, yc, order, deps, done, ntorres = self._stages(height)
-        epoch = self._epochs.get(height, 0) + 1
-        flag0 = epoch * PIPELINE_FLAG_STRIDE
+        ntorres = self._stages(height)[-1]
+        flag0 = self._next_flags(height)
         args = self._device_args(height, src_samples)
-        if self.tile_in_registers and (self.plain or (self.registers_for_physics and not self.periodic)):
-            self._register_sweep(height, x0, yc, order, deps, done, ntorres, flag0, args)
-        else:
-            self.kernels.diamondtorre[ntorres, self.shape[2]](
-                self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table, radius, x0, yc, order,
-                deps, done, self._counter, self._tickets, flag0, 2 * height, self.chunk, *args)
-        self._epochs[height] = epoch
+        self._launch_sweep(height, (self._e, self._h, self._d_j), args, flag0, ntorres)
         self._tickets += ntorres
         self._keep(args)
 
-    def _register_sweep(self, height: int, x0, yc, order, deps, done, ntorres: int, flag0: int, args: tuple):
+    def _next_flags(self, height: int) -> int:
+        """The first progress flag of the next sweep of ``height`` (its epoch's), the epoch counted."""
+        from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
+
+        epoch = self._epochs[height] = self._epochs.get(height, 0) + 1
+        return epoch * PIPELINE_FLAG_STRIDE
+
+    def _launch_sweep(self, height: int, fields: tuple, args: tuple, flag0: int, blocks: int,
+                      stream=0) -> None:
+        """Queue ``blocks`` blocks of a sweep of ``height`` steps on ``fields`` ``(E, H, J)`` (flat device
+        arrays, or a calculation window's views of its rings): they take the next ``blocks`` tickets of the
+        sweep that began at :attr:`_tickets`.  The register-tile sweep where it runs the scene, else the one
+        that reads through the caches."""
+        radius, x0, yc, order, deps, done, _ = self._stages(height)
+        e, h, j = fields
+        if self.tile_in_registers and (self.plain or (self.registers_for_physics and not self.periodic)):
+            self._register_sweep(height, fields, x0, yc, order, deps, done, blocks, flag0, args, stream)
+        else:
+            self.kernels.diamondtorre[blocks, self.shape[2], stream](
+                e, h, j, self._drude, self._d_index, self._d_table, radius, x0, yc, order, deps, done,
+                self._counter, self._tickets, flag0, 2 * height, self.chunk, *args)
+
+    def _register_sweep(self, height: int, fields: tuple, x0, yc, order, deps, done, blocks: int, flag0: int,
+                        args: tuple, stream=0):
         """The sweep with its tile in registers: the same tickets, waits and flags as the cache-read one, the
         run's features compiled in (returns the compiled kernel, None under the simulator)."""
         from diamondlab.kernels.cuda import launch_generated, simulator_enabled
@@ -437,11 +482,11 @@ class YeeCUDABackend(YeeCPUBackend):
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
         i64 = np.int64
-        values = (self._e, self._h, self._d_j, self._d_index, self._d_table, x0, yc, order, deps, done,
+        values = (*fields, self._d_index, self._d_table, x0, yc, order, deps, done,
                   self._counter, i64(self._tickets), i64(flag0), i64(2 * height), i64(self.chunk), i64(nx),
                   i64(ny), i64(nz), *args[:-2])  # the CPML's, the points', src and rec (no periodic flags)
-        return launch_generated(module, "yee_sweep", values + self._calm_tables(height), ntorres, threads,
-                                shared)
+        return launch_generated(module, "yee_sweep", values + self._calm_tables(height), blocks, threads,
+                                shared, stream)
 
     def _calm_tables(self, height: int) -> tuple:
         """The device tables ``(calm, calm_z)`` of the register-tile sweep of ``height``

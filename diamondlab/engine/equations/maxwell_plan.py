@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import importlib
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -56,6 +56,7 @@ from diamondlab.engine.run.plan import (
     claim_ranks,
     device_shape_of,
 )
+from diamondlab.engine.scale.window import streamed_backend
 from diamondlab.maxwell.boundaries import CPML
 from diamondlab.maxwell.materials import has_drude, material_table, periodic_images, source_coefficient
 from diamondlab.maxwell.monitors import MONITORS, monitor_layout
@@ -261,6 +262,12 @@ def _periodic_size(order: int, ny: int, asked, default: int) -> tuple[int, str]:
     return default, f"{rule}: ny={ny} is not a multiple of {2 * shs} (DTS=1)"
 
 
+#: Why ``algorithm="auto"`` runs DiamondTorre through a calculation window where the backend would run the
+#: scene stepwise in memory: the device streams only DiamondTorre sweeps; stepwise goes window by window
+WINDOW_AUTO = ("DiamondTorre: through a calculation window the GPU streams DiamondTorre sweeps, while "
+               "stepwise goes window by window (0.03x the in-memory rate measured, BENCHMARKS.md)")
+
+
 def _backend_class(name: str):
     module, cls = MAXWELL_BACKENDS[name].split(":")
     return getattr(importlib.import_module(module), cls)
@@ -378,12 +385,15 @@ class MaxwellPlan(PlanCore):
         asked, given, reason = algorithm, size, "asked for"
         if algorithm == "auto":
             algorithm, reason = bclass.auto(physics)
+            if algorithm == "stepwise" and scale["window"] is not None and streamed_backend(bclass, physics):
+                algorithm, reason = "diamondtorre", WINDOW_AUTO
             if algorithm == "stepwise":
                 warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=4)
         ranks = 1 if scale["comm"] is None else scale["comm"].size
         held = device_shape_of(shape, params.order, 0, ranks, 0, scale["window"], False, bclass.PARTS)
         default_size, default_nt = bclass.default_tiling(params.order)
         size = max(1, min(default_size, min(held[:2]) // params.order)) if size is None else int(size)
+        nt_given = nt is not None
         nt = default_nt if nt is None else int(nt)
         if "y" in physics.periodic and algorithm == "diamondtorre":
             size, problem = _periodic_size(params.order, shape[1], given, size)
@@ -393,7 +403,12 @@ class MaxwellPlan(PlanCore):
             elif problem:
                 raise ValueError(f"{problem}; or algorithm='stepwise'")
         plan = cls(shape, params, algorithm, name, size, nt, MappingProxyType({}), physics, reason, **scale)
-        if scale["window"] is not None:
+        if plan.streamed is not None:  # streamed through a ring on the device, a taller sweep by default
+            if not nt_given:
+                nt = plan.streamed.window_nt(params, shape, size, nt, scale["window"], {})
+                plan = replace(plan, nt=nt)
+            plan.streamed.check_window(params, shape, size, nt, scale["window"], {})
+        elif scale["window"] is not None:  # window by window
             check_window(bclass, params, shape, nt, scale["window"])
         if ranks > 1:
             plan.check_slabs()

@@ -77,6 +77,9 @@ class MaxwellSimulation(Simulation):
         MPI ranks (the grid split along x) and the calculation window, as for the acoustic equation
         (:class:`~diamondlab.engine.run.simulation.Simulation`; the equation's state streams and travels:
         :mod:`~diamondlab.engine.equations.maxwell_parts`); bit for bit the run of one process in memory.
+        On the GPU a DiamondTorre run without periodic faces streams through a ring of ``window`` rows,
+        the copies overlapped with the sweep, at Nt = 32 unless ``nt`` is given
+        (:mod:`~diamondlab.engine.scale.yee_window`); other runs go window by window.
 
     Examples
     --------

@@ -221,6 +221,15 @@ class PlanCore:
         return device_shape_of(self.shape, self.params.order, self.nt, self.ranks, rank, self.window,
                              self.swap_xz, self.backend_class.PARTS)
 
+    @property
+    def streamed(self) -> type | None:
+        """The backend class that streams this run's DiamondTorre sweeps through its calculation window on
+        the device (:func:`~diamondlab.engine.scale.window.streamed_backend`), or None: no window, another
+        algorithm, a backend or a scene that goes window by window."""
+        if self.window is None or self.algorithm != "diamondtorre":
+            return None
+        return streamed_backend(self.backend_class, self.physics)
+
     def check_slabs(self) -> None:
         """Every rank's slab (owned rows and ghost rows) must hold the backend's tile (MPI ranks)."""
         parts = self.backend_class.PARTS
@@ -233,7 +242,7 @@ class PlanCore:
         """The backend of this plan, any equation's: on a tall column's swapped axes, streamed through a
         calculation window (the device's own streaming, else window by window), this rank's slab of MPI
         ranks, or the whole grid; the physics not yet handed over."""
-        streamed = streamed_backend(self.backend_class) if self.algorithm == "diamondtorre" else None
+        streamed = self.streamed
         if self.swap_xz:
             return SwappedXZBackend(self.backend_class.from_plan(replace(self, shape=self.device_shape,
                                                                          swap_xz=False)))
@@ -380,7 +389,8 @@ class RunPlan(PlanCore):
         reason = "asked for"
         if algorithm == "auto":
             algorithm, reason = backend_class.choose_algorithm(params.order, device_shape, medium)
-        streamed = None if window is None or algorithm != "diamondtorre" else streamed_backend(backend_class)
+        streamed = (None if window is None or algorithm != "diamondtorre" else
+                    streamed_backend(backend_class, physics))
         options = dict(options or {})
         if streamed is not None:  # a streamed sweep runs stage by stage
             options.setdefault("band", 0)

@@ -34,10 +34,12 @@ which x rows enter the device before it (loaded once, at their old level),
 which leave after it (stored once, final), and where on the device each row
 lives: a ring of ``window`` rows in which row ``x`` sits at ``x - base``,
 the rows still needed moved to the top when the group's rows would fall off
-the bottom.  Nothing is computed twice; each field crosses the bus exactly
-once each way a sweep (8 bytes a cell in, 8 out, on two copy engines at
-once), while the next group's rows load and the last group's store as the
-torres of the current one compute.
+the bottom.  Nothing is computed twice; each streamed array crosses the bus
+exactly once each way a sweep (acoustic: 8 bytes a cell in, 8 out; Maxwell's
+E and H: 24 and 24; on two copy engines at once), while the next group's
+rows load and the last group's store as the torres of the current one
+compute (:class:`~diamondlab.engine.scale.yee_window.StreamedYeeCUDABackend`
+for a Maxwell scene without periodic faces; other Maxwell runs go window by window).
 """
 
 from __future__ import annotations
@@ -63,11 +65,16 @@ __all__ = [
 #: loaded when asked for).  A backend not here runs a window by :class:`WindowBackend`.
 STREAMED_BACKENDS = {
     "diamondlab.engine.backends.cuda:CUDABackend": "diamondlab.engine.scale.cuda_window:StreamedCUDABackend",
+    "diamondlab.engine.backends.yee_cuda:YeeCUDABackend":
+        "diamondlab.engine.scale.yee_window:StreamedYeeCUDABackend",
 }
 
 
-def streamed_backend(backend_class: type) -> type | None:
-    """The backend that streams ``backend_class``'s DiamondTorre sweeps through a window (or None).
+def streamed_backend(backend_class: type, physics=None) -> type | None:
+    """The backend that streams ``backend_class``'s DiamondTorre sweeps through a window (or None), for a
+    run of ``physics`` where given (None: where it streams at all; the streamed class says which scenes it
+    streams, :meth:`~diamondlab.engine.scale.cuda_window.RingStream.streams`: the others go window by
+    window).
 
     A subclass streams as its base does (the first of its classes in :data:`STREAMED_BACKENDS`).
 
@@ -79,7 +86,8 @@ def streamed_backend(backend_class: type) -> type | None:
         target = STREAMED_BACKENDS.get(f"{klass.__module__}:{klass.__qualname__}")
         if target is not None:
             module, name = target.split(":")
-            return getattr(importlib.import_module(module), name)
+            streamed = getattr(importlib.import_module(module), name)
+            return streamed if physics is None or streamed.streams(physics) else None
     return None
 
 
