@@ -200,9 +200,10 @@ class YeeCPUBackend(Backend):
     def _set_sums(self, sums: list) -> None:
         self._dft = sums
 
-    def dft_sums(self) -> list[np.ndarray]:
-        """Host copies of the DFT sums, one ``(nf, npoints)`` complex128 array a monitor."""
-        return [a.copy() for a in self._dft]
+    def dft_sums(self, which=None) -> list[np.ndarray]:
+        """Host copies of the DFT sums, one ``(nf, npoints)`` complex128 array a monitor (``which``: the
+        monitors' indices; None: every monitor)."""
+        return [self._dft[k].copy() for k in (range(len(self._dft)) if which is None else which)]
 
     def _transform(self, rec, height: int) -> None:
         """Add the sweep's recorded monitor values (``rec``'s slots after the probes) to the DFT sums."""

@@ -218,9 +218,11 @@ class YeeCUDABackend(YeeCPUBackend):
         self._d_dft = [(to(np.ascontiguousarray(a.real)), to(np.ascontiguousarray(a.imag))) if a.size else a
                        for a in sums]  # an empty monitor stays on the host
 
-    def dft_sums(self) -> list[np.ndarray]:
+    def dft_sums(self, which=None) -> list[np.ndarray]:
+        """As on the CPU; only the monitors asked for cross the bus."""
+        chosen = self._d_dft if which is None else [self._d_dft[k] for k in which]
         return [s.copy() if isinstance(s, np.ndarray) else s[0].copy_to_host() + 1j * s[1].copy_to_host()
-                for s in self._d_dft]
+                for s in chosen]
 
     def _transform(self, rec, height: int) -> None:
         """The sweep's monitor values, still on the device, into the device's DFT sums (a thread a point):

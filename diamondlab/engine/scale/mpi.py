@@ -272,15 +272,20 @@ class SlabBackend(Wrapper):
         """The monitors' DFT sums to zero (each rank sums the points it owns), the next step ``step``."""
         self.inner.start_monitors(step)
 
-    def dft_sums(self) -> list[np.ndarray]:
+    def dft_sums(self, which=None) -> list[np.ndarray]:
         """The monitors' DFT sums of the whole grid (collective: one owner a point, summed over the ranks:
-        x + 0 is x)."""
+        x + 0 is x); ``which``: the monitors' indices (None: every monitor)."""
         from mpi4py import MPI
 
-        whole = [np.zeros(shape, np.complex128) for shape in self._physics.monitor_shapes]
-        self._physics.place_sums(self.inner.dft_sums(), whole)
-        for a in whole:
-            self.comm.Allreduce(MPI.IN_PLACE, a, op=MPI.SUM)
+        shapes = self._physics.monitor_shapes
+        which = range(len(shapes)) if which is None else which
+        whole = [np.zeros(shapes[k], np.complex128) for k in which]
+        local = self.inner.dft_sums(which) if self.inner.monitors is not None else [None] * len(whole)
+        for k, w, mine in zip(which, whole, local, strict=True):
+            columns = self._physics.monitor_columns[k]
+            if len(columns):
+                w[:, columns] = mine
+            self.comm.Allreduce(MPI.IN_PLACE, w, op=MPI.SUM)
         return whole
 
     def step(self, nsteps: int, src_samples=None) -> None:

@@ -378,8 +378,8 @@ class WindowBackend(Wrapper):
             a.fill(0.0)
         self._clock = int(step)
 
-    def dft_sums(self) -> list[np.ndarray]:
-        return [a.copy() for a in self._sums]
+    def dft_sums(self, which=None) -> list[np.ndarray]:
+        return [self._sums[k].copy() for k in (range(len(self._sums)) if which is None else which)]
 
     @property
     def _nreceivers(self) -> int:
