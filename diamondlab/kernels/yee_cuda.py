@@ -363,33 +363,24 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
 @functools.cache
 def segment_copy_kernels():
-    """Two kernels that move equal-length runs of a flat device array in one launch (``blockIdx.y``: the
-    run): ``gather(src, starts, length, out, at)`` copies runs ``src[starts[s]:starts[s] + length]`` to
-    ``out[at + s length:]`` one after another, ``scatter(rows, at, length, dst, starts)`` puts them back.
+    """``copy_runs(src, src_starts, dst, dst_starts, length)``: run ``s`` of ``length`` values from
+    ``src[src_starts[s]:]`` to ``dst[dst_starts[s]:]``, every run in one launch (``blockIdx.y``: the run).
     The ghost rows of the Yee state (three components of ``E``, ``H``, ``J``; the slots of a ``psi``) are
-    such runs: a launch per array packs them for a neighbour's GPU (instead of a copy per run)."""
+    such runs of a flat device array: a launch per array packs them for a neighbour's GPU, and unpacks them,
+    instead of a copy per run."""
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
     from numba import cuda
 
     @cuda.jit
-    def gather(src, starts, length, out, at):
+    def copy_runs(src, src_starts, dst, dst_starts, length):
         s = cuda.blockIdx.y
-        first, put = starts[s], at + s * length
+        a, b = src_starts[s], dst_starts[s]
         i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         while i < length:
-            out[put + i] = src[first + i]
+            dst[b + i] = src[a + i]
             i += cuda.gridDim.x * cuda.blockDim.x
 
-    @cuda.jit
-    def scatter(rows, at, length, dst, starts):
-        s = cuda.blockIdx.y
-        first, take = starts[s], at + s * length
-        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        while i < length:
-            dst[first + i] = rows[take + i]
-            i += cuda.gridDim.x * cuda.blockDim.x
-
-    return SimpleNamespace(gather=gather, scatter=scatter)
+    return SimpleNamespace(copy_runs=copy_runs)
 
 
 @functools.cache

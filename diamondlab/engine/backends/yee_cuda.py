@@ -281,9 +281,10 @@ class YeeCUDABackend(YeeCPUBackend):
     # ghost rows of MPI ranks (split along x): whole runs of each device array, copied as they lie
     def _row_runs(self, lo: int, hi: int) -> list:
         """x rows ``[lo, hi)`` of every state array as equal runs of a flat device array: ``(array, device
-        starts, starts, length)`` per array, a run per component of ``E``, ``H``, ``J`` (with their y and z
-        padding, zero) and per slot of each ``psi``, in :meth:`get_rows`' order; made once per range and
-        physics (an MPI exchange asks for the same rows every sweep)."""
+        starts, starts in the packed rows (device), starts, length)`` per array, a run per component of
+        ``E``, ``H``, ``J`` (with their y and z padding, zero) and per slot of each ``psi``, in
+        :meth:`get_rows`' order; made once per range and physics (an MPI exchange asks for the same rows
+        every sweep)."""
         return self._rows_of(lo, hi)[0]
 
     def _row_blocks(self, lo: int, hi: int) -> list:
@@ -294,7 +295,7 @@ class YeeCUDABackend(YeeCPUBackend):
         cached = self._blocks.get((lo, hi))
         if cached is None:
             runs = self._new_row_runs(lo, hi)
-            blocks = [flat[s:s + length] for flat, _, starts, length in runs for s in starts]
+            blocks = [flat[s:s + length] for flat, _, _, starts, length in runs for s in starts]
             cached = self._blocks[lo, hi] = (runs, blocks)
         return cached
 
@@ -312,8 +313,13 @@ class YeeCUDABackend(YeeCPUBackend):
                 runs.append((dev.reshape(dev.size), [k * dev.shape[1] * inner + rows.start * inner
                                                      for k in range(dev.shape[0])],
                              (rows.stop - rows.start) * inner))
-        return [(flat, self._cuda.to_device(np.array(starts, np.int64)), starts, length)
-                for flat, starts, length in runs]
+        out, at = [], 0
+        for flat, starts, length in runs:
+            packed = at + length * np.arange(len(starts), dtype=np.int64)
+            out.append((flat, self._cuda.to_device(np.array(starts, np.int64)), self._cuda.to_device(packed),
+                        starts, length))
+            at += len(starts) * length
+        return out
 
     def rows_size(self, lo: int, hi: int) -> int:
         return sum(int(b.size) for b in self._row_blocks(lo, hi))
@@ -338,17 +344,15 @@ class YeeCUDABackend(YeeCPUBackend):
         them out), device to device: the ghost rows for a neighbour on another GPU, a launch per state array
         (:func:`~diamondlab.kernels.yee_cuda.segment_copy_kernels`; a copy per run cost 3.7 ms a side on an
         H100, BENCHMARKS.md)."""
-        gather, at = segment_copy_kernels().gather, 0
-        for flat, starts, first, length in self._row_runs(lo, hi):
-            gather[(min(-(-length // 256), 1024), len(first)), 256](flat, starts, length, out, at)
-            at += len(first) * length
+        copy = segment_copy_kernels().copy_runs
+        for flat, starts, packed, first, length in self._row_runs(lo, hi):
+            copy[(min(-(-length // 256), 1024), len(first)), 256](flat, starts, out, packed, length)
 
     def unpack_rows(self, lo: int, hi: int, rows) -> None:
         """The flat device buffer ``rows`` (as :meth:`pack_rows` fills it) into x rows ``[lo, hi)``."""
-        scatter, at = segment_copy_kernels().scatter, 0
-        for flat, starts, first, length in self._row_runs(lo, hi):
-            scatter[(min(-(-length // 256), 1024), len(first)), 256](rows, at, length, flat, starts)
-            at += len(first) * length
+        copy = segment_copy_kernels().copy_runs
+        for flat, starts, packed, first, length in self._row_runs(lo, hi):
+            copy[(min(-(-length // 256), 1024), len(first)), 256](rows, packed, flat, starts, length)
 
     def set_state(self, arrays) -> None:
         arrays = list(arrays)
