@@ -201,7 +201,6 @@ class YeeCUDABackend(YeeCPUBackend):
         cells = _point_cells(self._points, self.shape, self.halo)
         self._d_points = (*(to(a) for a in self._points), to(cells))
         self._calm: dict[int, tuple] = {}  # calm torres of the register-tile sweep, per height
-        self._calm_inputs = (prof[0].layer >= 0, prof[1].layer >= 0, cells)
         lay = self.monitors
         # a monitor none of whose points this part holds (an MPI rank's, a window's) has no device arrays
         self._d_half = [] if lay is None else [to(lay.half[a:b]) if b > a else None for a, b in
@@ -505,11 +504,12 @@ class YeeCUDABackend(YeeCPUBackend):
             s = self.schedule(height)
             calm = np.zeros(s.ntorres, bool)
             point_z = np.full((s.ntorres, CALM_POINT_PLANES), -1, np.int32)
-            if not self.plain and self.calm_torres:
-                x_layer, y_layer, cells = self._calm_inputs
+            if not self.plain and self.calm_torres:  # the host tables asked again (a byte a cell, not kept)
+                prof = self.pml.axis_profiles(self.shape, self.params.dt, self.periodic)
+                cells = _point_cells(self._points, self.shape, self.halo).reshape(self.shape)
                 calm, point_z = calm_torres(self.params.order, self.size, 2 * height, s.torre_x0,
-                                            s.torre_yc, x_layer, y_layer, self._drude_columns(),
-                                            cells.reshape(self.shape))
+                                            s.torre_yc, prof[0].layer >= 0, prof[1].layer >= 0,
+                                            self._drude_columns(), cells)
             tables = self._calm[height] = (self._cuda.to_device(calm.astype(np.uint8)),
                                            self._cuda.to_device(point_z))
         return tables
