@@ -35,8 +35,10 @@ REGISTER_FILES = ("h100-maxwell-registers-256-o2-2026-11-26.jsonl",
 CACHE_FILE = "h100-maxwell-onelaunch-256-2026-11-26.jsonl"
 #: one MPI rank (one H100) of the register sweep on 16384x256x256, Nt = 4 and 16
 MPI_FILE = "h100x2-maxwell-mpi-2026-11-27.jsonl"
-#: the calculation window (fields in host memory), order 2, DTS 1, Nt 16, a CPML and a dipole
+#: the calculation window (fields in host memory), order 2, DTS 1, Nt 16, a CPML and a dipole, window by window
 WINDOW_FILE = "h100x2-maxwell-scale-2026-11-26.jsonl"
+#: the streamed calculation window (fields in host memory, copies overlapping the sweep), order 2, vacuum
+STREAMED_FILE = "h100-maxwell-window-streamed-2026-11-27.jsonl"
 #: Fig. 3's own sweeps (``.ci/maxwell-fig3-session`` on one H100), read when present: ``...-fig3-blocks-...``
 #: (512 x ny x 256, ny 32..512, Nt 4) and ``...-fig3-nt-...`` (Nt 2..32 on 512x512x256), order 2 DTS 2 and
 #: order 4 DTS 1, plain vacuum register-tile sweeps
@@ -92,7 +94,7 @@ def fig3_points(bench: Path = BENCH) -> dict[str, list[dict]]:
     present; its Nt sweep joins ``"nt"``.  ``"nt"``: the rows where one kernel on one grid ran at several
     Nt: the register sweep as one MPI rank of :data:`MPI_FILE` on 16384x256x256 (plain scene; its
     4096x256x256 rows have Nt = 4 only) and the cache-read sweep of :data:`CACHE_FILE`, and the calculation
-    window's row of :data:`WINDOW_FILE`.  A point is ``order, size, nt, shape, rate`` (G/s, the row's
+    window's rows of :data:`WINDOW_FILE` (``"window"``) and :data:`STREAMED_FILE` (``"streamed"``).  A point is ``order, size, nt, shape, rate`` (G/s, the row's
     median), ``source`` (the file) and ``kernel``.
     """
     blocks, nt = [], []
@@ -119,9 +121,10 @@ def fig3_points(bench: Path = BENCH) -> dict[str, list[dict]]:
     for row in read_rows(CACHE_FILE, bench):
         if row["algorithm"] == "diamondtorre" and not row["physics"]:
             nt.append(dict(_point(row, "median", CACHE_FILE), kernel="caches"))
-    for row in read_rows(WINDOW_FILE, bench):
-        if row.get("mode") == "window":
-            nt.append(dict(_point(row, "rate_gcells", WINDOW_FILE), kernel="window"))
+    for name, kernel in ((WINDOW_FILE, "window"), (STREAMED_FILE, "streamed")):
+        for row in read_rows(name, bench):
+            if row.get("mode") == "window":
+                nt.append(dict(_point(row, "rate_gcells", name), kernel=kernel))
     return {"blocks": blocks, "nt": nt}
 
 
@@ -164,8 +167,9 @@ def fig3_figure(points: dict[str, list[dict]]):
 
     def add(ps, x, col, name, order, size, kernel):
         look = {"caches": "-open", "sweep": "-dot"}.get(kernel, "")
-        symbol = "x" if kernel == "window" else SYMBOLS[order] + look
-        colour = "#000" if kernel == "window" else COLOURS[size]
+        window = kernel in ("window", "streamed")
+        symbol = {"window": "x", "streamed": "star"}.get(kernel, SYMBOLS[order] + look)
+        colour = "#000" if window else COLOURS[size]
         fig.add_scatter(x=[p[x] for p in ps], y=[p["rate"] for p in ps], mode="lines+markers", name=name,
                         marker=dict(symbol=symbol, size=10, color=colour),
                         line=dict(color=colour, dash="dot" if kernel == "caches" else "solid",
@@ -181,7 +185,8 @@ def fig3_figure(points: dict[str, list[dict]]):
     for (kernel, order, size, shape), ps in heights.items():
         what = {"registers": "registers, one MPI rank", "caches": "cache-read sweep",
                 "sweep": "registers, one GPU",
-                "window": "calculation window (host memory), CPML + dipole"}[kernel]
+                "window": "calculation window (host memory), CPML + dipole, window by window",
+                "streamed": "calculation window (host memory), streamed, vacuum"}[kernel]
         add(ps, "nt", 2, f"NO={order} DTS={size}, {what}, {_grid(shape)}", order, size, kernel)
     xs = [p["blocks"] for p in points["blocks"]]
     flat = _model_lines({(p["order"], p["size"]) for p in points["blocks"]}, [4])
