@@ -370,11 +370,23 @@ def _parser() -> argparse.ArgumentParser:
     for flag, options in _MAXWELL_FLAGS:
         maxwell.add_argument(flag, **options)
 
-    bench = sub.add_parser("bench", help="DiamondTorre against stepwise on one grid, one process")
+    bench = sub.add_parser(
+        "bench", help="DiamondTorre against stepwise on one grid, one process",
+        description="DiamondTorre against stepwise time stepping on one grid in one process, measured "
+        "alternately (medians, spreads, the machine's load), with the model's prediction: the acoustic "
+        "equation (G cell updates/s) or, with --equation maxwell, the Yee scheme (G Yee cell updates/s).",
+        epilog="--equation maxwell takes --shape/--shapes, --orders 2 4, --backend, --courant, --dts, --nt, "
+        "--steps, --repeats, --medium vacuum|physics, the window and MPI options, --json, --no-model; the "
+        "acoustic options (--velocity, --sponge, --backend-option, --matrix) are refused.",
+    )  # fmt: skip
+    bench.add_argument(
+        "--equation", default="acoustic", choices=list(BENCH_MEDIA),
+        help="the equation: acoustic (default) or maxwell (the Yee scheme, orders 2 and 4)",
+    )  # fmt: skip
     _common(bench)
     bench.add_argument(
-        "--orders", type=int, nargs="+", default=list(SUPPORTED_ORDERS), choices=SUPPORTED_ORDERS,
-        help="stencil orders (default 2 4 6 8)",
+        "--orders", type=int, nargs="+", default=None, choices=SUPPORTED_ORDERS,
+        help="stencil orders (default 2 4 6 8; Maxwell: 2 4)",
     )
     bench.add_argument(
         "--dts", type=_count(1), nargs="+", default=None,
@@ -393,20 +405,22 @@ def _parser() -> argparse.ArgumentParser:
         help="fewest timed runs of each algorithm (more until they last 0.2 s); medians (default 5)"
     )
     bench.add_argument(
-        "--velocity", default="1.0", help="a number, FILE.npy, 'layered' or 'anomaly' (cost of a model; "
+        "--velocity", default=None, help="a number, FILE.npy, 'layered' or 'anomaly' (cost of a model; "
         "default 1.0)"
     )  # fmt: skip
     bench.add_argument(
-        "--sponge", type=_count(0), default=0, help="absorbing layer width in cells (default 0)"
+        "--sponge", type=_count(0), default=None, help="absorbing layer width in cells (default 0)"
     )
     bench.add_argument(
         "--shapes", type=_shape, nargs="+", default=None, metavar="NXxNYxNZ",
         help="a size sweep: one table per grid, e.g. --shapes 128 256 384 512x512x256 (instead of --shape)",
     )  # fmt: skip
     bench.add_argument(
-        "--medium", default=None, choices=["constant", "sources", "model"],
-        help="constant: no physics; sources: a source at the centre, a receiver and a 16-cell sponge; "
-        "model: the layered model and a 16-cell sponge (default: --velocity and --sponge)",
+        "--medium", default=None, choices=[m for media in BENCH_MEDIA.values() for m in media],
+        help="acoustic: constant (no physics), sources (a source at the centre, a receiver and a 16-cell "
+        "sponge) or model (the layered model and a 16-cell sponge; default: --velocity and --sponge); "
+        "maxwell: vacuum (default) or physics (a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole "
+        "and a probe)",
     )  # fmt: skip
     _subdomain(bench)
     bench.add_argument("--json", default=None, metavar="FILE", help="write every row (atomic)")
@@ -1151,8 +1165,42 @@ def _bench_matrix(args) -> int:
     return 0
 
 
+#: The media of ``bench --medium`` by equation (the first: a Maxwell bench's default).
+BENCH_MEDIA = {"acoustic": ("constant", "sources", "model"), "maxwell": ("vacuum", "physics")}
+
+#: bench options of the acoustic equation alone: dest -> (flag, its value when not given)
+_BENCH_ACOUSTIC_OPTIONS = {
+    "velocity": ("--velocity", None), "sponge": ("--sponge", None),
+    "backend_option": ("--backend-option", []), "matrix": ("--matrix", False),
+}  # fmt: skip
+
+
+def _check_bench_options(args) -> None:
+    """Refuse, before any work, what ``bench --equation`` cannot take; fill in the equation's orders."""
+    from diamondlab.maxwell.scheme import YEE_ORDERS
+
+    maxwell = args.equation == "maxwell"
+    if args.medium is not None and args.medium not in BENCH_MEDIA[args.equation]:
+        other = "maxwell" if not maxwell else "acoustic"
+        raise ValueError(f"--medium {args.medium} is a medium of --equation {other}: --equation "
+                         f"{args.equation} takes --medium {' or '.join(BENCH_MEDIA[args.equation])}")
+    if not maxwell:
+        args.orders = args.orders or list(SUPPORTED_ORDERS)
+        return
+    given = [flag for dest, (flag, unset) in _BENCH_ACOUSTIC_OPTIONS.items() if getattr(args, dest) != unset]
+    if given:
+        raise ValueError(f"{', '.join(given)} do{'es' if len(given) == 1 else ''} not apply to bench "
+                         "--equation maxwell (acoustic options; its scene is --medium vacuum or physics)")
+    bad = [o for o in args.orders or () if o not in YEE_ORDERS]
+    if bad:
+        raise ValueError("--orders must be 2 or 4 with --equation maxwell (the Yee scheme's order in "
+                         f"space); got {bad[0]}")
+    args.orders = args.orders or list(YEE_ORDERS)
+
+
 def _bench(args, comm=None) -> int:
     """``diamondlab bench``; ``comm``: the MPI ranks that share each grid (rank 0 prints and writes)."""
+    _check_bench_options(args)
     args.shape = args.shape or DEFAULT_SHAPE
     if args.matrix:
         if comm is not None or args.window is not None:
@@ -1175,9 +1223,17 @@ def _bench(args, comm=None) -> int:
 
 def _bench_medium(args, shape) -> tuple[str, dict]:
     """The physics of a bench run (``--medium``, else ``--velocity`` and ``--sponge``) and its description."""
+    if args.equation == "maxwell":
+        from diamondlab.engine.measure.bench import yee_bench_scene
+
+        if args.medium in (None, "vacuum"):
+            return "vacuum, perfect conductor walls", {}
+        return ("a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole and a probe",
+                yee_bench_scene(shape))
     if args.medium is None or args.medium == "constant":
-        velocity = _velocity(args.velocity if args.medium is None else "1.0", shape)
-        sponge = args.sponge if args.medium is None else 0
+        velocity = _velocity("1.0" if args.medium is not None or args.velocity is None else args.velocity,
+                             shape)
+        sponge = args.sponge or 0 if args.medium is None else 0
         what = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
         return f"{what}, sponge {sponge}", {"velocity": velocity, "sponge": sponge}
     sponge = min(16, (min(shape) - 1) // 2)
@@ -1194,19 +1250,22 @@ def _bench_medium(args, shape) -> tuple[str, dict]:
 
 def _bench_shape(args, shape, comm=None) -> list[dict]:
     """Time and print one grid of ``diamondlab bench``; return its rows."""
-    from diamondlab.engine.measure.bench import compare_algorithms
+    from diamondlab.engine.measure.bench import UPDATE_UNITS, bench_models, compare_algorithms
     from diamondlab.engine.measure.timing import MIN_SECONDS
     from diamondlab.engine.run.simulation import SourceTimingWarning
 
+    maxwell = args.equation == "maxwell"
     medium, physics = _bench_medium(args, shape)
     physics.update(window=args.window, window_dir=args.window_dir)
     if comm is not None:
         physics.update(comm=comm, halo=args.halo)
+    if args.backend_option:
+        physics.update(backend_options=dict(args.backend_option))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SourceTimingWarning)  # a timed run is shorter than the wavelet
         rows = compare_algorithms(
             shape, args.orders, args.backend, args.courant, args.dts, args.nt, args.steps, args.repeats,
-            progress=not args.no_progress, backend_options=dict(args.backend_option) or None, **physics,
+            progress=not args.no_progress, equation=args.equation, **physics,
         )  # fmt: skip
     nx, ny, nz = shape
     for r in rows:
@@ -1216,7 +1275,7 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
     backend = rows[0]["backend"]
     skip = args.no_model or split is not None
     device = _device_numbers(backend, skip) if backend == "cuda" else None
-    cpu = None if skip or backend != "cpu" else _cpu_numbers()
+    cpu = None if skip or backend != "cpu" or maxwell else _cpu_numbers()
     print(f"grid {nx}x{ny}x{nz}, backend {backend}, {medium}; medians of at least {args.repeats} runs "
           f"lasting {MIN_SECONDS:g} s together, spread = interquartile range / median"
           + (f"; {split}" if split else ""))
@@ -1229,9 +1288,11 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
                  if cpu.flags else ""))
     head = (f"{'NO':>3} {'DTS':>4} {'Nt':>4} {'DiamondTorre':>13} {'spread':>6} {'stepwise':>9} "
             f"{'spread':>6} {'ratio':>6} {'equal':>6}")
-    modelled = device is not None or cpu is not None
+    modelled = device is not None or cpu is not None or (maxwell and not skip)
     if modelled:
-        head += f" {'DT model':>9} {'of it':>5} {'SW model':>9} {'of it':>5}  bound (DT / SW)"
+        head += f" {'DT model':>9} {'of it':>5} {'SW model':>9} {'of it':>5}"
+        head += f" {'B/update':>11}" if maxwell else ""
+        head += "  bound (DT / SW)"
     print(head)
     for r in rows:
         spreads = [r.get("spreads", {}).get(a, r.get("spread", 0.0)) for a in ("diamondtorre", "stepwise")]
@@ -1240,14 +1301,9 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
             f"{r['stepwise']:>9.4g} {spreads[1]:>6.0%} {r['ratio']:>6.2f} {str(r['bit_equal']):>6}"
         )
         if modelled:
-            models = _bench_models(r, shape, device)
-            r.update(model=models["diamondtorre"].gcells, stepwise_model=models["stepwise"].gcells,
-                     bound=models["diamondtorre"].bound, stepwise_bound=models["stepwise"].bound)
-            for alg in ("diamondtorre", "stepwise"):
-                line += f" {models[alg].gcells:>9.4g} {r[alg] / models[alg].gcells:>5.0%}"
-            line += f"  {models['diamondtorre'].bound} / {models['stepwise'].bound}"
+            line += _bench_model_columns(r, bench_models(r, shape, device), maxwell)
         print(line)
-    print("(G cell updates per second)")
+    print(f"(G {UPDATE_UNITS[args.equation]} per second)")
     for r in rows:
         if r.get("flag"):
             print(f"NO={r['order']}: not a steady measurement ({r['flag']}): compare these rates with "
@@ -1263,7 +1319,12 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
                     share = r["diamondtorre"] / (model * eff)
                     text += f" (model x launch {model * eff:.4g}: measured {share:.0%})"
             print(f"NO={r['order']} DiamondTorre sweep: {text}")
-    if device is not None:
+    if maxwell and modelled:
+        print("model: " + ("the roofline prediction (engine.measure.perfmodel.predict_yee) from" if device
+                           else "no model on the CPU (the CPU model has no Yee scheme); B/update:")
+              + " the bytes a Yee cell update moves, from the tile geometry (DiamondTorre's torre row, "
+              "stepwise's layers; the Drude current's with a Drude medium)")
+    elif device is not None:
         print("model: the roofline prediction from the row-of-torres locality and the stepwise 12 bytes an "
               "update (engine.measure.perfmodel)")
     elif cpu is not None:
@@ -1273,19 +1334,23 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
     return rows
 
 
-def _bench_models(row, shape, device) -> dict:
-    """The model of both algorithms of a bench row: the GPU's roofline on ``device``, else the CPU model."""
-    from diamondlab.engine.measure.perfmodel import Model, model_for, predict
+def _bench_model_columns(row: dict, models: dict, maxwell: bool) -> str:
+    """The model's columns of a bench line (rate, share of it, bound; bytes an update for Maxwell); the
+    row gains the models' keys (``model`` None where there is none, ``bound`` saying so)."""
 
-    out = {}
-    for alg in ("diamondtorre", "stepwise"):
-        if device is not None:
-            p = predict(alg, row["order"], row["dts"], row["nt"], device)
-            out[alg] = Model(p.rate, f"{p.bound}-bound")
-        else:
-            out[alg] = model_for(alg, row["order"], shape, row["dts"], row["nt"], row["backend"],
-                                 row.get("variant", "constant"))
-    return out
+    def rate(m) -> float | None:
+        return m.gcells if math.isfinite(m.rate) else None
+
+    dt, sw = models["diamondtorre"], models["stepwise"]
+    row.update(model=rate(dt), stepwise_model=rate(sw), bound=dt.bound, stepwise_bound=sw.bound)
+    text = ""
+    for alg, m in models.items():
+        text += (f" {m.gcells:>9.4g} {row[alg] / m.gcells:>5.0%}" if rate(m) is not None
+                 else f" {'-':>9} {'-':>5}")
+    if maxwell:
+        row.update(model_bytes=dt.bytes_per_update, stepwise_model_bytes=sw.bytes_per_update)
+        text += f" {f'{dt.bytes_per_update:.1f} / {sw.bytes_per_update:.0f}':>11}"
+    return text + (f"  {dt.bound}" if rate(dt) is None else f"  {dt.bound} / {sw.bound}")
 
 
 def _cpu_numbers():

@@ -38,8 +38,9 @@ from diamondlab.engine.run.plan import RunPlan
 from diamondlab.engine.run.simulation import Simulation
 
 __all__ = [
-    "BlockLevel", "ThreadLevel", "TuningRow", "best", "block_sweep", "compare_algorithms",
-    "measure_simulation", "thread_sweep", "tuning_sweep",
+    "ALGORITHMS", "UPDATE_UNITS", "YEE_SCENE_PARTS", "BlockLevel", "ThreadLevel", "TuningRow", "best",
+    "bench_models", "block_sweep", "compare_algorithms", "measure_simulation", "random_start", "thread_sweep",
+    "tuning_sweep", "yee_bench_scene",
 ]
 
 
@@ -61,78 +62,215 @@ MIN_RUN_SECONDS = 0.2
 MAX_RUN_SWEEPS = 64
 
 
+#: The two algorithms a bench compares, in the order of their columns.
+ALGORITHMS = ("diamondtorre", "stepwise")
+
+#: What a cell update is called in each equation's rates ("G cell updates/s", "G Yee cell updates/s").
+UPDATE_UNITS = {"acoustic": "cell updates", "maxwell": "Yee cell updates"}
+
+#: The parts of :func:`yee_bench_scene`, all of them by default.
+YEE_SCENE_PARTS = ("drude", "pml", "tfsf", "dipole")
+
+
+def yee_bench_scene(shape, parts=YEE_SCENE_PARTS) -> dict:
+    """Keyword arguments of a Maxwell :class:`~diamondlab.engine.run.simulation.Simulation`: the bench's
+    physics scene (``diamondlab bench --equation maxwell --medium physics``, ``.ci/maxwell-bench.py
+    --physics``): a Drude sphere, a 12-cell CPML, a TFSF plane wave around it, a dipole and a probe;
+    ``parts`` a subset of :data:`YEE_SCENE_PARTS`, to see what each costs.
+
+    >>> scene = yee_bench_scene((48, 48, 48))
+    >>> scene["pml"], len(scene["materials"]), len(scene["sources"]), len(scene["probes"])
+    (12, 1, 2, 1)
+    >>> yee_bench_scene((48, 48, 48), ("pml",))
+    {'materials': [], 'sources': [], 'pml': 12}
+    """
+    from diamondlab.maxwell import Dipole, Drude, GaussianPulse, PlaneWave, Probe, Sphere
+
+    unknown = [p for p in parts if p not in YEE_SCENE_PARTS]
+    if unknown:
+        raise ValueError(f"parts must be some of {YEE_SCENE_PARTS}; got {unknown[0]!r}")
+    c = tuple(n // 2 for n in shape)
+    box = ((16, 16, 16), tuple(n - 17 for n in shape))
+    scene = dict(materials=[], sources=[], pml=12 if "pml" in parts else 0)
+    if "drude" in parts:
+        scene["materials"] = [Sphere(c, min(shape) // 6, Drude(1.0, 1.0, 0.05))]
+    if "dipole" in parts:
+        scene["sources"].append(Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05)))
+        scene["probes"] = [Probe(c, "Ez")]
+    if "tfsf" in parts:
+        scene["sources"].append(PlaneWave("+x", "z", GaussianPulse(0.08, 0.04), box))
+    return scene
+
+
+def random_start(shape, equation: str = "acoustic", rng=None) -> tuple[np.ndarray, np.ndarray]:
+    """Random float32 fields, standard normal, to start a run from: ``(u^{n-1}, u^n)`` of the acoustic
+    equation, ``(E, H)`` (``(3, nx, ny, nz)`` each) of Maxwell's (cheap on any grid, and a strong test
+    of the bit-for-bit check).
+
+    >>> [a.shape for a in random_start((4, 3, 2), "maxwell")], random_start((4, 3, 2))[0].dtype
+    ([(3, 4, 3, 2), (3, 4, 3, 2)], dtype('float32'))
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    layer = tuple(shape) if equation == "acoustic" else (3, *shape)
+    return tuple(rng.standard_normal(layer, dtype=np.float32) for _ in range(2))
+
+
+def _check_bench(equation: str, orders, algorithms) -> None:
+    """Refuse, before any work, an equation, order or algorithm a bench cannot run."""
+    from diamondlab.engine.equations import EQUATIONS
+    from diamondlab.maxwell.scheme import YEE_ORDERS
+    from diamondlab.numerics import SUPPORTED_ORDERS
+
+    if equation not in EQUATIONS:
+        raise ValueError(f"equation must be one of {EQUATIONS}; got {equation!r}")
+    allowed = YEE_ORDERS if equation == "maxwell" else SUPPORTED_ORDERS
+    bad = [o for o in orders if o not in allowed]
+    if bad or not orders:
+        raise ValueError(f"orders must be some of {allowed} for equation={equation!r}; got {list(orders)}")
+    if not algorithms or len(set(algorithms)) != len(algorithms) or not set(algorithms) <= set(ALGORITHMS):
+        raise ValueError(f"algorithms must be one or both of {ALGORITHMS}; got {algorithms!r}")
+
+
 def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None,
-                       repeats=MIN_REPEATS, progress=False, **physics) -> list[dict]:
+                       repeats=MIN_REPEATS, progress=False, *, equation="acoustic", algorithms=ALGORITHMS,
+                       configure=None, **physics) -> list[dict]:
     """DiamondTorre against stepwise per order on one grid in this process: one dict row per order.
 
-    Both start from the same random fields (cheap to make on any grid, and a
-    strong test of the bit-for-bit check) and are measured alternately by
-    the rule (:func:`~diamondlab.engine.measure.timing.measure_alternated`,
+    Both start from the same random fields (:func:`random_start`) and are
+    measured alternately by the rule
+    (:func:`~diamondlab.engine.measure.timing.measure_alternated`,
     at least ``repeats`` runs each), runs of ``steps``
     steps (default: whole sweeps, at least 2, as many as make a DiamondTorre
     run last :data:`MIN_RUN_SECONDS`, at most :data:`MAX_RUN_SWEEPS`, from a
     timed sweep after the warm-up; 2 sweeps for MPI ranks); ``physics``
-    (``velocity``, ``sponge``, ``sources``, ``receivers``, ``backend_options``,
-    and ``comm``/``halo`` for MPI ranks or ``window`` for a calculation window)
+    (acoustic: ``velocity``, ``sponge``, ``sources``, ``receivers``, ``backend_options``; Maxwell: the
+    scene's ``materials``, ``sources``, ``probes``, ``pml``, ... e.g. :func:`yee_bench_scene`; both:
+    ``comm``/``halo`` for MPI ranks or ``window`` for a calculation window)
     goes to both simulations; ``progress=True`` shows a tqdm bar.  Under MPI
     every rank calls it (the runs and the bit-for-bit check are collective).
-    A row's ``"seconds"`` holds the two measurements' repeats, its
-    ``"spread"`` the wider spread, ``"busy"`` the machine's load and ``"flag"`` what is
-    wrong with either ('' for none).
+
+    ``equation="maxwell"``: Maxwell's equations on the Yee grid, orders 2 and 4, rates in G Yee cell
+    updates/s (:data:`UPDATE_UNITS`).  ``algorithms``: one of :data:`ALGORITHMS` alone times only it (no
+    ratio, no bit-for-bit check: None).  ``configure(sim)`` is called on each simulation once built,
+    before any run (e.g. a backend's speed attributes).
+
+    A row holds per algorithm its median rate (G/s, under the algorithm's name), ``"rate_range"`` (the
+    slowest and fastest repeat's), ``"seconds"`` (the repeats) and ``"spreads"``; ``"spread"`` the wider
+    spread, ``"busy"`` the machine's load, ``"flag"`` what is wrong with either measurement ('' for
+    none), ``"ratio"`` DiamondTorre over stepwise and ``"bit_equal"`` whether their fields agree bit for
+    bit.  Bad ``equation``, ``orders`` or ``algorithms``: a ValueError before any work.
+
+    >>> rows = compare_algorithms((12, 12, 12), [2], "cpu", steps=4, repeats=1, equation="maxwell")
+    >>> r = rows[0]
+    >>> r["equation"], r["bit_equal"], r["diamondtorre"] > 0, r["stepwise"] > 0, r["variant"]
+    ('maxwell', True, True, True, 'plain')
     """
     from tqdm.auto import tqdm
 
     from diamondlab.kernels.cuda import simulator_enabled
 
-    rng = np.random.default_rng(0)
-    initial = tuple(rng.standard_normal(tuple(shape), dtype=np.float32) for _ in range(2))
+    algorithms = tuple(algorithms)
+    _check_bench(equation, orders, algorithms)
+    initial = random_start(shape, equation)
     bar = tqdm(total=len(orders) * (repeats + 1), unit="run", desc="bench", disable=not progress)
     rows = []
     for order in orders:
         bar.set_postfix_str(f"NO={order}: setting up")
         sims = {
             alg: Simulation(shape, order, size=size, nt=nt, courant=courant, backend=backend, algorithm=alg,
-                            initial=initial, **physics)
-            for alg in ("diamondtorre", "stepwise")
+                            initial=initial, equation=equation, **physics)
+            for alg in algorithms
         }  # fmt: skip
-        dt_sim = sims["diamondtorre"]
-        n = steps or 2 * dt_sim.nt
+        for sim in sims.values():
+            if configure is not None:
+                configure(sim)
+        ref = sims.get("diamondtorre") or sims["stepwise"]
+        n = steps or 2 * ref.nt
         bar.set_postfix_str(f"NO={order}: compiling, warming up")
         for sim in sims.values():
-            sim.run(min(n, dt_sim.nt))
-        if steps is None and dt_sim.plan.ranks == 1:  # long enough that a run's fixed costs do not weigh
-            sweep = dt_sim.run(dt_sim.nt).seconds
-            sims["stepwise"].run(dt_sim.nt)  # both at one level again, for the bit-for-bit check
-            n = dt_sim.nt * min(MAX_RUN_SWEEPS, max(2, math.ceil(MIN_RUN_SECONDS / max(sweep, 1e-9))))
+            sim.run(min(n, ref.nt))
+        if steps is None and ref.plan.ranks == 1:  # long enough that a run's fixed costs do not weigh
+            sweep = ref.run(ref.nt).seconds
+            for sim in sims.values():  # all at one level again, for the bit-for-bit check
+                if sim is not ref:
+                    sim.run(ref.nt)
+            n = ref.nt * min(MAX_RUN_SWEEPS, max(2, math.ceil(MIN_RUN_SECONDS / max(sweep, 1e-9))))
         bar.update()
         bar.set_postfix_str(f"NO={order}: timing")
         runs = {alg: functools.partial(sim.run, n) for alg, sim in sims.items()}
         # MPI ranks run collectively: each takes exactly ``repeats`` (one stopping early would hang the rest)
-        collective = {} if dt_sim.plan.ranks == 1 else {"min_seconds": 0.0, "max_repeats": repeats}
-        measured = measure_alternated(runs, float(n) * dt_sim.cells, min_repeats=repeats, warmup=False,
+        collective = {} if ref.plan.ranks == 1 else {"min_seconds": 0.0, "max_repeats": repeats}
+        measured = measure_alternated(runs, float(n) * ref.cells, min_repeats=repeats, warmup=False,
                                       **collective)
         bar.update(repeats)
-        dt, sw = measured["diamondtorre"], measured["stepwise"]
+        first = measured[algorithms[0]]
         flag = "; ".join(f"{alg}: {m.flag}" for alg, m in measured.items() if not m.trusted) or (
-            dt.flag if dt.busy is None else "")
-        same = all(np.array_equal(a, b) for a, b in zip(sims["stepwise"].fields, dt_sim.fields, strict=True))
+            first.flag if first.busy is None else "")
+        both = len(sims) == 2
+        same = both and all(np.array_equal(a, b) for a, b in zip(
+            sims["stepwise"].fields, sims["diamondtorre"].fields, strict=True))
         launch = None
-        if dt_sim.plan.device_shape == dt_sim.plan.shape and dt_sim.plan.ranks == 1 and (
-                dt_sim.backend_name == "cuda" and not simulator_enabled()):  # the whole grid in one launch
-            launch = cuda_backend_efficiency(dt_sim.backend)
+        if equation == "acoustic" and "diamondtorre" in sims and ref.plan.device_shape == ref.plan.shape and (
+                ref.plan.ranks == 1 and ref.backend_name == "cuda" and not simulator_enabled()):
+            launch = cuda_backend_efficiency(ref.backend)  # the whole grid in one launch
+        physics_of = ref.physics
+        variant = (physics_of.medium_variant if equation == "acoustic"
+                   else "drude" if physics_of.drude else "plain")
         rows.append({
-            "order": order, "dts": dt_sim.size, "nt": dt_sim.nt, "steps": n, "diamondtorre": dt.gcells,
-            "stepwise": sw.gcells, "ratio": dt.rate / sw.rate, "spread": max(dt.spread, sw.spread),
-            "spreads": {alg: m.spread for alg, m in measured.items()}, "repeats": min(dt.repeats, sw.repeats),
-            "busy": dt.busy, "flag": flag, "variant": dt_sim.physics.medium_variant,
-            "seconds": {alg: list(m.seconds) for alg, m in measured.items()}, "bit_equal": same,
-            "backend": dt_sim.backend_name, "options": dict(dt_sim.backend.options),
+            "equation": equation, "order": order, "dts": ref.size, "nt": ref.nt, "steps": n,
+            **{alg: m.gcells for alg, m in measured.items()},
+            "ratio": measured["diamondtorre"].rate / measured["stepwise"].rate if both else None,
+            "spread": max(m.spread for m in measured.values()),
+            "spreads": {alg: m.spread for alg, m in measured.items()},
+            "repeats": min(m.repeats for m in measured.values()),
+            "busy": first.busy, "flag": flag, "variant": variant,
+            "seconds": {alg: list(m.seconds) for alg, m in measured.items()},
+            "rate_range": {alg: [m.work / max(m.seconds) / 1e9, m.work / min(m.seconds) / 1e9]
+                           for alg, m in measured.items()},
+            "bit_equal": same if both else None,
+            "backend": ref.backend_name, "options": dict(getattr(ref.backend, "options", {})),
             "launch": launch,
         })  # fmt: skip
-        if dt_sim.plan.window is not None:  # what DiamondTorre's sweeps move across the bus
-            rows[-1].update(window=dt_sim.plan.window, window_traffic=dt_sim.backend.traffic())
+        if ref.plan.window is not None:  # what DiamondTorre's sweeps move across the bus
+            rows[-1].update(window=ref.plan.window, window_traffic=ref.backend.traffic())
     bar.close()
     return rows
+
+
+def bench_models(row: dict, shape, device=None) -> dict:
+    """The model of each algorithm of a :func:`compare_algorithms` row (a
+    :class:`~diamondlab.engine.measure.perfmodel.Model` each, in the row's units).
+
+    The GPU's roofline on ``device`` (:class:`~diamondlab.engine.measure.perfmodel.DeviceNumbers`,
+    measured): :func:`~diamondlab.engine.measure.perfmodel.predict`, or for Maxwell
+    :func:`~diamondlab.engine.measure.perfmodel.predict_yee` (bytes a Yee cell update from the tile
+    geometry, the Drude current's with a Drude medium); without a device the CPU model
+    (:func:`~diamondlab.engine.measure.perfmodel.model_for`), which has no Yee scheme: a Maxwell row's
+    models then are NaN, named "no model", with the bytes of the tile geometry still given.
+
+    >>> row = {"equation": "maxwell", "order": 2, "dts": 1, "nt": 4, "backend": "cpu", "variant": "plain"}
+    >>> m = bench_models(row, (12, 12, 12))["stepwise"]
+    >>> m.bound, m.bytes_per_update
+    ('no model: the CPU model has no Yee scheme', 78.0)
+    """
+    from diamondlab.engine.measure.perfmodel import Model, model_for, predict, predict_yee
+
+    out = {}
+    maxwell = row.get("equation", "acoustic") == "maxwell"
+    for alg in ALGORITHMS:
+        if maxwell:
+            drude = row.get("variant") == "drude"
+            p = predict_yee(alg, row["order"], row["dts"], row["nt"], drude=drude,
+                            **({} if device is None else {"device": device}))
+            out[alg] = (Model(p.rate, f"{p.bound}-bound", p.bytes_per_update) if device is not None else
+                        Model(float("nan"), "no model: the CPU model has no Yee scheme", p.bytes_per_update))
+        elif device is not None:
+            p = predict(alg, row["order"], row["dts"], row["nt"], device)
+            out[alg] = Model(p.rate, f"{p.bound}-bound", p.bytes_per_update)
+        else:
+            out[alg] = model_for(alg, row["order"], shape, row["dts"], row["nt"], row["backend"],
+                                 row.get("variant", "constant"))
+    return out
 
 
 @dataclass(frozen=True)

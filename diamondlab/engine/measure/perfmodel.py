@@ -343,11 +343,13 @@ def device_numbers(backend: str = "cpu", order: int = 2) -> DeviceNumbers:
 
 @dataclass(frozen=True)
 class Model:
-    """What the model of a backend says of one run: a rate (cell updates/s; NaN for none) and the bound
-    that sets it (``"memory-bound"``, ``"L2-bound"``, ``"compute-bound"``, ... or ``"no model: why"``)."""
+    """What the model of a backend says of one run: a rate (cell updates/s; NaN for none), the bound
+    that sets it (``"memory-bound"``, ``"L2-bound"``, ``"compute-bound"``, ... or ``"no model: why"``)
+    and, where the model counts them, the bytes an update moves (NaN where it does not)."""
 
     rate: float
     bound: str
+    bytes_per_update: float = float("nan")
 
     @property
     def gcells(self) -> float:
