@@ -6,48 +6,30 @@
         --algorithms diamondtorre
 
 Yee cell updates per second (a cell's six components advanced one step), one JSON line a row. With
-``--physics``: a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole and a probe.
+``--physics``: a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole and a probe
+(:func:`diamondlab.engine.measure.bench.yee_bench_scene`).  The runs, the measurement rule and the model
+are ``diamondlab bench --equation maxwell``'s (:func:`diamondlab.engine.measure.bench.compare_algorithms`,
+:func:`~diamondlab.engine.measure.bench.bench_models`): per order stepwise and the first DiamondTorre
+configuration are measured alternately, each further configuration alone; this script adds the CUDA
+sweep's variants (``--chunk``, ``--band``, ``--tile``, ``--calm``) and a row per algorithm.  A row's
+``median``, ``min`` and ``max`` are the median, slowest and fastest repeat's rate (G/s), ``model`` the
+roofline's (None on the CPU: no model), ``model_bytes`` the bytes a Yee cell update moves.
 """
 
 import argparse
 import json
-import statistics
 import sys
-import time
 
-from diamondlab import Simulation
-from diamondlab.engine.measure.perfmodel import cpu_device_numbers, cuda_device_numbers, predict_yee
-from diamondlab.maxwell import Dipole, Drude, GaussianPulse, PlaneWave, Probe, Sphere
+from diamondlab.engine.measure.bench import (
+    ALGORITHMS,
+    YEE_SCENE_PARTS,
+    bench_models,
+    compare_algorithms,
+    yee_bench_scene,
+)
+from diamondlab.engine.measure.perfmodel import cuda_device_numbers
 
-PARTS = ("drude", "pml", "tfsf", "dipole")
-
-
-def _scene(shape, parts=PARTS) -> dict:
-    """The issue's physics: a Drude sphere, a 12-cell CPML, a TFSF plane wave around it, a dipole and a probe
-    (``parts``: a subset, to see what each costs)."""
-    c = tuple(n // 2 for n in shape)
-    box = ((16, 16, 16), tuple(n - 17 for n in shape))
-    scene = dict(materials=[], sources=[], pml=12 if "pml" in parts else 0)
-    if "drude" in parts:
-        scene["materials"] = [Sphere(c, min(shape) // 6, Drude(1.0, 1.0, 0.05))]
-    if "dipole" in parts:
-        scene["sources"].append(Dipole((c[0] - min(shape) // 4, *c[1:]), "Ez", GaussianPulse(0.1, 0.05)))
-        scene["probes"] = [Probe(c, "Ez")]
-    if "tfsf" in parts:
-        scene["sources"].append(PlaneWave("+x", "z", GaussianPulse(0.08, 0.04), box))
-    return scene
-
-
-def _rate(sim, steps: int, repeats: int) -> dict:
-    sim.run(sim.nt)  # compile and warm up
-    rates = []
-    for _ in range(repeats):
-        sim.backend.synchronize()
-        t0 = time.perf_counter()
-        sim.run(steps)
-        sim.backend.synchronize()
-        rates.append(sim.cells * steps / (time.perf_counter() - t0) / 1e9)
-    return dict(median=statistics.median(rates), min=min(rates), max=max(rates))
+PARTS = YEE_SCENE_PARTS
 
 
 def _calm_share(sim):
@@ -64,8 +46,7 @@ def main() -> None:
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--shape", type=int, nargs="+", default=[128])
     ap.add_argument("--grids", nargs="+", default=None, help="several grids, NXxNYxNZ (instead of --shape)")
-    ap.add_argument("--algorithms", nargs="+", choices=("stepwise", "diamondtorre"),
-                    default=["stepwise", "diamondtorre"])
+    ap.add_argument("--algorithms", nargs="+", choices=ALGORITHMS, default=["stepwise", "diamondtorre"])
     ap.add_argument("--orders", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--dts", type=int, nargs="+", default=[None])
     ap.add_argument("--nt", type=int, nargs="+", default=[None])
@@ -84,7 +65,7 @@ def main() -> None:
     shapes = ([tuple(int(n) for n in g.split("x")) for g in args.grids] if args.grids else
               [tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)])
     parts = tuple(args.parts or (PARTS if args.physics else ()))
-    device = cuda_device_numbers() if args.backend == "cuda" else cpu_device_numbers()
+    device = cuda_device_numbers() if args.backend == "cuda" else None  # the CPU has no Yee model
     for shape in shapes:
         try:
             _bench(args, shape, parts, device)
@@ -94,32 +75,55 @@ def main() -> None:
             print(f"{shape}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
 
 
+def _configure(sims: list, chunk, band, tile, calm, cuda: bool):
+    """The hook of :func:`compare_algorithms`: a DiamondTorre sweep's variant set on its backend (kept in
+    ``sims`` for the rows)."""
+
+    def configure(sim):
+        sims.append(sim)
+        if sim.algorithm != "diamondtorre":
+            return
+        for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers"),
+                            ("registers_for_physics", tile == "registers"),
+                            ("calm_torres", calm == "on" if cuda else None)):
+            if value is not None:
+                setattr(sim.backend, name, value or None if name == "band" else value)
+
+    return configure
+
+
 def _bench(args, shape, parts, device) -> None:
     """One grid's rows: per order, stepwise and each DiamondTorre configuration asked for."""
-    kw = _scene(shape, parts) if parts else {}
+    kw = yee_bench_scene(shape, parts) if parts else {}
+    cuda = args.backend == "cuda"
     for order in args.orders:
-        runs = [("stepwise", None, None, None, None, "registers", "on")] + [
-            ("diamondtorre", d, n, c, b, t, calm) for d in args.dts for n in args.nt for c in args.chunk
-            for b in args.band for t in args.tile for calm in (args.calm if t == "registers" else ["on"])]
-        runs = [r for r in runs if r[0] in args.algorithms]
-        for algorithm, size, nt, chunk, band, tile, calm in runs:
-            sim = Simulation(shape, order, equation="maxwell", algorithm=algorithm, backend=args.backend,
-                             size=size, nt=nt, **kw)
-            for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers"),
-                                ("registers_for_physics", tile == "registers"),
-                                ("calm_torres", calm == "on" if args.backend == "cuda" else None)):
-                if value is not None:
-                    setattr(sim.backend, name, value or None if name == "band" else value)
-            model = predict_yee(algorithm, order, sim.size, sim.nt, device, drude="drude" in parts)
-            row = dict(backend=args.backend, order=order, algorithm=algorithm, shape=shape, size=sim.size,
-                       nt=sim.nt,
-                       chunk=getattr(sim.backend, "chunk", None), band=getattr(sim.backend, "band", None),
-                       tile=tile if algorithm == "diamondtorre" and args.backend == "cuda" else None,
-                       physics=",".join(parts), **_rate(sim, args.steps, args.repeats),
-                       calm=_calm_share(sim),
-                       model_bytes=round(model.bytes_per_update, 1), model=model.rate / 1e9)
-            print(json.dumps(row), flush=True)
-            del sim
+        configs = [(d, n, c, b, t, calm) for d in args.dts for n in args.nt for c in args.chunk
+                   for b in args.band for t in args.tile
+                   for calm in (args.calm if t == "registers" else ["on"])]
+        if "diamondtorre" not in args.algorithms:
+            configs = configs[:1]
+        for i, (size, nt, chunk, band, tile, calm) in enumerate(configs):
+            # stepwise once an order, alternated with the first DiamondTorre configuration
+            algorithms = tuple(a for a in args.algorithms if a == "diamondtorre" or i == 0)
+            sims = []
+            (row,) = compare_algorithms(shape, [order], args.backend, size=size, nt=nt, steps=args.steps,
+                                        repeats=args.repeats, equation="maxwell", algorithms=algorithms,
+                                        configure=_configure(sims, chunk, band, tile, calm, cuda), **kw)
+            models = bench_models(row, shape, device)
+            for sim in sims:
+                alg = sim.algorithm
+                lo, hi = row["rate_range"][alg]
+                model = models[alg]
+                out = dict(backend=args.backend, order=order, algorithm=alg, shape=shape, size=sim.size,
+                           nt=sim.nt, chunk=getattr(sim.backend, "chunk", None),
+                           band=getattr(sim.backend, "band", None),
+                           tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
+                           median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
+                           bit_equal=row["bit_equal"], calm=_calm_share(sim),
+                           model_bytes=round(model.bytes_per_update, 1),
+                           model=model.gcells if device is not None else None)
+                print(json.dumps(out), flush=True)
+            del sims
 
 
 if __name__ == "__main__":

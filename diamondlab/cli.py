@@ -1182,8 +1182,9 @@ def _check_bench_options(args) -> None:
     maxwell = args.equation == "maxwell"
     if args.medium is not None and args.medium not in BENCH_MEDIA[args.equation]:
         other = "maxwell" if not maxwell else "acoustic"
+        media = BENCH_MEDIA[args.equation]
         raise ValueError(f"--medium {args.medium} is a medium of --equation {other}: --equation "
-                         f"{args.equation} takes --medium {' or '.join(BENCH_MEDIA[args.equation])}")
+                         f"{args.equation} takes --medium {', '.join(media[:-1])} or {media[-1]}")
     if not maxwell:
         args.orders = args.orders or list(SUPPORTED_ORDERS)
         return

@@ -1113,3 +1113,49 @@ def test_issue31_an_option_of_the_other_lab_is_refused_before_building_a_widget(
         with pytest.raises(ValueError, match=re.escape(str(tuple(sorted(takes))))):
             Lab(**{"shape": (24, 20, 16), "backend": "cpu", **options})
 # ---------------------------------------------------------------- end of issue 31 (options of the other lab)
+
+
+# ---------------------------------------------------------------- issue 31: bench --equation maxwell
+MAXWELL_BENCH = ["bench", "--equation", "maxwell", "--shape", "16", "--backend", "cpu", "--no-progress"]
+
+# (id, argv, text of the message)
+MAXWELL_BENCH_ROWS = [
+    ("velocity", [*MAXWELL_BENCH, "--velocity", "2"],
+     "--velocity does not apply to bench --equation maxwell (acoustic options; its scene is --medium vacuum "
+     "or physics)"),
+    ("sponge and option", [*MAXWELL_BENCH, "--sponge", "4", "--backend-option", "chunk=2"],
+     "--sponge, --backend-option do not apply to bench --equation maxwell"),
+    ("matrix", [*MAXWELL_BENCH, "--matrix"], "--matrix does not apply to bench --equation maxwell"),
+    ("order 6", [*MAXWELL_BENCH, "--orders", "2", "6"],
+     "--orders must be 2 or 4 with --equation maxwell (the Yee scheme's order in space); got 6"),
+    ("order 3", [*MAXWELL_BENCH, "--orders", "3"],
+     "argument --orders: invalid choice: 3 (choose from 2, 4, 6, 8)"),
+    ("acoustic medium", [*MAXWELL_BENCH, "--medium", "model"],
+     "--medium model is a medium of --equation acoustic: --equation maxwell takes --medium vacuum or "
+     "physics"),
+    ("maxwell medium", ["bench", "--shape", "16", "--backend", "cpu", "--medium", "physics"],
+     "--medium physics is a medium of --equation maxwell: --equation acoustic takes --medium constant, "
+     "sources or model"),
+    ("equation", ["bench", "--equation", "yee", "--shape", "16"],
+     "argument --equation: invalid choice: 'yee'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "text"), _rows(MAXWELL_BENCH_ROWS))
+def test_issue31_bench_refuses_what_maxwell_cannot_take_before_any_work(
+    argv, text, tmp_path, monkeypatch, capsys, no_work, no_yee_work
+):
+    """An acoustic option, order or medium given to ``bench --equation maxwell`` (or a Maxwell medium to the
+    acoustic bench) is named with what is allowed, before any field, kernel or JSON file."""
+    from diamondlab.engine.measure import bench
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(bench, "Simulation", None)  # a simulation made would fail otherwise
+    try:
+        code = main([*argv, "--json", "rows.json"])
+    except SystemExit as exit_:  # argparse's own errors
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and text in err and "Traceback" not in err, err
+    assert no_work == [] and list(tmp_path.iterdir()) == []
+# ---------------------------------------------------------------- end of issue 31 (bench --equation maxwell)

@@ -247,3 +247,67 @@ def test_monitors_through_a_window_write_the_in_memory_sums(tmp_path):
     with np.load(tmp_path / "window" / "monitors.npz") as data:
         assert sorted(data) == sorted(want)
         assert all(np.array_equal(data[k], want[k]) for k in want)
+
+
+BENCH = ["bench", "--equation", "maxwell", "--backend", "cpu", "--no-progress"]
+
+
+def test_bench_times_both_algorithms_on_the_yee_grid_and_writes_its_rows(tmp_path, capsys):
+    """``bench --equation maxwell`` on the CPU: a row per order with both rates, bit for bit, G Yee cell
+    updates/s, "no model" said (the CPU model has no Yee scheme) with the bytes of the tile geometry."""
+    from diamondlab.engine.measure.perfmodel import yee_bytes_per_update
+
+    out = tmp_path / "yee.json"
+    argv = [*BENCH, "--shape", "12", "--orders", "2", "--nt", "4", "--steps", "4", "--repeats", "2"]
+    assert main([*argv, "--json", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("grid 12x12x12, backend cpu, vacuum, perfect conductor walls; medians of "
+                               "at least 2")
+    head = ["NO", "DTS", "Nt", "DiamondTorre", "spread", "stepwise", "spread", "ratio", "equal"]
+    assert lines[1].split()[:9] == head and "B/update" in lines[1]
+    cells = lines[2].split()
+    assert cells[:3] == ["2", "6", "4"] and float(cells[3]) > 0 and float(cells[5]) > 0 and cells[8] == "True"
+    assert cells[9:13] == ["-"] * 4 and "no model: the CPU model has no Yee scheme" in lines[2]
+    assert "(G Yee cell updates per second)" in lines and any(ln.startswith("model: no model on the CPU")
+                                                              for ln in lines)
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["equation"] == "maxwell" and row["shape"] == [12, 12, 12] and row["bit_equal"] is True
+    assert row["diamondtorre"] > 0 and row["stepwise"] > 0 and row["model"] is None
+    assert row["bound"].startswith("no model")
+    assert row["stepwise_model_bytes"] == yee_bytes_per_update("stepwise_layer", 2) == 78.0
+    assert row["model_bytes"] == pytest.approx(yee_bytes_per_update("torre_row", 2, 6, 4))
+    assert f"{row['model_bytes']:.1f} / 78" in lines[2]
+
+
+def test_bench_physics_times_the_scene_and_its_model_on_a_gpu(tmp_path, capsys, monkeypatch):
+    """``--medium physics``: the bench scene (a Drude current in the bytes); on a GPU predict_yee's roofline
+    per row (the device's measured numbers injected here, the runs on the CPU)."""
+    from diamondlab import cli
+    from diamondlab.engine.measure.perfmodel import DeviceNumbers, predict_yee
+
+    device = DeviceNumbers("test GPU", 2.5e12, 60e12)
+    monkeypatch.setattr(cli, "_device_numbers", lambda backend, skip: device)
+    real = cli._bench_shape
+
+    def as_cuda(args, shape, comm=None):  # the table of a CUDA backend, from a CPU run
+        from diamondlab.engine.measure import bench
+
+        compare = bench.compare_algorithms
+        monkeypatch.setattr(bench, "compare_algorithms", lambda *a, **k: [
+            {**r, "backend": "cuda"} for r in compare(*a, **k)])
+        return real(args, shape, comm)
+
+    monkeypatch.setattr(cli, "_bench_shape", as_cuda)
+    out = tmp_path / "yee.json"
+    argv = [*BENCH, "--shape", "64", "--orders", "2", "--dts", "2", "--nt", "4", "--steps", "4",
+            "--repeats", "1"]
+    assert main([*argv, "--medium", "physics", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "a Drude sphere, a 12-cell CPML, a TFSF plane wave, a dipole and a probe" in text
+    assert "model: the roofline prediction (engine.measure.perfmodel.predict_yee)" in text
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["variant"] == "drude" and row["bit_equal"] is True
+    for alg, key in (("diamondtorre", "model"), ("stepwise", "stepwise_model")):
+        p = predict_yee(alg, 2, 2, 4, device, drude=True)
+        assert row[key] == pytest.approx(p.rate / 1e9)
+    assert row["stepwise_model_bytes"] == 78.0 + 24.0 and row["bound"] == "memory-bound"

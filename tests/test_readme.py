@@ -1,5 +1,6 @@
 """Every example of the README runs and does what the README says it does."""
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -107,12 +108,24 @@ def test_cli_run_save_continue_and_bench_examples(monkeypatch, tmp_path, capsys)
     assert second["first_step"] == 100 and np.array_equal(second["initial_curr"], first["final_curr"])
     assert np.isfinite(second["final_curr"]).all() and np.abs(second["final_curr"]).max() > 0
     capsys.readouterr()
-    (bench,) = [a for a in COMMANDS.values() if a[0] == "bench"]
+    (bench,) = [a for a in COMMANDS.values() if a[0] == "bench" and "--equation" not in a]
     assert main([*bench, "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines if line.split()[:1] in (["2"], ["8"])]
     # NO, DTS, Nt, DiamondTorre, its spread, stepwise, its spread, ratio, equal, then the model's columns
     assert len(rows) == 2 and all(r[8] == "True" and float(r[3]) > 0 and r[4].endswith("%") for r in rows)
+
+
+def test_cli_maxwell_bench_example_writes_its_rows(monkeypatch, tmp_path, capsys):
+    """The Maxwell bench line, on a small grid (its own flags kept): rows of both orders in its JSON file."""
+    monkeypatch.chdir(tmp_path)
+    (bench,) = [a for a in COMMANDS.values() if a[0] == "bench" and "--equation" in a]
+    assert main([*bench, "--backend", "cpu", "--shape", "12", "--steps", "4", "--repeats", "1",
+                 "--no-progress"]) == 0
+    assert "(G Yee cell updates per second)" in capsys.readouterr().out
+    rows = json.loads(Path(bench[bench.index("--json") + 1]).read_text())["rows"]
+    assert [(r["equation"], r["order"], r["bit_equal"]) for r in rows] == [("maxwell", 2, True),
+                                                                           ("maxwell", 4, True)]
 
 
 def test_cli_maxwell_scene_example_writes_what_it_says(monkeypatch, tmp_path, capsys):

@@ -152,3 +152,54 @@ def test_yee_bytes_per_update_come_from_the_tile_geometry():
     # a DTS of 1 moves about as much as stepwise, larger tiles less (paper 002 chose DTS = 1)
     b = [yee_bytes_per_update("torre_row", 4, s, 16) for s in (1, 2, 4)]
     assert b[0] > b[1] > b[2] and b[0] > 0.9 * 78
+
+
+def test_compare_algorithms_times_maxwell_and_one_algorithm_alone():
+    """``equation="maxwell"``: the Yee scheme's rows (bit for bit, the slowest and fastest repeat's rates);
+    ``algorithms`` one of them alone (no ratio, no check); ``configure`` sees each simulation first."""
+    seen = []
+    (row,) = compare_algorithms((12, 12, 12), [2], "cpu", nt=4, steps=4, repeats=2, equation="maxwell",
+                                configure=lambda sim: seen.append((sim.algorithm, sim.time_step)))
+    assert seen == [("diamondtorre", 0), ("stepwise", 0)]
+    assert row["equation"] == "maxwell" and row["bit_equal"] is True and row["variant"] == "plain"
+    for alg in ("diamondtorre", "stepwise"):
+        lo, hi = row["rate_range"][alg]
+        assert 0 < lo <= row[alg] <= hi and len(row["seconds"][alg]) >= 2
+    (alone,) = compare_algorithms((12, 12, 12), [4], "cpu", nt=4, steps=4, repeats=1, equation="maxwell",
+                                  algorithms=("diamondtorre",))
+    assert alone["diamondtorre"] > 0 and "stepwise" not in alone
+    assert alone["ratio"] is None and alone["bit_equal"] is None and alone["order"] == 4
+
+
+@pytest.mark.parametrize(("kwargs", "text"), [
+    (dict(equation="maxwell", orders=[6]), "orders must be some of (2, 4) for equation='maxwell'; got [6]"),
+    (dict(equation="yee"), "equation must be one of ('acoustic', 'maxwell'); got 'yee'"),
+    (dict(algorithms=("stepwise", "stepwise")), "algorithms must be one or both of ('diamondtorre', "),
+    (dict(algorithms=()), "algorithms must be one or both of"),
+])  # fmt: skip
+def test_compare_algorithms_refuses_before_any_simulation(kwargs, text, monkeypatch):
+    import re
+
+    from diamondlab.engine.measure import bench
+
+    monkeypatch.setattr(bench, "Simulation", None)  # any simulation made would fail otherwise
+    kwargs = {"orders": [2], **kwargs}
+    with pytest.raises(ValueError, match=re.escape(text)):
+        compare_algorithms((12, 12, 12), backend="cpu", repeats=1, **kwargs)
+
+
+def test_bench_models_of_a_maxwell_row_are_predict_yees():
+    """On a GPU predict_yee's rate and bytes (a Drude medium's current included); on the CPU no model."""
+    from diamondlab.engine.measure.bench import bench_models
+    from diamondlab.engine.measure.perfmodel import DeviceNumbers, predict_yee
+
+    device = DeviceNumbers("test GPU", 2.5e12, 60e12)
+    row = {"equation": "maxwell", "order": 4, "dts": 2, "nt": 8, "backend": "cuda", "variant": "drude"}
+    models = bench_models(row, (64, 64, 64), device)
+    for alg in ("diamondtorre", "stepwise"):
+        p = predict_yee(alg, 4, 2, 8, device, drude=True)
+        assert models[alg].rate == p.rate and models[alg].bytes_per_update == p.bytes_per_update
+    assert models["stepwise"].bytes_per_update == 78.0 + 24.0
+    cpu = bench_models({**row, "backend": "cpu", "variant": "plain"}, (64, 64, 64))
+    assert all(np.isnan(m.rate) and m.bound.startswith("no model") for m in cpu.values())
+    assert cpu["diamondtorre"].bytes_per_update == predict_yee("diamondtorre", 4, 2, 8).bytes_per_update
