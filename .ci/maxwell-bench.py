@@ -25,6 +25,7 @@ from diamondlab.engine.measure.bench import (
     YEE_SCENE_PARTS,
     bench_models,
     compare_algorithms,
+    random_start,
     yee_bench_scene,
 )
 from diamondlab.engine.measure.perfmodel import cuda_device_numbers
@@ -95,6 +96,7 @@ def _configure(sims: list, chunk, band, tile, calm, cuda: bool):
 def _bench(args, shape, parts, device) -> None:
     """One grid's rows: per order, stepwise and each DiamondTorre configuration asked for."""
     kw = yee_bench_scene(shape, parts) if parts else {}
+    initial = random_start(shape, "maxwell")  # made once: every configuration starts from these fields
     cuda = args.backend == "cuda"
     for order in args.orders:
         configs = [(d, n, c, b, t, calm) for d in args.dts for n in args.nt for c in args.chunk
@@ -108,7 +110,8 @@ def _bench(args, shape, parts, device) -> None:
             sims = []
             (row,) = compare_algorithms(shape, [order], args.backend, size=size, nt=nt, steps=args.steps,
                                         repeats=args.repeats, equation="maxwell", algorithms=algorithms,
-                                        configure=_configure(sims, chunk, band, tile, calm, cuda), **kw)
+                                        configure=_configure(sims, chunk, band, tile, calm, cuda),
+                                        initial=initial, **kw)
             models = bench_models(row, shape, device)
             for sim in sims:
                 alg = sim.algorithm

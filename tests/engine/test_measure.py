@@ -165,8 +165,11 @@ def test_compare_algorithms_times_maxwell_and_one_algorithm_alone():
     for alg in ("diamondtorre", "stepwise"):
         lo, hi = row["rate_range"][alg]
         assert 0 < lo <= row[alg] <= hi and len(row["seconds"][alg]) >= 2
+    start = measure.random_start((12, 12, 12), "maxwell")
+    kept = [a.copy() for a in start]
     (alone,) = compare_algorithms((12, 12, 12), [4], "cpu", nt=4, steps=4, repeats=1, equation="maxwell",
-                                  algorithms=("diamondtorre",))
+                                  algorithms=("diamondtorre",), initial=start)
+    assert all(np.array_equal(a, b) for a, b in zip(start, kept, strict=True))  # serves the next call too
     assert alone["diamondtorre"] > 0 and "stepwise" not in alone
     assert alone["ratio"] is None and alone["bit_equal"] is None and alone["order"] == 4
 

@@ -133,7 +133,7 @@ def _check_bench(equation: str, orders, algorithms) -> None:
 
 def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, nt=None, steps=None,
                        repeats=MIN_REPEATS, progress=False, *, equation="acoustic", algorithms=ALGORITHMS,
-                       configure=None, **physics) -> list[dict]:
+                       configure=None, initial=None, **physics) -> list[dict]:
     """DiamondTorre against stepwise per order on one grid in this process: one dict row per order.
 
     Both start from the same random fields (:func:`random_start`) and are
@@ -152,7 +152,8 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
     ``equation="maxwell"``: Maxwell's equations on the Yee grid, orders 2 and 4, rates in G Yee cell
     updates/s (:data:`UPDATE_UNITS`).  ``algorithms``: one of :data:`ALGORITHMS` alone times only it (no
     ratio, no bit-for-bit check: None).  ``configure(sim)`` is called on each simulation once built,
-    before any run (e.g. a backend's speed attributes).
+    before any run (e.g. a backend's speed attributes).  ``initial``: the starting fields (default
+    :func:`random_start`; one made once serves several calls on one grid).
 
     A row holds per algorithm its median rate (G/s, under the algorithm's name), ``"rate_range"`` (the
     slowest and fastest repeat's), ``"seconds"`` (the repeats) and ``"spreads"``; ``"spread"`` the wider
@@ -171,7 +172,7 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
 
     algorithms = tuple(algorithms)
     _check_bench(equation, orders, algorithms)
-    initial = random_start(shape, equation)
+    initial = random_start(shape, equation) if initial is None else initial
     bar = tqdm(total=len(orders) * (repeats + 1), unit="run", desc="bench", disable=not progress)
     rows = []
     for order in orders:
