@@ -35,7 +35,7 @@ REGISTER_FILES = ("h100-maxwell-registers-256-o2-2026-11-26.jsonl",
 CACHE_FILE = "h100-maxwell-onelaunch-256-2026-11-26.jsonl"
 #: one MPI rank (one H100) of the register sweep on 16384x256x256, Nt = 4 and 16
 MPI_FILE = "h100x2-maxwell-mpi-2026-11-27.jsonl"
-#: the calculation window (fields in host memory), order 2, DTS 1, Nt 16, a CPML and a dipole, window by window
+#: the calculation window (fields in host memory) window by window, order 2, DTS 1, Nt 16, a CPML and a dipole
 WINDOW_FILE = "h100x2-maxwell-scale-2026-11-26.jsonl"
 #: the streamed calculation window (fields in host memory, copies overlapping the sweep), order 2, vacuum
 STREAMED_FILE = "h100-maxwell-window-streamed-2026-11-27.jsonl"
@@ -94,7 +94,8 @@ def fig3_points(bench: Path = BENCH) -> dict[str, list[dict]]:
     present; its Nt sweep joins ``"nt"``.  ``"nt"``: the rows where one kernel on one grid ran at several
     Nt: the register sweep as one MPI rank of :data:`MPI_FILE` on 16384x256x256 (plain scene; its
     4096x256x256 rows have Nt = 4 only) and the cache-read sweep of :data:`CACHE_FILE`, and the calculation
-    window's rows of :data:`WINDOW_FILE` (``"window"``) and :data:`STREAMED_FILE` (``"streamed"``).  A point is ``order, size, nt, shape, rate`` (G/s, the row's
+    window's rows of :data:`WINDOW_FILE` (``"window"``) and :data:`STREAMED_FILE` (``"streamed"``).
+    A point is ``order, size, nt, shape, rate`` (G/s, the row's
     median), ``source`` (the file) and ``kernel``.
     """
     blocks, nt = [], []

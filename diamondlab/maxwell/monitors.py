@@ -260,6 +260,55 @@ class _Plane:
         self.axis, self.index, self.ranges = axis, index, ranges
         self.blocks, self.direction = blocks, direction
 
+    def face_table(self) -> tuple[np.ndarray, tuple[int, int]]:
+        """How a flux plane's four tangential components reach its face centres: ``(table, (n1, n2))``.
+
+        ``table (4, 8)`` int64, a row for each block (``E_b, E_c, H_b, H_c``, ``b, c`` the axes after the
+        plane's): ``start, s1, s2, count, o0, o1, o2, o3``; face ``(i, j)`` (``i`` along the lower of the
+        other two axes) takes the block's sums ``v`` from ``start + i s1 + j s2``:
+        ``0.5 (v[o0] + v[o1])`` (``count`` 2: an ``E`` component, between its two neighbours on the
+        face) or ``0.5 (0.5 (v[o0] + v[o1]) + 0.5 (v[o2] + v[o3]))`` (4: an ``H`` component, across the
+        plane, then along the face).  The host (:func:`plane_flux_sum`) and the GPU
+        (:func:`~diamondlab.kernels.dft.dft_cuda_kernels` ``plane_flux``) read the same table.
+        """
+        a = self.axis
+        b, c = (a + 1) % 3, (a + 2) % 3
+        p, q = sorted((b, c))
+        # E_b between its neighbours along c, E_c along b; H_b across the plane then along b, H_c then along c
+        along = ((c,), (b,), (a, b), (a, c))
+        eb = self.blocks[0]
+        dims = (eb.shape[p] - (p == c), eb.shape[q] - (q == c))
+        table = np.zeros((4, 8), np.int64)
+        for row, (blk, axes) in enumerate(zip(self.blocks, along, strict=True)):
+            strides = np.cumprod((1, *blk.shape[:0:-1]))[::-1]  # C order
+            offsets = [0, strides[axes[0]]]
+            if len(axes) == 2:
+                offsets += [strides[axes[1]], strides[axes[0]] + strides[axes[1]]]
+            table[row, :4] = blk.start, strides[p], strides[q], len(offsets)
+            table[row, 4 : 4 + len(offsets)] = offsets
+        return table, dims
+
+
+def face_values(acc: np.ndarray, row: np.ndarray, dims: tuple[int, int]) -> np.ndarray:
+    """One row of :meth:`_Plane.face_table` applied to a monitor's sums ``acc (nf, npoints)``:
+    ``(nf, n1, n2)``."""
+    start, s1, s2, count, *offsets = (int(v) for v in row)
+    base = start + np.arange(dims[0])[:, None] * s1 + np.arange(dims[1])[None, :] * s2
+
+    def mean(o0, o1):
+        return 0.5 * (acc[:, base + o0] + acc[:, base + o1])
+
+    if count == 2:
+        return mean(*offsets[:2])
+    return 0.5 * (mean(*offsets[:2]) + mean(*offsets[2:]))
+
+
+def plane_flux_sum(acc: np.ndarray, table: np.ndarray, dims: tuple[int, int]) -> np.ndarray:
+    """``sum Re(E_b conj(H_c) - E_c conj(H_b))`` over a flux plane's faces, one a frequency (float64), from
+    its :meth:`_Plane.face_table` and its monitor's sums ``acc (nf, npoints)``."""
+    eb, ec, hb, hc = (face_values(acc, row, dims) for row in table)
+    return (eb * np.conj(hc) - ec * np.conj(hb)).real.sum(axis=(1, 2))
+
 
 @dataclass
 class MonitorLayout:
@@ -300,23 +349,21 @@ class MonitorLayout:
     def _plane_dft(self, plane: _Plane, acc: np.ndarray) -> dict:
         if plane.direction is None:
             return {b.component: b.values(acc).squeeze(axis=1 + plane.axis) for b in plane.blocks}
-        a = plane.axis
-        eb, ec, hb, hc = (b.values(acc) for b in plane.blocks)
-        b_ax, c_ax = 1 + (a + 1) % 3, 1 + (a + 2) % 3
+        table, dims = plane.face_table()
+        return {b.component: face_values(acc, row, dims) for b, row in zip(plane.blocks, table, strict=True)}
 
-        def avg(v, axis):
-            lo = [slice(None)] * 4
-            hi = [slice(None)] * 4
-            lo[axis], hi[axis] = slice(0, -1), slice(1, None)
-            return 0.5 * (v[tuple(lo)] + v[tuple(hi)])
-
-        fields = {plane.blocks[0].component: avg(eb, c_ax), plane.blocks[1].component: avg(ec, b_ax),
-                  plane.blocks[2].component: avg(avg(hb, 1 + a), b_ax),
-                  plane.blocks[3].component: avg(avg(hc, 1 + a), c_ax)}
-        return {k: v.squeeze(axis=1 + a) for k, v in fields.items()}
+    def faces(self, m: int) -> int:
+        """The face centres of flux monitor ``m``'s planes, all together (``n1 n2`` a plane)."""
+        return sum(int(np.prod(p.face_table()[1])) for p in self.planes[m])
 
     def flux(self, m: int, acc: np.ndarray, face: str | None = None) -> np.ndarray:
-        """``P(f)`` of flux monitor ``m`` (a box's net outward flux, or one ``face``'s)."""
+        """``P(f)`` of flux monitor ``m`` (a box's net outward flux, or one ``face``'s) from its sums
+        ``acc``."""
+        return self.flux_from(m, lambda table, dims: plane_flux_sum(acc, table, dims), face)
+
+    def flux_from(self, m: int, plane_sum, face: str | None = None) -> np.ndarray:
+        """As :meth:`flux`, each plane's sum by ``plane_sum(table, dims)`` (:func:`plane_flux_sum` of the
+        sums where they are: on the host, or on the GPU without their crossing the bus)."""
         monitor = self.monitors[m]
         if not isinstance(monitor, (FluxPlane, FluxBox)):
             raise ValueError(f"monitors[{m}] is a {type(monitor).__name__}: flux needs a FluxPlane or "
@@ -329,9 +376,7 @@ class MonitorLayout:
             planes = [planes[FACES.index(face)]]
         total = np.zeros(len(self.frequencies[m]))
         for p in planes:
-            eb, ec, hb, hc = self._plane_dft(p, acc).values()
-            s = (eb * np.conj(hc) - ec * np.conj(hb)).real.sum(axis=(1, 2))
-            total += 0.5 * p.direction * self.spacing**2 * s
+            total += 0.5 * p.direction * self.spacing**2 * plane_sum(*p.face_table())
         return total
 
 

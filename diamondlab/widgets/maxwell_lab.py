@@ -297,7 +297,6 @@ class MaxwellView:
         sim = run.sim
         self.index = _scene_centre(sim)
         self.scale, self.rule = colour_scale(sim)
-        self._faces: dict[int, int] = {}  # a flux plane's faces (its shape's, read once a simulation)
         self.incident = IncidentFlux(sim, sim.monitors[0].frequencies) if sim.physics.tfsf and len(
             sim.monitors) >= 2 else None
         old = [f for f in (self.planes, self.traces, self.spectrum) if f is not None]
@@ -475,9 +474,7 @@ class MaxwellView:
         ok = intensity > 1e-9 * max(float(intensity.max()), 1e-300)
         out = {"f": np.asarray(self.incident.frequencies)}
         for key, i in (("R", 0), ("T", 1)):
-            if i not in self._faces:  # the DFT fields' shape, not their values: asked once
-                self._faces[i] = next(iter(sim.dft(i).values()))[0].size
-            faces = self._faces[i]
+            faces = sim.physics.monitor_layout.faces(i)
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[key] = np.where(ok, sim.flux(i) / (faces * intensity), np.nan)
         return out

@@ -234,7 +234,12 @@ def run_dft_case(order=2, shape=(8, 7, 6), steps=5) -> str:
                              algorithm=algorithm, **scene)
             sim.reset(start)
             sim.run(steps)
-            runs[backend, algorithm] = [sim.traces.copy(), *sim.backend.dft_sums(), sim.flux(2)]
+            runs[backend, algorithm] = [sim.traces.copy(), *sim.backend.dft_sums(), sim.flux(2), sim.flux(1)]
+            if backend == "cuda":  # the flux summed on the device == the host's sum of the same sums
+                lay, sums = sim.physics.monitor_layout, sim.backend.dft_sums()
+                for m in (1, 2):
+                    if not np.allclose(sim.flux(m), lay.flux(m, sums[m]), rtol=1e-12, atol=0):
+                        raise SystemExit(f"order {order}: monitor {m}'s flux on the GPU != on the host")
     gpu_s, gpu_d, cpu = runs["cuda", "stepwise"], runs["cuda", "diamondtorre"], runs["cpu", "stepwise"]
     if not all(np.array_equal(a, b) for a, b in zip(gpu_s, gpu_d, strict=True)):
         raise SystemExit(f"order {order}: GPU DiamondTorre's DFT sums differ from GPU stepwise")

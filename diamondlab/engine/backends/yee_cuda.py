@@ -223,6 +223,20 @@ class YeeCUDABackend(YeeCPUBackend):
         return [s.copy() if isinstance(s, np.ndarray) else s[0].copy_to_host() + 1j * s[1].copy_to_host()
                 for s in chosen]
 
+    def plane_flux(self, m: int, table, dims) -> np.ndarray:
+        """:func:`~diamondlab.maxwell.monitors.plane_flux_sum` of a flux plane of monitor ``m`` (its
+        ``face_table`` and face counts ``dims``) from the sums on the device: ``nf`` float64 values cross
+        the bus, not the plane's sums."""
+        from diamondlab.kernels.dft import FLUX_THREADS, dft_cuda_kernels
+
+        re, im = self._d_dft[m]
+        nfaces = int(dims[0]) * int(dims[1])
+        grid = (-(-nfaces // FLUX_THREADS), re.shape[0])
+        out = self._cuda.device_array((grid[1], grid[0]), np.float64)  # a sum a block and frequency
+        dft_cuda_kernels().plane_flux[grid, FLUX_THREADS](re, im, self._cuda.to_device(table), int(dims[1]),
+                                                          nfaces, out)
+        return out.copy_to_host().sum(axis=1)
+
     def _transform(self, rec, height: int) -> None:
         """The sweep's monitor values, still on the device, into the device's DFT sums (a thread a point):
         only the phase factors ``(2, nf, height)`` cross the bus."""

@@ -23,6 +23,7 @@ and :meth:`~MaxwellSimulation.flux` read their results.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -164,7 +165,12 @@ class MaxwellSimulation(Simulation):
         """``P(f)`` (float64, one a frequency) of flux monitor ``i``: ``1/2 Re sum (E x conj H) . n dA``
         (a ``FluxBox``: the net outward flux, or that of one ``face``: ``"-x"`` .. ``"+z"``)."""
         i = self._monitor(i)
-        return self.physics.monitor_layout.flux(i, self._sums(i), face)
+        on_device = getattr(self.backend, "plane_flux", None)  # the GPU sums the planes where the sums are
+        if on_device is None:
+            return self.physics.monitor_layout.flux(i, self._sums(i), face)
+        with self._exclusive("read its monitors", read=True):
+            self.backend.synchronize()
+            return self.physics.monitor_layout.flux_from(i, functools.partial(on_device, i), face)
 
     def _restart_clock(self) -> None:
         super()._restart_clock()

@@ -280,11 +280,9 @@ class SlabBackend(Wrapper):
         shapes = self._physics.monitor_shapes
         which = range(len(shapes)) if which is None else which
         whole = [np.zeros(shapes[k], np.complex128) for k in which]
-        local = self.inner.dft_sums(which) if self.inner.monitors is not None else [None] * len(whole)
-        for k, w, mine in zip(which, whole, local, strict=True):
-            columns = self._physics.monitor_columns[k]
-            if len(columns):
-                w[:, columns] = mine
+        if self.inner.monitors is not None:
+            self._physics.place_sums(self.inner.dft_sums(which), whole, which)
+        for w in whole:
             self.comm.Allreduce(MPI.IN_PLACE, w, op=MPI.SUM)
         return whole
 

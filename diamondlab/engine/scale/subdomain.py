@@ -158,10 +158,11 @@ class PartPhysics:
         """The part's columns of the whole run's DFT sums (one ``(nf, npoints)`` array a monitor)."""
         return [np.ascontiguousarray(w[:, c]) for w, c in zip(whole, self.monitor_columns, strict=True)]
 
-    def place_sums(self, sums: list, whole: list) -> None:
+    def place_sums(self, sums: list, whole: list, which=None) -> None:
         """Put the part's DFT sums into their columns of the whole run's ``whole`` (in place; ``sums`` empty:
-        the part holds no monitor point)."""
-        for w, c, mine in zip(whole, self.monitor_columns, sums or [None] * len(whole), strict=True):
+        the part holds no monitor point); ``which``: the monitors ``sums`` and ``whole`` hold (None: all)."""
+        columns = self.monitor_columns if which is None else [self.monitor_columns[k] for k in which]
+        for w, c, mine in zip(whole, columns, sums or [None] * len(whole), strict=True):
             if len(c):
                 w[:, c] = mine
 
