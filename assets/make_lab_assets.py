@@ -14,6 +14,9 @@ uses kaleido with Debian's ``chromium``; pyvista renders off screen).  It writes
   isosurfaces of that run, one picture and a short animation;
 - ``lab_tuning.png`` (``--tuning``): a DTS x Nt tuning sweep measured on this
   machine against the model;
+- ``lab_maxwell.png`` and ``lab_maxwell_spectrum.png`` (``--maxwell``, alone): the Maxwell lab's live
+  view after a run of its default scene (a Drude sphere lit by a plane wave in a CPML, on the CPU): |E| on
+  three planes with the scene's outlines, and the reflection and transmission spectra;
 - ``lab_browser.png`` (``--browser``): JupyterLab in headless Chromium running
   notebook 03 (the browser test, at full size);
 - ``paper_*.png`` (``--paper``, alone): paper 000's Figs. 1-4, 7, 10 and 11, the x-t
@@ -153,14 +156,34 @@ def browser_screenshot() -> None:
     print(f"wrote {HERE / 'lab_browser.png'}")
 
 
+def maxwell_figures() -> None:
+    """The Maxwell lab's live view after its default scene's run (``Lab(equation="maxwell")``, CPU)."""
+    from diamondlab.widgets import Lab
+
+    lab = Lab(equation="maxwell", backend="cpu", replace=False)
+    try:
+        lab.run()
+        if not lab.wait(1800):
+            raise SystemExit(f"the Maxwell lab's run did not end: {lab.runner.message}")
+        lab.live.refresh()
+        _write_plotly(lab.live.planes, "lab_maxwell.png", 960, 400)
+        _write_plotly(lab.live.spectrum, "lab_maxwell_spectrum.png", 420, 330)
+    finally:
+        lab.close()
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tuning", action="store_true", help="also measure and draw a tuning sweep")
     parser.add_argument("--browser", action="store_true", help="also take the JupyterLab screenshot")
     parser.add_argument("--paper", action="store_true", help="only paper 000's figures (paper_*.png)")
+    parser.add_argument("--maxwell", action="store_true", help="only the Maxwell lab's view (lab_maxwell*.png)")
     parser.add_argument("--paper-measured", action="store_true",
                         help="only Figs. 10 and 11, measured on this CPU (paper_fig1[01]_*.png)")
     args = parser.parse_args(argv)
+    if args.maxwell:
+        maxwell_figures()
+        return
     if args.paper or args.paper_measured:
         (paper_figures if args.paper else paper_measured_figures)()
         return

@@ -238,3 +238,12 @@ def test_paper002_fig3_reads_its_own_sweeps_when_present(tmp_path):
     assert "NO=2 DTS=2, registers, 512 x ny x 256" in names and "NO=2 DTS=2, registers, nz=256" in names
     (line,) = [t for t in fig.data if t.name == "NO=2 DTS=2, registers, one GPU, 512x512x256"]
     assert list(line.x) == [2, 4, 8] and list(line.y) == [42.0, 44.0, 48.0]
+
+
+def test_every_picture_the_readme_shows_is_committed():
+    """Each ``![...](assets/...)`` of the README names a file of the repository."""
+    import re
+
+    names = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+    assert "assets/lab_maxwell.png" in names and "assets/paper002_fig3_rate.png" in names
+    assert [n for n in names if not (ROOT / n).is_file()] == []
