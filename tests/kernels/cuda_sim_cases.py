@@ -237,20 +237,21 @@ def run_simulation() -> str:
                for a, b in zip(runs[0][1:], runs[1][1:], strict=True))
     if prel > 1e-5:
         raise AssertionError(f"Simulation with physics: cuda vs cpu max relative diff {prel}")
-    # more sweeps queued than the sample ring holds, receiver rows flushed every two sweeps
+    # more sweeps queued than the sample ring holds (a ring of 2 here: 5 sweeps wrap it twice), receiver rows
+    # flushed every two sweeps
     from diamondlab.engine.backends.cuda import PointQueue
 
-    PointQueue.RECEIVER_BYTES, traces = 4 * 2 * 5, []
+    PointQueue.RECEIVER_BYTES, PointQueue.RING, traces = 4 * 2 * 5, 2, []
     for backend in ("cuda", "cpu"):
         sim = Simulation((9, 8, 4), order=2, size=1, nt=2, backend=backend,
                          sources=[Source((4, 4, 2), frequency=0.1, delay=2.0, units="grid")],
                          receivers=[Receiver((5, 4, 2), units="grid"), Receiver((4, 3, 1), units="grid")])
-        sim.run(9)
-        sim.run(15)
+        sim.run(3)
+        sim.run(7)
         traces.append(sim.traces)
-    PointQueue.RECEIVER_BYTES = 16 * 2**20
+    PointQueue.RECEIVER_BYTES, PointQueue.RING = 16 * 2**20, 8
     qrel = float(np.abs(traces[0] - traces[1]).max() / np.abs(traces[1]).max())
-    if traces[0].shape != (24, 2) or not np.abs(traces[1]).max() > 0 or not qrel <= 1e-5:
+    if traces[0].shape != (10, 2) or not np.abs(traces[1]).max() > 0 or not qrel <= 1e-5:
         raise AssertionError(f"queued receiver rows: shape {traces[0].shape}, cuda vs cpu {qrel}")
     # the calculation window on the (simulated) GPU: a sweep streamed through a ring of 10 of 20 x rows
     # (rows outside it NaN to the kernels), the fields in files (through pinned buffers), bit for bit the
@@ -273,7 +274,7 @@ def run_simulation() -> str:
     if os.listdir(folder):
         raise AssertionError(f"files left in the window's folder: {os.listdir(folder)}")
     return (f"ok Simulation backend='cuda' vs 'cpu' rel={rel:.1e}; "
-            f"with physics on 'auto' (cuda) rel={prel:.1e}; 12 queued sweeps rel={qrel:.1e}; "
+            f"with physics on 'auto' (cuda) rel={prel:.1e}; 5 queued sweeps rel={qrel:.1e}; "
             "streamed through 10 of 20 rows, fields in files == in memory")
 
 
