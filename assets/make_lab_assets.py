@@ -177,7 +177,7 @@ def main(argv=None) -> None:
     parser.add_argument("--tuning", action="store_true", help="also measure and draw a tuning sweep")
     parser.add_argument("--browser", action="store_true", help="also take the JupyterLab screenshot")
     parser.add_argument("--paper", action="store_true", help="only paper 000's figures (paper_*.png)")
-    parser.add_argument("--maxwell", action="store_true", help="only the Maxwell lab's view (lab_maxwell*.png)")
+    parser.add_argument("--maxwell", action="store_true", help="only the Maxwell lab's view (lab_maxwell*)")
     parser.add_argument("--paper-measured", action="store_true",
                         help="only Figs. 10 and 11, measured on this CPU (paper_fig1[01]_*.png)")
     args = parser.parse_args(argv)

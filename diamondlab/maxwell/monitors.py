@@ -47,7 +47,8 @@ import numpy as np
 
 from diamondlab.maxwell.sources import COMPONENTS
 
-__all__ = ["FACES", "DFTPlane", "FluxBox", "FluxPlane", "MonitorLayout", "dft_phases", "monitor_layout"]
+__all__ = ["FACES", "DFTPlane", "FluxBox", "FluxPlane", "MonitorLayout", "dft_phases", "face_values",
+           "monitor_layout", "plane_flux_sum"]
 
 _AXES = ("x", "y", "z")
 #: The faces of a :class:`FluxBox`, in the order of its planes (outward normals).
@@ -305,7 +306,13 @@ def face_values(acc: np.ndarray, row: np.ndarray, dims: tuple[int, int]) -> np.n
 
 def plane_flux_sum(acc: np.ndarray, table: np.ndarray, dims: tuple[int, int]) -> np.ndarray:
     """``sum Re(E_b conj(H_c) - E_c conj(H_b))`` over a flux plane's faces, one a frequency (float64), from
-    its :meth:`_Plane.face_table` and its monitor's sums ``acc (nf, npoints)``."""
+    its :meth:`_Plane.face_table` and its monitor's sums ``acc (nf, npoints)``.
+
+    >>> lay = monitor_layout([FluxPlane("x", 3, [0.1, 0.2])], (6, 5, 4))
+    >>> acc = np.ones((2, lay.npoints), complex)  # every sum 1: each face's E_b H_c - E_c H_b is 0
+    >>> plane_flux_sum(acc, *lay.planes[0][0].face_table()).tolist(), lay.faces(0)
+    ([0.0, 0.0], 12)
+    """
     eb, ec, hb, hc = (face_values(acc, row, dims) for row in table)
     return (eb * np.conj(hc) - ec * np.conj(hb)).real.sum(axis=(1, 2))
 
