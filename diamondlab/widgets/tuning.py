@@ -144,10 +144,7 @@ class TuningPanel:
                 self._say("nothing could be measured with these values", error=True)
                 return
             fig = tuning_figure(self.rows, equation=self.equation)
-            with self.figure.batch_update():
-                self.figure.data = []
-                self.figure.add_traces(list(fig.data))
-                self.figure.layout = fig.layout
+            self._show(fig)
             top = best(self.rows)
             self.use_best.disabled = top is None
             self._progress(f"<b>{fig.layout.title.text}</b>")
@@ -155,6 +152,18 @@ class TuningPanel:
             self._say(f"{type(err).__name__}: {err}", error=True)
         finally:
             self.start.disabled = False
+
+    def _show(self, fig) -> None:
+        """Put ``fig`` in the panel as a new figure widget, whose view draws it whole.
+
+        The figure is not changed in place: in JupyterLab the view of the "press Measure" figure, drawn
+        while the lab's Tuning tab was hidden, applied none of the changes sent to it (Python's figure held
+        the measurement, the page kept the empty axes); a new widget's view draws the state it is created
+        with.
+        """
+        old, self.figure = self.figure, FigureWidget(fig)
+        self.widget.children = (*self.widget.children[:-1], self.figure)
+        old.close()
 
     def _progress(self, text: str) -> None:
         self._lines.append(text)

@@ -12,6 +12,7 @@ def test_tuning_panel_measures_and_applies_best():
     panel.sizes.value, panel.nts.value, panel.repeats.value = "1, 2", "2, 4", 1
     assert panel.measure(wait=True)
     assert panel.rows and any(t.name == "best measured" for t in panel.figure.data)
+    assert panel.widget.children[-1] is panel.figure  # the panel shows the measured figure (a new widget)
     panel.apply_best()
     cfg = controls.config()
     top = max((r for r in panel.rows if r.algorithm == "diamondtorre"), key=lambda r: r.measured)
