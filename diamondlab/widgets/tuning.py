@@ -6,7 +6,8 @@ Contract
 background thread (the notebook stays responsive; a Stop button ends it
 after the configuration in progress), logs each measurement, and draws
 :func:`diamondlab.viz.perf.tuning_figure` (measured solid, model dashed,
-stepwise dotted, best measured starred) in a ``FigureWidget``.  "Use best"
+stepwise dotted, best measured starred) in a ``FigureWidget``, a new one for
+each result (a view drawn in a hidden tab applies no later change).  "Use best"
 puts the best (NO, DTS, Nt) into the controllers.  Lists that cannot be
 parsed, or an empty result, are shown as a message, never a traceback.
 The panel refuses to start while the lab's run is running (both would
