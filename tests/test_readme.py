@@ -133,7 +133,7 @@ def test_cli_maxwell_scene_example_writes_what_it_says(monkeypatch, tmp_path, ca
     import json
     import shutil
 
-    (argv,) = [a for a in COMMANDS.values() if "--equation" in a]
+    (argv,) = [a for a in COMMANDS.values() if a[0] == "run" and "--equation" in a]
     scene = argv[argv.index("--scene") + 1]
     (tmp_path / scene).parent.mkdir(parents=True)
     shutil.copy(Path(__file__).parents[1] / scene, tmp_path / scene)
