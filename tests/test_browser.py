@@ -664,6 +664,6 @@ def test_the_maxwell_lab_builds_a_scene_runs_and_shows_its_messages_in_jupyterla
     assert rate and float(rate.group(1)) > 0 and "G Yee cell updates per second" in readout, readout
     assert len(traces) == 3 and all(t["finite"] >= min(steps, 1000) for t in traces), traces
     measured = {t["name"]: t["finite"] for t in spectrum}
-    assert measured["R (measured)"] > 0 and measured["T (measured)"] > 0, spectrum
+    assert measured["back (scattered)"] > 0 and measured["behind (total)"] > 0, spectrum  # a sphere: not R, T
     assert not tabs, tabs  # Shapes, Stages, Yee and Tuning: every figure holds data
     assert re.search(r"DiamondTorre NO=2 DTS=2 Nt=4: [0-9.e+-]+ G/s", tuned) and "best:" in tuned, tuned

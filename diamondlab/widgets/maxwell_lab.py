@@ -92,6 +92,11 @@ __all__ = ["OPTIONS", "PAPER_002", "SECTIONS", "TABS", "VIEWS", "MaxwellLab", "M
 
 #: What the planes show.
 VIEWS = ("|E|", "Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
+#: The spectrum's three measured curves: of a slab across the wave (drawn against Fresnel's), and of any other
+#: scene (the flux scattered back through the plane before the total-field box, and the total flux through the
+#: plane behind the object, each over the incident flux through as many faces; their sum)
+SLAB_SPECTRA = ("R (measured)", "T (measured)", "R + T")
+OBJECT_SPECTRA = ("back (scattered)", "behind (total)", "back + behind")
 
 #: The Maxwell lab's tabs.
 TABS = LAB_TABS["maxwell"]
@@ -356,17 +361,22 @@ class MaxwellView:
         fig = go.Figure()
         if self.incident is not None:
             f = np.asarray(self.incident.frequencies)
-            for name, colour in (("R (measured)", "#c0392b"), ("T (measured)", "#2471a3"),
-                                 ("R + T", "#7f8c8d")):
+            fresnel = self._fresnel(sim, f)
+            # a slab across the wave: reflectance and transmittance; any other object: what the planes hold
+            # (the flux scattered back, and the total flux behind it: its shadow and forward scattering)
+            names = SLAB_SPECTRA if fresnel is not None else OBJECT_SPECTRA
+            for name, colour in zip(names, ("#c0392b", "#2471a3", "#7f8c8d"), strict=True):
                 fig.add_scatter(x=f, y=np.full(len(f), np.nan), mode="lines+markers", name=name,
                                 line=dict(color=colour), marker=dict(size=4))
-            fresnel = self._fresnel(sim, f)
             if fresnel is not None:
                 for name, values, colour in (("R Fresnel", fresnel[0], "#c0392b"),
                                              ("T Fresnel", fresnel[1], "#2471a3")):
                     fig.add_scatter(x=f, y=values, mode="lines", name=name,
                                     line=dict(color=colour, dash="dash"))
-            title = "R and T: flux through the planes / incident"
+                title = "R and T: flux through the planes / incident"
+            else:
+                title = ("flux through the planes / incident<br><sup>back: the scattered field before the "
+                         "box; behind: the total field behind the object</sup>")
         else:
             title = "spectra: with a plane wave source"
         fig.update_layout(title=dict(text=title, font=dict(size=12)), xaxis_title="frequency f (c / h)",

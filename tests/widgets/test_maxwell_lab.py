@@ -9,7 +9,7 @@ import pytest
 
 from diamondlab.widgets import MaxwellLab
 from diamondlab.widgets.maxwell_controls import MaxwellConfig, build_maxwell
-from diamondlab.widgets.maxwell_lab import colour_scale, default_steps
+from diamondlab.widgets.maxwell_lab import OBJECT_SPECTRA, colour_scale, default_steps
 
 RATE = re.compile(r"<b>([0-9.e+-]+)</b><br><small>current")
 #: a Drude sphere lit by a plane wave on a small grid (the CPU kernels of order 2: compiled once a cache)
@@ -49,6 +49,9 @@ def test_a_step_changes_the_picture_and_a_run_shows_the_rate_traces_and_spectrum
     assert np.isfinite(r).all() and np.isfinite(t).all() and (t > 0.1).all() and (r > 0).all()
     drawn = lab.live.spectrum.data
     assert np.array_equal(np.asarray(drawn[0].y), r) and np.array_equal(np.asarray(drawn[1].y), t)
+    # a sphere's planes hold its back-scattered flux and the total flux behind it, not a slab's R and T
+    assert [d.name for d in drawn] == list(OBJECT_SPECTRA)
+    assert "behind the object" in lab.live.spectrum.layout.title.text
     a, rule = colour_scale(lab.sim)
     title = lab.live.planes.layout.title.text
     assert f"colour 0 .. {a:.3g} (fixed): {rule}" in title and "black: the object" in title
