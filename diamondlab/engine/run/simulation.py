@@ -596,15 +596,7 @@ class Simulation:
                     if report:
                         reported, reported_done = self._report(done, elapsed, bar, callback), done
                     mark = time.perf_counter()
-            self.backend.synchronize()
-            elapsed += time.perf_counter() - mark
-            self._take_traces()
-            if callback is not None and done > reported_done:  # stopped early: its last sweeps reported too
-                self._report(done, elapsed, None, callback)
-            if bar is not None:
-                bar.update(done - bar.n)
-            if unchecked:  # stopped before the last sweep: the level it stopped at is checked too
-                self._check_planes()
+            elapsed = self._end_run(done, steps, elapsed, mark, reported_done, bar, callback, unchecked)
         except KeyboardInterrupt:
             interrupted = True
             raise
@@ -615,6 +607,20 @@ class Simulation:
                 self._take_traces(check=False)
             self.last_run = self._stats(done, elapsed, interrupted)
         return self.last_run
+
+    def _end_run(self, done, steps, elapsed, mark, reported_done, bar, callback, unchecked) -> float:
+        """After the last sweep (or a stop): the clock, the traces, the last report; the seconds."""
+        if done < steps:  # stopped early: sweeps may still be queued (a full run waited after its last)
+            self.backend.synchronize()
+            elapsed += time.perf_counter() - mark
+        self._take_traces()
+        if callback is not None and done > reported_done:  # stopped early: its last sweeps reported too
+            self._report(done, elapsed, None, callback)
+        if bar is not None:
+            bar.update(done - bar.n)
+        if unchecked:  # stopped before the last sweep: the level it stopped at is checked too
+            self._check_planes()
+        return elapsed
 
     def _report(self, done: int, elapsed: float, bar, callback) -> float:
         """Show the rate so far on the bar and call the callback; return when it reported."""
