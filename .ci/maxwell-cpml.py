@@ -2,6 +2,7 @@
 
     python .ci/maxwell-cpml.py                 # the table of BENCHMARKS.md "Maxwell CPML reflection"
     python .ci/maxwell-cpml.py --angles        # and the reflection by incidence angle (12 cells)
+    python .ci/maxwell-cpml.py --plane-waves   # only plane waves' reflection against the angle (8, 12 cells)
 
 The standard measurement, on the CPU engine: a dipole ``Ez`` (a broadband Gaussian pulse) ``D`` cells from
 the layer of the +x face, probes one cell in front of that layer; the same run on a grid extended along +x
@@ -15,6 +16,12 @@ Probes along y at lateral offsets ``s`` from the normal see the wave that left t
 of incidence); along z, ``E`` lies in the plane of incidence.  A dipole's wave is spherical, with a near
 field at the low frequencies of the pulse: at the point nearest the dipole it meets the face at normal
 incidence, it is not a plane wave.
+
+``--plane-waves`` measures plane waves (BENCHMARKS.md, "Maxwell CPML reflection of plane waves against the
+angle"): y and z periodic, the layers on the x faces only, a sheet of dipoles ``cos(k_z z)`` filling the
+cross-section (:func:`plane_wave`); every frequency of the pulse leaves it at its own angle,
+``k_x = k_z / tan(theta)`` on the order's Yee dispersion (:func:`plane_angle_frequency`), and the same
+reference-and-difference gives the reflection of each.
 """
 
 from __future__ import annotations
@@ -152,8 +159,8 @@ def back_wall_db(cpml, theta, f, dt=None):
     w^2 / (w^2 + alpha^2) dd)``; ``alpha = 0`` and ``width`` give the textbook ``R(0)^cos(theta)``,
     ``R(0) = exp(-2 sigma_max width / (grading + 1))``.  ``dt`` given: the stretch of the kernels'
     recursion ``psi <- b psi + a dF; dF + psi`` at that step, ``1 / s = 1 + a / (1 - b exp(-i w dt))``
-    (at low frequency ``sigma`` becomes ``(exp(sigma dt) - 1) / dt``, twice ``sigma`` where ``sigma dt``
-    is 1.3, at the wall); space stays continuous."""
+    (at low frequency ``sigma`` becomes ``(exp(sigma dt) - 1) / dt``: 1.9 times ``sigma`` at the wall of a
+    12-cell layer at order 2, ``sigma dt = 1.16``); space stays continuous."""
     w, om = cpml.width, 2 * np.pi * f
     d = np.linspace(0.0, w - 0.5, 4001)
     sigma = cpml.sigma_max * (d / w) ** cpml.grading
@@ -181,7 +188,7 @@ def plane_wave_table(orders, widths, *, angles=ANGLES, period=PERIOD, f0=F0):
     """Print the table of BENCHMARKS.md "Maxwell CPML reflection of plane waves against the angle": per angle
     the mode ``m = round(period f0 sin(theta))`` (0 at normal incidence) at the frequency where it travels at
     that angle, for each width, order and polarisation, under the back wall's theory (continuum, and the
-    kernels' recursion at order 2's step)."""
+    kernels' recursion at each order's step and frequency)."""
     ms = [0 if t == 0 else max(1, round(period * f0 * np.sin(np.radians(t)))) for t in angles]
     pairs = list(zip(angles, ms, strict=True))
     freq = {o: [plane_angle_frequency(o, m, t, period=period, f0=f0) for t, m in pairs] for o in (2, 4)}
@@ -195,8 +202,9 @@ def plane_wave_table(orders, widths, *, angles=ANGLES, period=PERIOD, f0=F0):
     print("| width | order | E | " + " | ".join(cols) + " | seconds |")
     print("|---|---|---|" + "---|" * (len(angles) + 1))
     for w in widths:
-        for name, dt in (("continuum", None), ("recursion", YeeParameters(2).dt)):
-            theory = [back_wall_db(CPML(w), t, f, dt) for t, f in zip(angles, freq[2], strict=True)]
+        for o, name, dt in ((2, "continuum", None), *((o, f"recursion, order {o}", YeeParameters(o).dt)
+                                                         for o in orders)):
+            theory = [back_wall_db(CPML(w), t, f, dt) for t, f in zip(angles, freq[o], strict=True)]
             print(f"| {w} | theory | {name} | " + " | ".join(f"{v:.1f}" for v in theory) + " | |")
         for o in orders:
             for pol in POLARIZATIONS:
