@@ -69,6 +69,7 @@ from diamondlab.files import write_atomically
 
 __all__ = [
     "COMPILED_CODE",
+    "COMPILE_LOCK_NAME",
     "KERNELS",
     "LOCK_TIMEOUT",
     "MANIFEST",
@@ -107,6 +108,10 @@ LOCK_TIMEOUT = 120.0
 #: Name stem of a generated kernel module (:func:`diamondlab.kernels.generated.load_generated`:
 #: ``diamondlab_<what>_<12 hex digits of the text's SHA-1>``), for entries older than the manifest.
 MODULE_NAME = re.compile(r"diamondlab_\w+_[0-9a-f]{12}")
+#: Name of a kernel folder's lock held while one process compiles a module's kernels
+#: (:func:`diamondlab.kernels.generated.compiling`): kept, like the other lock files (another process may
+#: hold it), and neither the cache's entry nor someone else's file.
+COMPILE_LOCK_NAME = re.compile(r"diamondlab_\w+\.compiling\.lock")
 #: Name of a folder of one generator and software version under :data:`KERNELS`
 #: (:func:`diamondlab.kernels.generated.cache_dir`), for entries older than the manifest.
 TAG_NAME = re.compile(r"g\d+-[0-9a-f]{10}")
@@ -537,7 +542,8 @@ def _inventory(root: Path, warn: bool = False) -> dict:
         foreign += [p.name for p in root.iterdir() if p.name not in kept and p not in owned]
     if kernels.is_dir() and not kernels.is_symlink():
         for top, _dirs, files in os.walk(kernels):
-            foreign += [_relative(root, Path(top) / n) for n in files if Path(top) / n not in owned]
+            foreign += [_relative(root, Path(top) / n) for n in files if Path(top) / n not in owned
+                        and not (Path(top) in folders and COMPILE_LOCK_NAME.fullmatch(n))]
     if folders:  # the folder of the cache's own folders (removed only when empty)
         folders.add(kernels)
     return {

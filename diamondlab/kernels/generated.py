@@ -27,10 +27,16 @@ run with a segmentation fault or a decoding error, a damaged index was
 compiled over silently.  A file that fails is dropped and rebuilt (the
 module rewritten, the kernels recompiled) with a
 :class:`~diamondlab.caches.CacheEntryWarning` naming it.
+
+The backends compile under :func:`compiling`, a lock per module and
+folder: processes that ask for the same kernels at once (MPI ranks, test
+workers, Jupyter kernels) compile them once and load the result, instead
+of compiling them side by side (a minute of a core each).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import io
@@ -40,12 +46,15 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import filelock
+
 from diamondlab.caches import (
     KERNELS,
     cache_root,
     compiled_files,
     digest,
     drop_files,
+    file_lock,
     fingerprint,
     record_entry,
     record_folders,
@@ -54,7 +63,8 @@ from diamondlab.caches import (
 )
 from diamondlab.caches import record_compiled as _record_compiled
 
-__all__ = ["GENERATOR_VERSION", "cache_dir", "check_compiled", "load_generated", "record_compiled"]
+__all__ = ["COMPILE_WAIT", "GENERATOR_VERSION", "cache_dir", "check_compiled", "compiling", "load_generated",
+           "record_compiled"]
 
 #: Version of the kernel generators (:mod:`diamondlab.kernels.cpu`,
 #: :mod:`diamondlab.kernels.cuda_source`) and of the code their modules import
@@ -78,6 +88,33 @@ def cache_dir() -> Path:
         record_folders(path)
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+#: Seconds a process waits for another one compiling the same kernels (:func:`compiling`) before it compiles
+#: them itself.
+COMPILE_WAIT = 900.0
+
+
+@contextlib.contextmanager
+def compiling(prefix: str):
+    """Hold the inter-process lock of the kernels of ``prefix`` (a module name's stem) while compiling them.
+
+    A second process asking for the same kernels meanwhile (an MPI rank, a
+    test worker, a second Jupyter kernel) waits, then loads the first one's
+    compiled code from Numba's cache instead of compiling the same code again
+    on another core.  After :data:`COMPILE_WAIT` seconds it compiles them
+    itself.  The lock is ``<prefix>.compiling.lock`` in :func:`cache_dir`.
+    """
+    lock = file_lock(cache_dir() / f"{prefix}.compiling", timeout=COMPILE_WAIT)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _whole_pickles(data: bytes, count: int) -> io.BytesIO:

@@ -194,3 +194,64 @@ def test_a_recorded_numba_file_that_changed_is_dropped_and_rebuilt(clean_cache, 
     entries = json.loads((cache / caches.MANIFEST).read_text())["entries"]
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert entries[path.relative_to(cache).as_posix()]["sha256"] == digest  # recorded anew
+
+
+_HOLDER = """
+import sys, time
+from diamondlab.kernels.generated import compiling
+with compiling(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+    print(time.time(), flush=True)
+"""
+
+
+def _hold_compile_lock(prefix: str, seconds: float):
+    """A second process holding the compile lock of ``prefix`` for ``seconds`` (returned once it holds it)."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", _HOLDER, prefix, str(seconds)], stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdout.readline().strip() == "held"
+    return child
+
+
+def test_a_backend_compiles_after_another_process_compiling_the_same_kernels(tmp_path, monkeypatch):
+    """While another process compiles the CPU kernels of an order (an MPI rank, a test worker, a second
+    Jupyter kernel), ``compile()`` waits for it and then loads its code; the lock is the cache's own, not
+    someone else's file, and stays through ``clear_cache`` (it may be held) like the other lock files."""
+    import time
+
+    from diamondlab.engine.backends.cpu import CPUBackend
+    from diamondlab.numerics import WaveParameters
+
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    backend = CPUBackend(WaveParameters(order=2), (8, 8, 4), 1, 2)
+    child = _hold_compile_lock("diamondlab_cpu_no2", 1.5)
+    backend.compile()
+    compiled = time.time()
+    released = float(child.communicate(timeout=60)[0].strip())
+    assert compiled >= released  # it waited for the other process
+    lock = generated.cache_dir() / "diamondlab_cpu_no2.compiling.lock"
+    assert lock.is_file() and caches.cache_info()["foreign"] == 0
+    caches.clear_cache()
+    assert lock.is_file()
+
+
+def test_a_compile_lock_held_too_long_is_passed_by(tmp_path, monkeypatch):
+    """A process that holds the lock past :data:`COMPILE_WAIT` (hung, say) does not stop this one: it
+    compiles the kernels itself."""
+    import time
+
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(generated, "COMPILE_WAIT", 0.2)
+    child = _hold_compile_lock("diamondlab_cpu_no4", 30)
+    try:
+        start = time.perf_counter()
+        with generated.compiling("diamondlab_cpu_no4"):
+            waited = time.perf_counter() - start
+        assert 0.15 <= waited < 10
+    finally:
+        child.kill()
+        child.wait()

@@ -17,7 +17,7 @@ import numpy as np
 from diamondlab.engine.backends import Backend, planes_of
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.cpu import cpu_kernels
-from diamondlab.kernels.generated import record_compiled
+from diamondlab.kernels.generated import compiling, record_compiled
 from diamondlab.kernels.points import point_tables
 from diamondlab.media import Medium
 from diamondlab.numerics import WaveParameters, bare_weights
@@ -153,8 +153,9 @@ class CPUBackend(Backend):
         if self._medium is not None:  # the same variant as this backend
             kappa = np.full(shape, 0.25, np.float32) if self._medium[0] == "model" else 0.25
             probe.set_physics(Medium(kappa, tuple(np.zeros(n, np.float32) for n in shape), shape))
-        probe.sweep(1)
-        probe.step(1)
+        with compiling(f"diamondlab_cpu_no{self.params.order}"):  # another process compiling them: its code
+            probe.sweep(1)
+            probe.step(1)
         record_compiled()  # the digests of Numba's files, checked before the next import
 
     def _run(self, schedule: StageSchedule | None, height: int, src_samples) -> None:
