@@ -149,9 +149,16 @@ def check_nz(nz: int, order: int = 2, size: int = 1) -> None:
         )
 
 
+#: Threads a block's z is rounded up to under the simulator, which runs every thread as a Python thread: 8,
+#: not a warp (the threads beyond the column, which load and store nothing, are still there).
+SIMULATOR_WARP = 8
+
+
 def sweep_block(nz: int) -> int:
-    """Threads per DiamondTorre block: ``nz`` rounded up to a whole warp."""
-    return -(-nz // 32) * 32
+    """Threads per DiamondTorre block: ``nz`` rounded up to a whole warp (to :data:`SIMULATOR_WARP` under
+    the simulator)."""
+    warp = SIMULATOR_WARP if simulator_enabled() else 32
+    return -(-nz // warp) * warp
 
 
 def sweep_shared_bytes(order: int, size: int, nz: int) -> int:
