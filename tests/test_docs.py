@@ -2,6 +2,7 @@
 
 import importlib
 import inspect
+import os
 import pkgutil
 import subprocess
 import sys
@@ -23,15 +24,21 @@ MODULES = ["diamondlab"] + sorted(
 
 @pytest.fixture(scope="module")
 def html(tmp_path_factory) -> Path:
-    """The site, built once: ``-W`` makes any warning an error (the build fails)."""
-    out = tmp_path_factory.mktemp("docs")
+    """The site, built once a test run: ``-W`` makes any warning an error (the build fails).
+
+    The xdist workers of one run share the build (the folder above their own temporary folders): the first
+    builds it, the others find it finished."""
+    base = tmp_path_factory.getbasetemp()
+    out = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "docs-site"
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
     # conf.py writes docs/api and docs/notebooks into the source tree: one build at a time (xdist workers)
     lock = Path(tempfile.gettempdir()) / f"diamondlab-docs-{zlib.crc32(str(ROOT).encode()):08x}.lock"
     with filelock.FileLock(lock):
-        run = subprocess.run([*command, str(ROOT / "docs"), str(out)], capture_output=True, text=True,
-                             cwd=ROOT)
-    assert run.returncode == 0 and not run.stderr.strip(), run.stdout[-3000:] + run.stderr[-6000:]
+        if not (out / "built").is_file():  # a failed build leaves no mark: the next worker fails it again
+            run = subprocess.run([*command, str(ROOT / "docs"), str(out)], capture_output=True, text=True,
+                                 cwd=ROOT)
+            assert run.returncode == 0 and not run.stderr.strip(), run.stdout[-3000:] + run.stderr[-6000:]
+            (out / "built").write_text("")
     return out
 
 
