@@ -222,3 +222,20 @@ def test_bench_under_mpiexec_prints_once_and_checks_both_algorithms(tmp_path):
     rows = json.loads((tmp_path / "b.json").read_text())["rows"]
     assert [r["order"] for r in rows] == [2, 4] and all(r["ranks"] == 2 and r["bit_equal"] for r in rows)
     assert all(r["diamondtorre_per_rank"] == r["diamondtorre"] / 2 > 0 for r in rows)
+
+
+def test_the_exchange_model_overlapped_hides_what_the_interior_covers():
+    """``predict_scaling(overlap=True)``: no ghost row recomputed, the exchange behind the interior torres; a
+    link too slow for that leaves the rest of the exchange on the sweep, and the edges are never hidden."""
+    from diamondlab.engine.scale.mpi import predict_scaling
+
+    shape, args = (2048, 4096, 512), (2, 32, 4, 632.4e9)
+    built, hidden = (predict_scaling(shape, *args, 450e9, overlap=o) for o in (False, True))
+    assert built["hidden"] == 0 and built["speedup"] < hidden["speedup"] == pytest.approx(4.0)
+    assert built["compute"] == pytest.approx(hidden["compute"] * (1024 + 2 * 32) / 1024)  # the ghost rows
+    slow = predict_scaling(shape, *args, 1e8, overlap=True)  # 268 MB at 0.1 GB/s: 2.7 s, longer than a sweep
+    interior = 2048 * (1024 - 4 * 32) * 512 * 32 / 632.4e9
+    assert slow["hidden"] == pytest.approx(interior) and slow["exchange"] > slow["compute"]
+    one = 2048 * 4096 * 512 * 32 / 632.4e9
+    assert slow["speedup"] == pytest.approx(one / (slow["compute"] + slow["exchange"] - interior))
+    assert predict_scaling(shape, 2, 32, 1, 632.4e9, 450e9, overlap=True)["speedup"] == 1.0
