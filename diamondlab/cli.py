@@ -1234,7 +1234,7 @@ def _bench_medium(args, shape) -> tuple[str, dict]:
     if args.medium is None or args.medium == "constant":
         velocity = _velocity("1.0" if args.medium is not None or args.velocity is None else args.velocity,
                              shape)
-        sponge = args.sponge or 0 if args.medium is None else 0
+        sponge = (args.sponge or 0) if args.medium is None else 0  # --medium constant: no sponge
         what = "constant velocity" if np.ndim(velocity) == 0 else f"velocity model {args.velocity}"
         return f"{what}, sponge {sponge}", {"velocity": velocity, "sponge": sponge}
     sponge = min(16, (min(shape) - 1) // 2)
