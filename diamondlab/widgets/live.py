@@ -37,7 +37,10 @@ fraction of its largest level (the wave has left through the sponge), the
 view ends the run (:meth:`~diamondlab.widgets.runner.BackgroundRun.finish`),
 sets :attr:`LiveView.ended` and shows a notice above the slices (class
 ``diamondlab-ended``): Run starts again from ``n = 0`` (the lab resets
-first).  A run never continues an empty field silently.
+first).  A run never continues an empty field silently: between two drawings
+(seconds apart where drawing is slow) the view still follows the field's
+level on the slices' planes (:meth:`LiveView.watch`, at most every
+``min_interval``), so the wave's passage is seen whatever the drawing costs.
 
 A run can be *paced for watching* (the "paced for watching" checkbox,
 ticked in the lab unless ``Lab(paced=False)``, off in a view alone): a
@@ -288,6 +291,9 @@ class LiveView:
         self.refresh_seconds = 0.0
         self._last = 0.0
         self._last_cost = 0.0
+        self.watches = 0  # looks at the wave between drawings (:meth:`watch`)
+        self._watched = 0.0
+        self._watch_cost = 0.0
         self._lock = threading.Lock()
         self._models: dict = {}
         self._probe_t: list[int] = []
@@ -430,9 +436,40 @@ class LiveView:
             self._next_frame = max(self._next_frame, time.perf_counter()) + self.pace.frame_interval
             return
         now = time.perf_counter()
-        if now - self._last < max(self.min_interval, self._last_cost / self.budget):
-            return
-        self.refresh(sim, record)
+        if now - self._last >= max(self.min_interval, self._last_cost / self.budget):
+            self.refresh(sim, record)
+        elif now - self._watched >= max(self.min_interval, self._watch_cost / self.budget):
+            self.watch(sim, record)
+
+    def watch(self, sim=None, record=None) -> float:
+        """Follow the wave between two drawings: the field's level on the slices' planes, its largest since
+        ``n = 0``, and the end of the run once the wave has left (nothing is drawn); returns the level.
+
+        A refresh costs far more than this look (it sends figures), so on a slow machine refreshes
+        come seconds apart and a wave can cross the grid between two of them; the level is followed
+        at most every ``min_interval`` (and ``watch cost / budget``), whatever the drawing costs.
+        """
+        if self.run is None:  # closed
+            return 0.0
+        with self._lock:
+            t0 = time.perf_counter()
+            sim = self.run.sim if sim is None else sim
+            slices = field_slices(sim, index=self.index(), max_points=self.max_points)
+            level = self._follow(sim, slices, record)
+            self._watched = time.perf_counter()
+            self._watch_cost = self._watched - t0
+            self.watches += 1
+        return level
+
+    def _follow(self, sim, slices, record) -> float:
+        """The level of ``slices`` into the wave's record (started over after a reset); the end checked."""
+        if sim.time_step < self._level_step:  # reset: the range and the wave's record start over
+            self._start_over(sim)
+        self._level_step = sim.time_step
+        level = field_level([slices[p] for p in PLANES])
+        self._level_max = max(self._level_max, level)
+        self._check_end(sim, level, record)
+        return level
 
     def _on_state(self, state: str, message: str) -> None:
         if state in ("paused", "done", "idle"):
@@ -448,16 +485,11 @@ class LiveView:
             if record is None and self.run.history:
                 record = self.run.history[-1]
             slices = field_slices(sim, index=self.index(), max_points=self.max_points)
-            if sim.time_step < self._level_step:  # reset: the range and the wave's record start over
-                self._start_over(sim)
-            self._level_step = sim.time_step
-            level = field_level([slices[p] for p in PLANES])
-            self._level_max = max(self._level_max, level)
+            level = self._follow(sim, slices, record)
             self.vmax = follow_range(self.vmax, level, floor=FADED * self._level_max)
             title = (f"u at n = {sim.time_step} (t = {sim.time:.4g}); colour ±{self.vmax:.3g}, "
                      f"the field's level {level:.3g}")
             update_slices(self.slices, slices, title, vmax=self.vmax)
-            self._check_end(sim, level, record)
             self._update_traces(sim, slices["value"])
             self.readout.value = self._readout_html(sim, record)
             self._update_history()

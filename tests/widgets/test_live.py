@@ -116,6 +116,35 @@ def test_a_run_whose_wave_has_left_says_so_and_ends():
     run.close()
 
 
+def test_the_end_is_seen_when_drawings_are_far_apart(monkeypatch):
+    """On a loaded 2-core machine a drawing cost a second, so the view drew every half minute: after Run
+    again the first drawing came after the wave had passed, its tail was taken for the wave's largest level
+    and the run went on with an empty field.  The level is now followed between drawings."""
+    import diamondlab.widgets.live as live_module
+
+    draw = live_module.update_slices
+
+    def slow_draw(*args, **kwargs):  # a drawing as costly as on that machine
+        time.sleep(0.4)
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(live_module, "update_slices", slow_draw)
+    srcs, _ = make_points([(12, 12, 12, "ricker", 0.06, 1.0)])
+    sim = dl.Simulation((24, 24, 24), 2, backend="cpu", size=2, nt=4, courant=0.4, sources=srcs, sponge=5,
+                        initial="zero")
+    run = BackgroundRun(sim)
+    live = LiveView(run, model=_no_model, paced=False, min_interval=0.0, budget=0.004, record_seconds=0.0)
+    assert run.step() and run.wait(120), run.message  # compiled
+    run.reset()  # as Run again does: drawn at n = 0, then a drawing at most every 100 s
+    drawn = live.refreshes
+    assert run.run(0) and run.wait(120), run.message  # until paused: the view ends it
+    assert run.state == "done" and "the wave has left the grid" in run.message, run.message
+    assert live.ended and sim.time_step >= live.pace.source_peak
+    assert live.refreshes - drawn <= 2 and live.watches >= 1  # ended between drawings; the last one drawn
+    live.close()
+    run.close()
+
+
 def test_readout_names_the_medium_and_points_and_models_the_velocity_model(monkeypatch):
     from diamondlab.engine.measure.perfmodel import predict
     from diamondlab.media import layered_model
