@@ -69,8 +69,10 @@ def run_diamondlab(n: int, steps: int, repeats: int, algorithms) -> list:
 
     s = scene(n)
     rows = []
-    for algorithm in algorithms:
-        sim = Simulation((n, n, n), 2, equation="maxwell", backend="cpu", algorithm=algorithm,
+    for spec in algorithms:  # "stepwise", "diamondtorre" (its default tiling) or "diamondtorre:DTS:NT"
+        algorithm, *tiling = spec.split(":")
+        tile = dict(zip(("size", "nt"), map(int, tiling), strict=False))
+        sim = Simulation((n, n, n), 2, equation="maxwell", backend="cpu", algorithm=algorithm, **tile,
                          materials=[Box(s["box_lo"], tuple(h - 1 for h in s["box_hi"]), Dielectric(EPS_BOX))],
                          sources=[Dipole(s["source"], "Ez", GaussianPulse(FREQUENCY, FREQUENCY / 2))],
                          probes=[Probe(s["probe"], "Ez")])
@@ -82,8 +84,8 @@ def run_diamondlab(n: int, steps: int, repeats: int, algorithms) -> list:
             times.append(time.perf_counter() - t0)
         assert np.isfinite(sim.traces).all()
         rows.append(dict(tool="diamondlab", algorithm=algorithm, version=diamondlab.__version__,
-                         precision="float32", size=sim.size, nt=sim.nt, courant=round(sim.params.courant, 4),
-                         times=times, threads_seen=_numba_threads()))
+                         precision="float32", size=sim.size, nt=sim.nt, asked=spec,
+                         courant=round(sim.params.courant, 4), times=times, threads_seen=_numba_threads()))
     return rows
 
 
@@ -290,7 +292,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, nargs="+", default=[os.cpu_count() or 1])
     ap.add_argument("--tools", nargs="+", default=["diamondlab", "gprmax", "fdtd"],
                     choices=["diamondlab", "gprmax", "fdtd"])
-    ap.add_argument("--algorithms", nargs="+", default=["stepwise", "diamondtorre"])
+    ap.add_argument("--algorithms", nargs="+", default=["stepwise", "diamondtorre"],
+                    help="stepwise, diamondtorre (the default tiling for the threads) or diamondtorre:DTS:NT")
     ap.add_argument("--peers-python", default=PEERS_PYTHON)
     ap.add_argument("--out", default=None, help="also append the JSON lines to this file")
     ap.add_argument("--check", action="store_true", help="only the probe-trace check against fdtd")

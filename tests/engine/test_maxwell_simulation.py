@@ -190,9 +190,9 @@ def test_cuda_kernels_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    # four cases (two with plane waves), the periodic one, the bare kernels, the monitors, two register-tile
-    # sweeps, one with calm torres, a resumed GPU run
-    assert out.stdout.count(": ok") == 11, out.stdout
+    # four cases (two with plane waves), the periodic one, the bare kernels, the monitors, the x-marching
+    # stepwise kernels at orders 2 and 4, two register-tile sweeps, one with calm torres, a resumed GPU run
+    assert out.stdout.count(": ok") == 13, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 
@@ -228,3 +228,20 @@ def test_auto_leaves_a_gpu_that_cannot_run_the_problem_for_the_cpu(monkeypatch):
     assert plan.backend == "cpu"
     with pytest.raises(ValueError, match="nz=1100 exceeds 1024"):
         MaxwellPlan.build((16, 16, 1100), 2, backend="cuda")
+
+
+@pytest.mark.parametrize(("threads", "ny", "tiling"), [(1, 128, (8, 16)), (2, 128, (8, 16)), (2, 24, (6, 12)),
+                                                        (16, 128, (4, 8)), (16, 200, (6, 12))])
+def test_the_cpu_tile_gives_every_thread_a_torre(monkeypatch, threads, ny, tiling):
+    """On 16 threads the 128^3 grid's stages held 8 torres of DTS 8, so half the cores waited and
+    DiamondTorre ran at 0.60x stepwise: the default DTS (and Nt = 2R with it) now leaves a torre a thread."""
+    import numba
+
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
+
+    monkeypatch.setattr(numba, "get_num_threads", lambda: threads)
+    plan = MaxwellPlan.build((64, ny, 16), 2, backend="cpu")
+    assert (plan.size, plan.nt) == tiling
+    assert ny // (2 * plan.size) >= threads or plan.size == 1
+    assert (MaxwellPlan.build((64, ny, 16), 2, backend="cpu", size=8).size,
+            MaxwellPlan.build((64, ny, 16), 2, backend="cpu", nt=5).nt) == (8, 5)  # asked for: as asked

@@ -65,7 +65,7 @@ from diamondlab.engine.scale.subdomain import ACOUSTIC, EquationParts, rows_inde
 
 __all__ = [
     "BACKENDS", "Backend", "Wrapper", "available_backends", "get_backend", "planes_of", "register_backend",
-    "resolve_backend",
+    "resolve_backend", "size_for_threads",
 ]
 
 
@@ -369,3 +369,19 @@ def resolve_backend(name: str) -> str:
     if not cls.available():
         raise RuntimeError(cls.unavailable_reason())
     return name
+
+
+def size_for_threads(order: int, size: int, ny: int, threads: int) -> int:
+    """The largest DTS up to ``size`` whose stages give each of ``threads`` threads a whole torre.
+
+    A stage's torres stand side by side along y, ``2R = order * DTS`` cells apart, so a stage holds
+    ``ny // 2R`` whole torres (and clipped ones at the faces); a CPU backend runs a stage's torres in
+    parallel, so with fewer torres than threads the other cores wait. DTS 1 where no DTS gives enough.
+
+    >>> size_for_threads(2, 8, 128, 2), size_for_threads(2, 8, 128, 16), size_for_threads(2, 8, 200, 16)
+    (8, 4, 6)
+    >>> size_for_threads(4, 4, 128, 16), size_for_threads(2, 8, 16, 64)
+    (2, 1)
+    """
+    fits = [s for s in range(1, int(size) + 1) if int(ny) // (order * s) >= threads]
+    return max(fits, default=1)

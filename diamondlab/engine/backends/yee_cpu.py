@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diamondlab.engine.backends import Backend, planes_of
+from diamondlab.engine.backends import Backend, planes_of, size_for_threads
 from diamondlab.engine.equations.maxwell_parts import MAXWELL
 from diamondlab.geometry import DiamondTile, DiamondTorre, StageSchedule
 from diamondlab.kernels.yee_cpu import column_materials, yee_cpu_kernels
@@ -103,6 +103,33 @@ class YeeCPUBackend(Backend):
     PARTS = MAXWELL
     #: (DTS, Nt) per order: tiles of radius 8 to 12 cells, Nt in steps (2 Nt tiers)
     TILING = {2: (8, 16), 4: (4, 16)}
+
+    @classmethod
+    def default_tiling(cls, order: int, shape=None, medium: str = "constant") -> tuple[int, int]:
+        """:attr:`TILING`'s (DTS, Nt), on ``shape`` with DTS lowered by :meth:`fit_size` (a torre a thread in
+        every stage) and Nt with it (Nt = 2R, as the tuning's candidates).
+
+        >>> import numba
+        >>> wide = (128, 16 * numba.get_num_threads(), 64)  # a torre of DTS 8 a thread
+        >>> YeeCPUBackend.default_tiling(2), YeeCPUBackend.default_tiling(2, wide)
+        ((8, 16), (8, 16))
+        >>> numba.get_num_threads() < 2 or YeeCPUBackend.default_tiling(2, (128, 16, 64)) == (4, 8)
+        True
+        """
+        size, nt = cls.TILING[order]
+        if shape is None:
+            return size, nt
+        fitted = cls.fit_size(order, size, shape)
+        return fitted, max(1, nt * fitted // size)
+
+    @classmethod
+    def fit_size(cls, order: int, size: int, shape) -> int:
+        """The largest DTS up to ``size`` whose stages hold a whole torre for each of Numba's threads
+        (:func:`~diamondlab.engine.backends.size_for_threads`): on 16 threads the 128^3 grid's stages held
+        8 torres of DTS 8, and DiamondTorre ran at 0.60x stepwise (BENCHMARKS.md)."""
+        import numba
+
+        return size_for_threads(order, size, int(shape[1]), int(numba.get_num_threads()))
 
     @classmethod
     def tuning_candidates(cls, order: int) -> list[tuple[int, int]]:

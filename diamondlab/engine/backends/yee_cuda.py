@@ -86,6 +86,10 @@ class YeeCUDABackend(YeeCPUBackend):
                                 "(no register tile yet), 0.6-1.05x stepwise (BENCHMARKS.md)")
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
+    #: stepwise steps of a plain scene (:meth:`plain_scene`) run the kernels that march along x with a
+    #: (y, z) tile in shared memory (:mod:`diamondlab.kernels.yee_cuda_stepwise`); False: the general
+    #: kernel, a thread a cell (the same values)
+    plain_stepwise = True
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
@@ -438,12 +442,35 @@ class YeeCUDABackend(YeeCPUBackend):
         return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
 
     def step(self, nsteps: int, src_samples=None) -> None:
+        if self.plain and self.plain_stepwise:
+            self._plain_step(nsteps)
+            return
         args = self._device_args(nsteps, src_samples)
         grid, threads = (self.shape[0], self.shape[1]), self.shape[2]
         for k in range(2 * nsteps):
             self.kernels.stepwise[grid, threads](self._e, self._h, self._d_j, self._drude, self._d_index,
                                                  self._d_table, k % 2, k // 2, *args)
         self._keep(args)
+
+    def _plain_step(self, nsteps: int) -> None:
+        """Stepwise steps of a plain scene: the kernels that march along x with a (y, z) tile
+        (:mod:`diamondlab.kernels.yee_cuda_stepwise`), the same values as the general kernel's."""
+        from diamondlab.kernels.cuda import simulator_enabled
+        from diamondlab.kernels.yee_cuda_stepwise import (
+            BLOCK,
+            SIMULATOR_BLOCK,
+            X_CHUNK,
+            plain_stepwise_kernels,
+            plain_stepwise_launch,
+        )
+
+        block, chunk = (SIMULATOR_BLOCK, 4) if simulator_enabled() else (BLOCK, X_CHUNK)
+        k = plain_stepwise_kernels(self.params.order, block)
+        grid, threads = plain_stepwise_launch(self.shape, block, chunk)
+        nx, ny, nz = self.shape
+        for _ in range(nsteps):
+            k.h_half[grid, threads](self._e, self._h, self._d_index, self._d_table, nx, ny, nz, chunk)
+            k.e_half[grid, threads](self._h, self._e, self._d_index, self._d_table, nx, ny, nz, chunk)
 
     def _stages(self, height: int) -> tuple:
         """Device copies of the schedule's torre tables, launch order and dependencies, and its progress

@@ -391,7 +391,7 @@ class MaxwellPlan(PlanCore):
                 warnings.warn(f"algorithm 'auto' runs stepwise: {reason}", stacklevel=4)
         ranks = 1 if scale["comm"] is None else scale["comm"].size
         held = device_shape_of(shape, params.order, 0, ranks, 0, scale["window"], False, bclass.PARTS)
-        default_size, default_nt = bclass.default_tiling(params.order)
+        default_size, default_nt = bclass.default_tiling(params.order, held)
         size = max(1, min(default_size, min(held[:2]) // params.order)) if size is None else int(size)
         nt_given = nt is not None
         nt = default_nt if nt is None else int(nt)
