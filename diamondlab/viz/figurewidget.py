@@ -35,15 +35,34 @@ and answered "edit id 0", the id of the full state, so nothing was sent
 again (notebook 01's "Try it" conoids, empty in about half of the runs).
 :class:`FigureWidget` therefore opens its comm only once the figure is set,
 so edit id 0 names one state, the full one, wherever a view reads it.
+
+A figure changed from a worker thread (the lab's live view, after each
+sweep) must not change while the kernel's thread takes a message from its
+view: ipywidgets takes it under traitlets' ``hold_trait_notifications``,
+which replaces the figure's ``notify_change`` by one that caches changes
+and merges those of one trait, on the instance, so for every thread.
+Plotly sends a change by setting a trait to the message and at once to
+``None``; caught in that window, the two merge into ``None`` and the
+change never reaches the view (the receivers' traces of notebook 03 stayed
+empty after "Run again", in two CI runs of five). :data:`FIGURES_LOCK` is
+held by :meth:`FigureWidget.set_state` (the kernel's thread) and around
+every change a figure sends and every :meth:`FigureWidget.batch_update`
+(any thread), so the two never overlap.
 """
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from copy import deepcopy
 
 import plotly.graph_objects as go
 
-__all__ = ["FigureWidget"]
+__all__ = ["FIGURES_LOCK", "FigureWidget"]
+
+#: Held while a figure takes a message from the front end and while a figure changes and sends its
+#: change (see the module's contract, last paragraph): one lock for every figure, re-entrant.
+FIGURES_LOCK = threading.RLock()
 
 #: The messages a view sends back once it has drawn (its layout, its traces): the front end is loaded.
 ANSWERS = ("_js2py_layoutDelta", "_js2py_traceDeltas")
@@ -71,6 +90,17 @@ class FigureWidget(go.FigureWidget):
         self.observe(self._on_answer, names=list(ANSWERS))
         self._opening_later = False
         self.open()  # the model is created holding the figure (see the module's contract)
+
+    def set_state(self, sync_data):
+        """A message from the front end, taken while no thread changes a figure (:data:`FIGURES_LOCK`)."""
+        with FIGURES_LOCK:
+            super().set_state(sync_data)
+
+    @contextmanager
+    def batch_update(self):
+        """Plotly's ``batch_update``, holding :data:`FIGURES_LOCK` (its changes are sent as it exits)."""
+        with FIGURES_LOCK, super().batch_update():
+            yield
 
     def open(self) -> None:
         """Open the comm to the front end, once the constructor has set the figure's state."""
@@ -112,25 +142,31 @@ class FigureWidget(go.FigureWidget):
         return True
 
     def _send_addTraces_msg(self, new_traces_data):
-        if not self._sync_state():
-            super()._send_addTraces_msg(new_traces_data)
+        with FIGURES_LOCK:
+            if not self._sync_state():
+                super()._send_addTraces_msg(new_traces_data)
 
     def _send_deleteTraces_msg(self, delete_inds):
-        if not self._sync_state():
-            super()._send_deleteTraces_msg(delete_inds)
+        with FIGURES_LOCK:
+            if not self._sync_state():
+                super()._send_deleteTraces_msg(delete_inds)
 
     def _send_moveTraces_msg(self, current_inds, new_inds):
-        if not self._sync_state():
-            super()._send_moveTraces_msg(current_inds, new_inds)
+        with FIGURES_LOCK:
+            if not self._sync_state():
+                super()._send_moveTraces_msg(current_inds, new_inds)
 
     def _send_restyle_msg(self, restyle_data, trace_indexes=None, source_view_id=None):
-        if not self._sync_state():
-            super()._send_restyle_msg(restyle_data, trace_indexes, source_view_id)
+        with FIGURES_LOCK:
+            if not self._sync_state():
+                super()._send_restyle_msg(restyle_data, trace_indexes, source_view_id)
 
     def _send_relayout_msg(self, layout_data, source_view_id=None):
-        if not self._sync_state():
-            super()._send_relayout_msg(layout_data, source_view_id)
+        with FIGURES_LOCK:
+            if not self._sync_state():
+                super()._send_relayout_msg(layout_data, source_view_id)
 
     def _send_update_msg(self, restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
-        if not self._sync_state():
-            super()._send_update_msg(restyle_data, relayout_data, trace_indexes, source_view_id)
+        with FIGURES_LOCK:
+            if not self._sync_state():
+                super()._send_update_msg(restyle_data, relayout_data, trace_indexes, source_view_id)

@@ -87,3 +87,54 @@ def test_the_model_is_created_holding_the_figure(monkeypatch):
     messages.clear()
     go.FigureWidget(go.Figure(go.Scatter(y=[1, 2])))  # plotly's own: created empty, filled by an update
     assert messages[0][0] == "comm_open" and messages[0][1]["_widget_data"] == []
+
+
+def test_a_change_from_a_worker_thread_reaches_the_view_while_the_kernel_takes_a_message(monkeypatch):
+    """The kernel's thread takes a view's message under traitlets' hold_trait_notifications, which caches
+    and merges every thread's changes to the figure: plotly's change (its message, then None) merged into
+    None and never reached the view (notebook 03's receivers stayed empty after Run again).  The worker's
+    change now waits for the message to be taken, then travels whole."""
+    import threading
+    import time
+
+    import comm
+    from comm.base_comm import BaseComm
+
+    messages = []
+
+    class Recorder(BaseComm):
+        def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+            messages.append((msg_type, (data or {}).get("state", {})))
+
+    monkeypatch.setattr(comm, "create_comm", lambda **kw: Recorder(**kw))
+    fig = FigureWidget(go.Figure(go.Scatter(x=[], y=[])))
+    drawn = fig._last_trace_edit_id  # a view has drawn it and answered: changes travel as deltas
+    fig._js2py_traceDeltas = {"trace_deltas": [{"uid": fig.data[0].uid}], "trace_edit_id": drawn}
+    assert fig.answered
+    inside, release = threading.Event(), threading.Event()
+    set_trait = fig.set_trait
+
+    def slow_set_trait(name, value):  # the kernel's thread, in the middle of taking the message
+        set_trait(name, value)
+        if name == "_js2py_relayout":
+            inside.set()
+            release.wait(10)
+
+    monkeypatch.setattr(fig, "set_trait", slow_set_trait)
+    kernel = threading.Thread(target=fig.set_state, args=({"_js2py_relayout": None},))
+    kernel.start()
+    assert inside.wait(10)
+    messages.clear()
+
+    def worker():  # the live view's refresh after a sweep
+        with fig.batch_update():
+            fig.data[0].x, fig.data[0].y = [1, 2, 3], [0.5, 0.25, 0.125]
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    time.sleep(0.3)  # the worker reaches the figure while the message is being taken
+    release.set()
+    kernel.join(10)
+    thread.join(10)
+    updates = [s["_py2js_update"] for kind, s in messages if kind == "comm_msg" and s.get("_py2js_update")]
+    assert len(updates) == 1 and updates[0]["style_data"]["y"] == [[0.5, 0.25, 0.125]], messages

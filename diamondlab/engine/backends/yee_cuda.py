@@ -90,6 +90,9 @@ class YeeCUDABackend(YeeCPUBackend):
     #: (y, z) tile in shared memory (:mod:`diamondlab.kernels.yee_cuda_stepwise`); False: the general
     #: kernel, a thread a cell (the same values)
     plain_stepwise = True
+    #: their block ``(tz, ty)`` and the x planes a block steps through (None: the module's defaults)
+    stepwise_block: tuple[int, int] | None = None
+    stepwise_x_chunk: int | None = None
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
@@ -465,6 +468,7 @@ class YeeCUDABackend(YeeCPUBackend):
         )
 
         block, chunk = (SIMULATOR_BLOCK, 4) if simulator_enabled() else (BLOCK, X_CHUNK)
+        block, chunk = self.stepwise_block or block, self.stepwise_x_chunk or chunk
         k = plain_stepwise_kernels(self.params.order, block)
         grid, threads = plain_stepwise_launch(self.shape, block, chunk)
         nx, ny, nz = self.shape
