@@ -87,7 +87,7 @@ def _configure(sims: list, chunk, band, tile, calm, cuda: bool, stepwise_kernel:
         sims.append(sim)
         if sim.algorithm != "diamondtorre":
             if cuda:
-                sim.backend.plain_stepwise = stepwise_kernel == "marching"
+                sim.backend.marching_stepwise = stepwise_kernel == "marching"
             return
         for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers"),
                             ("registers_for_physics", tile == "registers"),
@@ -96,6 +96,13 @@ def _configure(sims: list, chunk, band, tile, calm, cuda: bool, stepwise_kernel:
                 setattr(sim.backend, name, value or None if name == "band" else value)
 
     return configure
+
+
+def _stepwise_kernel(sim, cuda: bool) -> str | None:
+    """Which CUDA stepwise kernel ran (None: not a CUDA stepwise run)."""
+    if not cuda or sim.algorithm != "stepwise":
+        return None
+    return "marching" if sim.backend.marching_stepwise and not sim.backend.periodic else "general"
 
 
 def _bench(args, shape, parts, device) -> None:
@@ -127,8 +134,7 @@ def _bench(args, shape, parts, device) -> None:
                            nt=sim.nt, chunk=getattr(sim.backend, "chunk", None),
                            band=getattr(sim.backend, "band", None),
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
-                           stepwise_kernel=(("marching" if sim.backend.plain_stepwise else "general")
-                                            if cuda and alg == "stepwise" and sim.backend.plain else None),
+                           stepwise_kernel=_stepwise_kernel(sim, cuda),
                            median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
                            bit_equal=row["bit_equal"], calm=_calm_share(sim),
                            model_bytes=round(model.bytes_per_update, 1),

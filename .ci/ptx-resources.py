@@ -126,7 +126,7 @@ def compile_all(types: dict, nvcc: Path, threads: int, caps=None) -> list[dict]:
     from diamondlab.kernels.generated import load_generated
     from diamondlab.kernels.yee_cuda import yee_register_cap
     from diamondlab.kernels.yee_cuda_source import generate_yee_source
-    from diamondlab.kernels.yee_cuda_stepwise import BLOCK, plain_stepwise_kernels
+    from diamondlab.kernels.yee_cuda_stepwise import BLOCK, marching_stepwise_kernels
 
     rows = []
     for key, rec in types.items():
@@ -143,7 +143,7 @@ def compile_all(types: dict, nvcc: Path, threads: int, caps=None) -> list[dict]:
                              engine_cap=engine, **ptxas(ptx, nvcc, cap)))
             print(json.dumps(rows[-1]), flush=True)
     for order in sorted({k[0] for k in types if k != "marching"}):
-        k = plain_stepwise_kernels(order, BLOCK)
+        k = marching_stepwise_kernels(order, BLOCK)
         for name in ("h_half", "e_half"):
             ptx, _ = cuda.compile_ptx(getattr(k, name).py_func, types["marching"], cc=(9, 0))
             rows.append(dict(kernel=f"stepwise marching {name}", order=order, block=list(BLOCK),

@@ -358,7 +358,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             YZ[i, j] = F[base + (X * py + yi) * pz + zj]
 
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre,
-                           gather_planes=gather_planes)
+                           gather_planes=gather_planes, layer=layer, e_comp=e_comp, cell_points=cell_points)
 
 
 @functools.cache

@@ -1,15 +1,18 @@
-"""The stepwise Yee kernel of plain scenes: a block marches along x with its (y, z) tile (2.5D blocking).
+"""The stepwise Yee kernels: a block marches along x with its (y, z) tile (2.5D blocking).
 
 Contract
 --------
-:func:`plain_stepwise_kernels` returns ``h_half`` and ``e_half``, one half
+:func:`marching_stepwise_kernels` returns ``h_half`` and ``e_half``, one half
 step of every cell each (``H`` from ``E``, then ``E`` from ``H``), on the
-arrays of :mod:`diamondlab.kernels.yee_cuda` (flat padded ``E`` and ``H``
-with their zero halo, the material index and table), for scenes without a
-CPML, source or probe points, Drude currents or periodic faces (the general
-kernel, :func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`' ``stepwise``,
-runs the others).  A cell's arithmetic is ``h_cell``'s and ``e_cell``'s on
-the same values in the same order, so the two kernels agree bit for bit.
+arrays of :mod:`diamondlab.kernels.yee_cuda` (flat padded ``E``, ``H`` and
+``J`` with their zero halo, the material index and table, the CPML's layer
+maps, profiles and ``psi``, the points' column tables), with the CPML,
+the source and probe points and the Drude current compiled in where a run
+has them; scenes with a periodic face run the general kernel
+(:func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`' ``stepwise``). A
+cell's arithmetic is ``h_cell``'s and ``e_cell``'s on the same values in
+the same order (the CPML's ``layer``, ``e_comp`` and ``cell_points`` are
+that module's own device functions), so the two kernels agree bit for bit.
 
 Why it exists: the general kernel gives a thread one cell and reads each
 neighbour where it lies, about 20 loads a cell of which the x and y
@@ -32,9 +35,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["BLOCK", "SIMULATOR_BLOCK", "X_CHUNK", "plain_stepwise_kernels", "plain_stepwise_launch"]
+__all__ = ["BLOCK", "SIMULATOR_BLOCK", "X_CHUNK", "marching_stepwise_kernels", "marching_stepwise_launch"]
 
-#: numba.cuda, imported by the first :func:`plain_stepwise_kernels` call
+#: numba.cuda, imported by the first :func:`marching_stepwise_kernels` call
 cuda = None
 
 #: Threads of a block along z and along y on a GPU (a warp along z: coalesced rows)
@@ -45,12 +48,12 @@ SIMULATOR_BLOCK = (8, 2)
 X_CHUNK = 64
 
 
-def plain_stepwise_launch(shape, block=BLOCK, x_chunk: int = X_CHUNK) -> tuple[tuple, tuple]:
+def marching_stepwise_launch(shape, block=BLOCK, x_chunk: int = X_CHUNK) -> tuple[tuple, tuple]:
     """``(grid, block)`` of a half step on ``shape`` (x, y, z): z tiles, y tiles, x chunks.
 
-    >>> plain_stepwise_launch((256, 256, 256))
+    >>> marching_stepwise_launch((256, 256, 256))
     ((8, 32, 4), (32, 8))
-    >>> plain_stepwise_launch((10, 9, 13), (8, 2), 4)
+    >>> marching_stepwise_launch((10, 9, 13), (8, 2), 4)
     ((2, 5, 3), (8, 2))
     """
     nx, ny, nz = (int(n) for n in shape)
@@ -59,14 +62,25 @@ def plain_stepwise_launch(shape, block=BLOCK, x_chunk: int = X_CHUNK) -> tuple[t
 
 
 @functools.cache
-def plain_stepwise_kernels(order: int, block=BLOCK) -> SimpleNamespace:  # noqa: C901 - closures per half
-    """The two half-step kernels of ``order`` (2 or 4) for blocks of ``block = (tz, ty)`` threads.
+def marching_stepwise_kernels(order: int, block=BLOCK, pml: bool = False, points: bool = False,  # noqa: C901
+                              drude: bool = False) -> SimpleNamespace:
+    """The two half-step kernels of ``order`` (2 or 4) for blocks of ``block = (tz, ty)`` threads, with the
+    features a run has compiled in (``pml``, ``points``, ``drude``, as
+    :func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`, whose device functions they call).
 
-    Both take ``(E, H, mat, table, nx, ny, nz, x_chunk)`` and run on :func:`plain_stepwise_launch`'s grid.
+    ``h_half`` and ``e_half`` take ``(F, G, J, drude, mat, table, step, nx, ny, nz, x_chunk, lx, ly, lz,
+    pb, pa, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec)``:
+    ``G`` updated from ``F`` (``H`` from ``E``, then ``E`` from ``H``), the CPML's profiles of the half
+    step (``pb``, ``pa``), and run on :func:`marching_stepwise_launch`'s grid.
     """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
     from numba import cuda
 
+    from diamondlab.kernels.yee_cuda import yee_cuda_kernels
+
+    general = yee_cuda_kernels(order, pml=pml, points=points, drude=drude)
+    layer, e_comp, cell_points = general.layer, general.e_comp, general.cell_points
+    PML, POINTS = bool(pml), bool(points)  # noqa: N806 - compile-time constants
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     TZ, TY = (int(b) for b in block)  # noqa: N806
     SY, SZ = TY + 2 * M, TZ + 2 * M  # noqa: N806 - the shared plane with its halo
@@ -78,6 +92,7 @@ def plain_stepwise_kernels(order: int, block=BLOCK) -> SimpleNamespace:  # noqa:
         # the queue holds planes x + LO .. x + LO + 2M - 1; the plane x is slot CUR
         LO = -(M - 1) if forward else -M  # noqa: N806
         CUR = -LO  # noqa: N806
+        K = 2 if forward else 0  # noqa: N806 - the psi slots of the half step
         A = 1 if forward else 0  # noqa: N806 - offsets of a difference: w1 (a[+A] - a[A-1]),
         # w2 (a[A+1] - a[A-2]) (forward: a[+1] - a[0], a[+2] - a[-1]; backward: a[0] - a[-1], a[+1] - a[-2])
 
@@ -131,23 +146,37 @@ def plain_stepwise_kernels(order: int, block=BLOCK) -> SimpleNamespace:  # noqa:
                     sh[k, yy, zz + M] = F[k * n + p + M]
 
         @cuda.jit(device=True)
-        def update(G, mat, table, p, n, q, nu, d2y, d1z, d0z, d2x, d1x, d0y):
-            """``h_cell``'s update (forward: ``H <- H - dh curl E``) or ``e_cell``'s without a Drude current
-            (``E <- ca E + cb curl H``), component by component."""
+        def damped(x, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, d2y, d1z, d0z, d2x, d1x, d0y):
+            """``h_cell``'s / ``e_cell``'s CPML: the differences of a cell in a layer, its ``psi`` updated
+            (slots 2 and 3 in the H half, 0 and 1 in the E half)."""
+            ix, iy, iz = lx[x], ly[v], lz[w]
+            if ix >= 0:
+                d2x = layer(psix, K, ix, v, w, pb[0, x], pa[0, x], d2x)
+                d1x = layer(psix, K + 1, ix, v, w, pb[0, x], pa[0, x], d1x)
+            if iy >= 0:
+                d2y = layer(psiy, K, x, iy, w, pb[1, v], pa[1, v], d2y)
+                d0y = layer(psiy, K + 1, x, iy, w, pb[1, v], pa[1, v], d0y)
+            if iz >= 0:
+                d1z = layer(psiz, K, x, v, iz, pb[2, w], pa[2, w], d1z)
+                d0z = layer(psiz, K + 1, x, v, iz, pb[2, w], pa[2, w], d0z)
+            return d2y, d1z, d0z, d2x, d1x, d0y
+
+        @cuda.jit(device=True)
+        def update(G, J, drude, mat, table, p, n, q, nu, d2y, d1z, d0z, d2x, d1x, d0y):
+            """``h_cell``'s update (forward: ``H <- H - dh curl E``) or ``e_cell``'s (``e_comp``: ``E <- ca E
+            + cb (curl H - J)``, the Drude current first), component by component."""
             if forward:
                 G[p] = G[p] - table[mat[q] * 8 + 4] * (d2y - d1z)
                 G[n + p] = G[n + p] - table[mat[nu + q] * 8 + 4] * (d0z - d2x)
                 G[2 * n + p] = G[2 * n + p] - table[mat[2 * nu + q] * 8 + 4] * (d1x - d0y)
             else:
-                m = mat[q]
-                G[p] = table[m * 8] * G[p] + table[m * 8 + 1] * (d2y - d1z)
-                m = mat[nu + q]
-                G[n + p] = table[m * 8] * G[n + p] + table[m * 8 + 1] * (d0z - d2x)
-                m = mat[2 * nu + q]
-                G[2 * n + p] = table[m * 8] * G[2 * n + p] + table[m * 8 + 1] * (d1x - d0y)
+                e_comp(G, J, p, mat[q], table, d2y - d1z, drude)
+                e_comp(G, J, n + p, mat[nu + q], table, d0z - d2x, drude)
+                e_comp(G, J, 2 * n + p, mat[2 * nu + q], table, d1x - d0y, drude)
 
         @cuda.jit
-        def half(F, G, mat, table, nx, ny, nz, x_chunk):
+        def half(F, G, J, drude, mat, table, step, nx, ny, nz, x_chunk, lx, ly, lz, pb, pa, psix, psiy, psiz,
+                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec):
             """``G`` from ``F`` on the block's tile through its x chunk (``H`` from ``E``: forward)."""
             sh = cuda.shared.array((3, SY, SZ), dtype=np.float32)
             tz, ty = cuda.threadIdx.x, cuda.threadIdx.y
@@ -192,9 +221,20 @@ def plain_stepwise_kernels(order: int, block=BLOCK) -> SimpleNamespace:  # noqa:
                         fill_plane(sh, F, p, n, yp, zp, py, pz, ty, tz, yy, zz, b2, c2)
                 cuda.syncthreads()
                 if inside:
-                    update(G, mat, table, p, n, (x * ny + v) * nz + w, nu, along_y(sh, 2, yy, zz),
-                           along_z(sh, 1, yy, zz), along_z(sh, 0, yy, zz), along_x(c0, c1, c2, c3),
-                           along_x(b0, b1, b2, b3), along_y(sh, 0, yy, zz))
+                    q = (x * ny + v) * nz + w
+                    d2y, d1z, d0z = along_y(sh, 2, yy, zz), along_z(sh, 1, yy, zz), along_z(sh, 0, yy, zz)
+                    d2x, d1x, d0y = along_x(c0, c1, c2, c3), along_x(b0, b1, b2, b3), along_y(sh, 0, yy, zz)
+                    if PML:
+                        d2y, d1z, d0z, d2x, d1x, d0y = damped(x, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz,
+                                                              d2y, d1z, d0z, d2x, d1x, d0y)
+                    update(G, J, drude, mat, table, p, n, q, nu, d2y, d1z, d0z, d2x, d1x, d0y)
+                    if POINTS and pt_cell[q]:  # this cell's sources add to the new values, its probes read
+                        if forward:
+                            cell_points(F, G, 0, step, x + M, yp, zp, colstart, colcount, pt_z, pt_comp,
+                                        pt_kind, pt_slot, src, rec, pz, sx)
+                        else:
+                            cell_points(G, F, 1, step, x + M, yp, zp, colstart, colcount, pt_z, pt_comp,
+                                        pt_kind, pt_slot, src, rec, pz, sx)
                 # the queue moves one plane on
                 if M == 2:
                     b0, b1, b2 = b1, b2, b3

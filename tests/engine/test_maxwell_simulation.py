@@ -191,8 +191,9 @@ def test_cuda_kernels_under_the_simulator():
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     # four cases (two with plane waves), the periodic one, the bare kernels, the monitors, the x-marching
-    # stepwise kernels at orders 2 and 4, two register-tile sweeps, one with calm torres, a resumed GPU run
-    assert out.stdout.count(": ok") == 13, out.stdout
+    # stepwise kernels (orders 2 and 4, a CPML scene, a plane-wave scene), two register-tile sweeps, one with
+    # calm torres, a resumed GPU run
+    assert out.stdout.count(": ok") == 15, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 

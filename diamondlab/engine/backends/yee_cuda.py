@@ -86,10 +86,10 @@ class YeeCUDABackend(YeeCPUBackend):
                                 "(no register tile yet), 0.6-1.05x stepwise (BENCHMARKS.md)")
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
-    #: stepwise steps of a plain scene (:meth:`plain_scene`) run the kernels that march along x with a
-    #: (y, z) tile in shared memory (:mod:`diamondlab.kernels.yee_cuda_stepwise`); False: the general
-    #: kernel, a thread a cell (the same values)
-    plain_stepwise = True
+    #: stepwise steps (scenes without a periodic face) run the kernels that march along x with a (y, z)
+    #: tile in shared memory (:mod:`diamondlab.kernels.yee_cuda_stepwise`); False: the general kernel, a
+    #: thread a cell (the same values)
+    marching_stepwise = True
     #: their block ``(tz, ty)`` and the x planes a block steps through (None: the module's defaults)
     stepwise_block: tuple[int, int] | None = None
     stepwise_x_chunk: int | None = None
@@ -445,8 +445,8 @@ class YeeCUDABackend(YeeCPUBackend):
         return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
 
     def step(self, nsteps: int, src_samples=None) -> None:
-        if self.plain and self.plain_stepwise:
-            self._plain_step(nsteps)
+        if self.marching_stepwise and not self.periodic:
+            self._marching_step(nsteps, src_samples)
             return
         args = self._device_args(nsteps, src_samples)
         grid, threads = (self.shape[0], self.shape[1]), self.shape[2]
@@ -455,26 +455,33 @@ class YeeCUDABackend(YeeCPUBackend):
                                                  self._d_table, k % 2, k // 2, *args)
         self._keep(args)
 
-    def _plain_step(self, nsteps: int) -> None:
-        """Stepwise steps of a plain scene: the kernels that march along x with a (y, z) tile
+    def _marching_step(self, nsteps: int, src_samples=None) -> None:
+        """Stepwise steps: the kernels that march along x with a (y, z) tile
         (:mod:`diamondlab.kernels.yee_cuda_stepwise`), the same values as the general kernel's."""
         from diamondlab.kernels.cuda import simulator_enabled
         from diamondlab.kernels.yee_cuda_stepwise import (
             BLOCK,
             SIMULATOR_BLOCK,
             X_CHUNK,
-            plain_stepwise_kernels,
-            plain_stepwise_launch,
+            marching_stepwise_kernels,
+            marching_stepwise_launch,
         )
 
         block, chunk = (SIMULATOR_BLOCK, 4) if simulator_enabled() else (BLOCK, X_CHUNK)
         block, chunk = self.stepwise_block or block, self.stepwise_x_chunk or chunk
-        k = plain_stepwise_kernels(self.params.order, block)
-        grid, threads = plain_stepwise_launch(self.shape, block, chunk)
+        k = marching_stepwise_kernels(self.params.order, block, **self._features)
+        grid, threads = marching_stepwise_launch(self.shape, block, chunk)
+        lx, ly, lz, bh, ah, be, ae = self._d_pml
+        args = self._device_args(nsteps, src_samples)
+        points, src, rec = args[10:17], args[17], args[18]
         nx, ny, nz = self.shape
-        for _ in range(nsteps):
-            k.h_half[grid, threads](self._e, self._h, self._d_index, self._d_table, nx, ny, nz, chunk)
-            k.e_half[grid, threads](self._h, self._e, self._d_index, self._d_table, nx, ny, nz, chunk)
+        common = (self._d_j, self._drude, self._d_index, self._d_table)
+        for step in range(nsteps):
+            k.h_half[grid, threads](self._e, self._h, *common, step, nx, ny, nz, chunk, lx, ly, lz, bh, ah,
+                                   *self._d_psi, *points, src, rec)
+            k.e_half[grid, threads](self._h, self._e, *common, step, nx, ny, nz, chunk, lx, ly, lz, be, ae,
+                                   *self._d_psi, *points, src, rec)
+        self._keep(args)
 
     def _stages(self, height: int) -> tuple:
         """Device copies of the schedule's torre tables, launch order and dependencies, and its progress
