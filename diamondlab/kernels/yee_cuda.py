@@ -410,19 +410,30 @@ def yee_register_sweep(order: int, size: int, simulator: bool = False, max_regis
 #: each cap spilled and was slower); BENCHMARKS.md "Maxwell on the GPU: the tile in registers")
 PREFERRED_REGISTERS = {(2, 1): 56, (2, 2): 128}
 
+#: The same for the sweep with the physics compiled in (a CPML, points, Drude currents): its code needs more
+#: registers than the plain tile's, and the plain cap spilled it (ptxas for sm_90, offline, order 2 DTS 1:
+#: 848 bytes stored and 1596 loaded a thread under 56; 44 and 52 under 128, two blocks of 256 threads a
+#: multiprocessor; none uncapped, 143 registers, one block; BENCHMARKS.md "Registers and spills of the Yee
+#: register-tile sweep"). Not yet measured on a GPU.
+PHYSICS_REGISTERS = {(2, 1): 128, (2, 2): 128}
+
 
 def yee_register_cap(order: int, size: int, threads: int, registers_per_sm: int = 65536,
-                     most: int = 255) -> int | None:
+                     most: int = 255, physics: bool = False) -> int | None:
     """The register cap of the register-tile sweep for blocks of ``threads`` (a column): the preferred
-    cap of :data:`PREFERRED_REGISTERS`, lowered until one block launches (warps are allocated four at a
-    time, registers eight a thread); ``None``: no cap (the hardware's ``most``).
+    cap of :data:`PREFERRED_REGISTERS` (``physics``: of :data:`PHYSICS_REGISTERS`), lowered until one
+    block launches (warps are allocated four at a time, registers eight a thread); ``None``: no cap (the
+    hardware's ``most``).
 
     >>> yee_register_cap(4, 1, 256), yee_register_cap(4, 1, 352), yee_register_cap(2, 1, 1024)
     (None, 168, 56)
+    >>> yee_register_cap(2, 1, 256, physics=True), yee_register_cap(2, 1, 1024, physics=True)
+    (128, 64)
     """
     warps = -(-threads // 32)
     hard = registers_per_sm // (-(-warps // 4) * 4 * 32) // 8 * 8
-    cap = min(PREFERRED_REGISTERS.get((order, size), most), hard, most)
+    table = PHYSICS_REGISTERS if physics else PREFERRED_REGISTERS
+    cap = min(table.get((order, size), most), hard, most)
     return cap if cap < most else None
 
 

@@ -58,7 +58,7 @@ def _point_cells(points, shape, halo: int) -> np.ndarray:
 
 
 @functools.cache
-def _device_register_cap(order: int, size: int, threads: int) -> int | None:
+def _device_register_cap(order: int, size: int, threads: int, physics: bool = False) -> int | None:
     """:func:`~diamondlab.kernels.yee_cuda.yee_register_cap` on this process's GPU (asked once, not per
     sweep)."""
     from diamondlab.devices import current_gpu
@@ -66,7 +66,8 @@ def _device_register_cap(order: int, size: int, threads: int) -> int | None:
     gpu = current_gpu()
     if gpu is None:
         return None
-    return yee_register_cap(order, size, threads, gpu.registers_per_sm, gpu.max_registers_per_thread)
+    return yee_register_cap(order, size, threads, gpu.registers_per_sm, gpu.max_registers_per_thread,
+                            physics)
 
 
 class YeeCUDABackend(YeeCPUBackend):
@@ -534,7 +535,7 @@ class YeeCUDABackend(YeeCPUBackend):
         from diamondlab.kernels.cuda import launch_generated, simulator_enabled
 
         threads, sim = self.shape[2], simulator_enabled()
-        cap = None if sim else _device_register_cap(self.params.order, self.size, threads)
+        cap = None if sim else _device_register_cap(self.params.order, self.size, threads, not self.plain)
         module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
