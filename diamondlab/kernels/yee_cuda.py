@@ -129,6 +129,23 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         return d + psi[k, i, j, m]
 
     @cuda.jit(device=True)
+    def damp(x, y, z, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, d01, d12, d02):
+        """The six differences of cell (x, y, z) (``dca``: component ``c`` along axis ``a``), damped where
+        the cell lies in a layer of each axis: the ``psi`` slots ``k`` and ``k + 1`` (2 and 3 in the H half
+        step, 0 and 1 in the E half step)."""
+        ix, iy, iz = lx[x], ly[y], lz[z]
+        if ix >= 0:
+            d20 = layer(psix, k, ix, y, z, pb[0, x], pa[0, x], d20)
+            d10 = layer(psix, k + 1, ix, y, z, pb[0, x], pa[0, x], d10)
+        if iy >= 0:
+            d21 = layer(psiy, k, x, iy, z, pb[1, y], pa[1, y], d21)
+            d01 = layer(psiy, k + 1, x, iy, z, pb[1, y], pa[1, y], d01)
+        if iz >= 0:
+            d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
+            d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)
+        return d20, d10, d21, d01, d12, d02
+
+    @cuda.jit(device=True)
     def h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
         """``H <- H - dh curl E`` at padded (X, Y, Z), the CPML's psi where the cell is in a layer."""
         pz = lz.size + 2 * M  # the padded z extent (the y stride)
@@ -146,18 +163,10 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         dez_dx = fwd(E, ez, sx)
         dey_dx = fwd(E, ey, sx)
         dex_dy = fwd(E, ex, pz)
-        ix = iy = iz = -1
         if PML:
-            ix, iy, iz = lx[u], ly[v], lz[w]
-        if ix >= 0:
-            dez_dx = layer(psix, 2, ix, v, w, pb[0, u], pa[0, u], dez_dx)
-            dey_dx = layer(psix, 3, ix, v, w, pb[0, u], pa[0, u], dey_dx)
-        if iy >= 0:
-            dez_dy = layer(psiy, 2, u, iy, w, pb[1, v], pa[1, v], dez_dy)
-            dex_dy = layer(psiy, 3, u, iy, w, pb[1, v], pa[1, v], dex_dy)
-        if iz >= 0:
-            dey_dz = layer(psiz, 2, u, v, iz, pb[2, w], pa[2, w], dey_dz)
-            dex_dz = layer(psiz, 3, u, v, iz, pb[2, w], pa[2, w], dex_dz)
+            damped = damp(u, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, 2, dez_dx, dey_dx, dez_dy, dex_dy,
+                          dey_dz, dex_dz)
+            dez_dx, dey_dx, dez_dy, dex_dy, dey_dz, dex_dz = damped
         H[p] = H[p] - table[mat[q] * 8 + 4] * (dez_dy - dey_dz)
         H[n + p] = H[n + p] - table[mat[nu + q] * 8 + 4] * (dex_dz - dez_dx)
         H[2 * n + p] = H[2 * n + p] - table[mat[2 * nu + q] * 8 + 4] * (dey_dx - dex_dy)
@@ -189,18 +198,10 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         dhz_dx = bwd(H, hz, sx)
         dhy_dx = bwd(H, hy, sx)
         dhx_dy = bwd(H, hx, pz)
-        ix = iy = iz = -1
         if PML:
-            ix, iy, iz = lx[u], ly[v], lz[w]
-        if ix >= 0:
-            dhz_dx = layer(psix, 0, ix, v, w, pb[0, u], pa[0, u], dhz_dx)
-            dhy_dx = layer(psix, 1, ix, v, w, pb[0, u], pa[0, u], dhy_dx)
-        if iy >= 0:
-            dhz_dy = layer(psiy, 0, u, iy, w, pb[1, v], pa[1, v], dhz_dy)
-            dhx_dy = layer(psiy, 1, u, iy, w, pb[1, v], pa[1, v], dhx_dy)
-        if iz >= 0:
-            dhy_dz = layer(psiz, 0, u, v, iz, pb[2, w], pa[2, w], dhy_dz)
-            dhx_dz = layer(psiz, 1, u, v, iz, pb[2, w], pa[2, w], dhx_dz)
+            damped = damp(u, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, 0, dhz_dx, dhy_dx, dhz_dy, dhx_dy,
+                          dhy_dz, dhx_dz)
+            dhz_dx, dhy_dx, dhz_dy, dhx_dy, dhy_dz, dhx_dz = damped
         e_comp(E, J, p, mat[q], table, dhz_dy - dhy_dz, drude)
         e_comp(E, J, n + p, mat[nu + q], table, dhx_dz - dhz_dx, drude)
         e_comp(E, J, 2 * n + p, mat[2 * nu + q], table, dhy_dx - dhx_dy, drude)
@@ -358,7 +359,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             YZ[i, j] = F[base + (X * py + yi) * pz + zj]
 
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre,
-                           gather_planes=gather_planes, layer=layer, e_comp=e_comp, cell_points=cell_points)
+                           gather_planes=gather_planes, damp=damp, e_comp=e_comp, cell_points=cell_points)
 
 
 @functools.cache

@@ -11,7 +11,7 @@ the source and probe points and the Drude current compiled in where a run
 has them; scenes with a periodic face run the general kernel
 (:func:`~diamondlab.kernels.yee_cuda.yee_cuda_kernels`' ``stepwise``). A
 cell's arithmetic is ``h_cell``'s and ``e_cell``'s on the same values in
-the same order (the CPML's ``layer``, ``e_comp`` and ``cell_points`` are
+the same order (the CPML's ``damp``, ``e_comp`` and ``cell_points`` are
 that module's own device functions), so the two kernels agree bit for bit.
 
 Why it exists: the general kernel gives a thread one cell and reads each
@@ -79,7 +79,7 @@ def marching_stepwise_kernels(order: int, block=BLOCK, pml: bool = False, points
     from diamondlab.kernels.yee_cuda import yee_cuda_kernels
 
     general = yee_cuda_kernels(order, pml=pml, points=points, drude=drude)
-    layer, e_comp, cell_points = general.layer, general.e_comp, general.cell_points
+    damp, e_comp, cell_points = general.damp, general.e_comp, general.cell_points
     PML, POINTS = bool(pml), bool(points)  # noqa: N806 - compile-time constants
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     TZ, TY = (int(b) for b in block)  # noqa: N806
@@ -146,22 +146,6 @@ def marching_stepwise_kernels(order: int, block=BLOCK, pml: bool = False, points
                     sh[k, yy, zz + M] = F[k * n + p + M]
 
         @cuda.jit(device=True)
-        def damped(x, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, d2y, d1z, d0z, d2x, d1x, d0y):
-            """``h_cell``'s / ``e_cell``'s CPML: the differences of a cell in a layer, its ``psi`` updated
-            (slots 2 and 3 in the H half, 0 and 1 in the E half)."""
-            ix, iy, iz = lx[x], ly[v], lz[w]
-            if ix >= 0:
-                d2x = layer(psix, K, ix, v, w, pb[0, x], pa[0, x], d2x)
-                d1x = layer(psix, K + 1, ix, v, w, pb[0, x], pa[0, x], d1x)
-            if iy >= 0:
-                d2y = layer(psiy, K, x, iy, w, pb[1, v], pa[1, v], d2y)
-                d0y = layer(psiy, K + 1, x, iy, w, pb[1, v], pa[1, v], d0y)
-            if iz >= 0:
-                d1z = layer(psiz, K, x, v, iz, pb[2, w], pa[2, w], d1z)
-                d0z = layer(psiz, K + 1, x, v, iz, pb[2, w], pa[2, w], d0z)
-            return d2y, d1z, d0z, d2x, d1x, d0y
-
-        @cuda.jit(device=True)
         def update(G, J, drude, mat, table, p, n, q, nu, d2y, d1z, d0z, d2x, d1x, d0y):
             """``h_cell``'s update (forward: ``H <- H - dh curl E``) or ``e_cell``'s (``e_comp``: ``E <- ca E
             + cb (curl H - J)``, the Drude current first), component by component."""
@@ -224,9 +208,9 @@ def marching_stepwise_kernels(order: int, block=BLOCK, pml: bool = False, points
                     q = (x * ny + v) * nz + w
                     d2y, d1z, d0z = along_y(sh, 2, yy, zz), along_z(sh, 1, yy, zz), along_z(sh, 0, yy, zz)
                     d2x, d1x, d0y = along_x(c0, c1, c2, c3), along_x(b0, b1, b2, b3), along_y(sh, 0, yy, zz)
-                    if PML:
-                        d2y, d1z, d0z, d2x, d1x, d0y = damped(x, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz,
-                                                              d2y, d1z, d0z, d2x, d1x, d0y)
+                    if PML:  # h_cell's and e_cell's CPML (their psi slots 2 and 3, 0 and 1)
+                        d2x, d1x, d2y, d0y, d1z, d0z = damp(x, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, K,
+                                                            d2x, d1x, d2y, d0y, d1z, d0z)
                     update(G, J, drude, mat, table, p, n, q, nu, d2y, d1z, d0z, d2x, d1x, d0y)
                     if POINTS and pt_cell[q]:  # this cell's sources add to the new values, its probes read
                         if forward:
