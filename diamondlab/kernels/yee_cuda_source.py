@@ -370,9 +370,10 @@ SWEEP_PARAMETERS = ", ".join((
 #: Device functions of the physics, as kernels.yee_cuda's ``layer``, ``e_comp`` and ``cell_points`` compute
 #: them (the same expressions: the two sweeps and stepwise agree bit for bit).
 _PHYSICS = '''
-from diamondlab.kernels.yee_cuda import point_range
+from diamondlab.kernels.yee_cuda import point_range, yee_cuda_kernels
 
 points_of = point_range()  # the bisections for a cell's points, the cache-read kernels' own
+damp = yee_cuda_kernels(2 * M).damp  # the CPML's damped differences, the cache-read kernels' own
 
 @cuda.jit(device=True)
 def layer(psi, k, i, j, m, b, a, d):
@@ -384,18 +385,9 @@ def layer(psi, k, i, j, m, b, a, d):
 @cuda.jit(device=True)
 def layers(x, y, z, ok, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, d01, d12, d02):
     """The six differences of cell (x, y, z) damped where it lies in a layer of each axis (``k``: the psi
-    slots of the half step, 2 for H, 0 for E)."""
+    slots of the half step, 2 for H, 0 for E), where ``ok``."""
     if ok:
-        ix, iy, iz = lx[x], ly[y], lz[z]
-        if ix >= 0:
-            d20 = layer(psix, k, ix, y, z, pb[0, x], pa[0, x], d20)
-            d10 = layer(psix, k + 1, ix, y, z, pb[0, x], pa[0, x], d10)
-        if iy >= 0:
-            d21 = layer(psiy, k, x, iy, z, pb[1, y], pa[1, y], d21)
-            d01 = layer(psiy, k + 1, x, iy, z, pb[1, y], pa[1, y], d01)
-        if iz >= 0:
-            d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
-            d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)
+        return damp(x, y, z, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, d01, d12, d02)
     return d20, d10, d21, d01, d12, d02
 
 
