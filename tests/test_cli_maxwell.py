@@ -255,6 +255,7 @@ BENCH = ["bench", "--equation", "maxwell", "--backend", "cpu", "--no-progress"]
 def test_bench_times_both_algorithms_on_the_yee_grid_and_writes_its_rows(tmp_path, capsys):
     """``bench --equation maxwell`` on the CPU: a row per order with both rates, bit for bit, G Yee cell
     updates/s, "no model" said (the CPU model has no Yee scheme) with the bytes of the tile geometry."""
+    from diamondlab.engine.equations.maxwell_plan import MaxwellPlan
     from diamondlab.engine.measure.perfmodel import yee_bytes_per_update
 
     out = tmp_path / "yee.json"
@@ -266,7 +267,9 @@ def test_bench_times_both_algorithms_on_the_yee_grid_and_writes_its_rows(tmp_pat
     head = ["NO", "DTS", "Nt", "DiamondTorre", "spread", "stepwise", "spread", "ratio", "equal"]
     assert lines[1].split()[:9] == head and "B/update" in lines[1]
     cells = lines[2].split()
-    assert cells[:3] == ["2", "6", "4"] and float(cells[3]) > 0 and float(cells[5]) > 0 and cells[8] == "True"
+    size = MaxwellPlan.build((12, 12, 12), 2, backend="cpu", nt=4).size  # the default: a torre a thread
+    assert cells[:3] == ["2", str(size), "4"] and float(cells[3]) > 0 and float(cells[5]) > 0
+    assert cells[8] == "True"
     assert cells[9:13] == ["-"] * 4 and "no model: the CPU model has no Yee scheme" in lines[2]
     assert "(G Yee cell updates per second)" in lines and any(ln.startswith("model: no model on the CPU")
                                                               for ln in lines)
@@ -275,7 +278,7 @@ def test_bench_times_both_algorithms_on_the_yee_grid_and_writes_its_rows(tmp_pat
     assert row["diamondtorre"] > 0 and row["stepwise"] > 0 and row["model"] is None
     assert row["bound"].startswith("no model")
     assert row["stepwise_model_bytes"] == yee_bytes_per_update("stepwise_layer", 2) == 78.0
-    assert row["model_bytes"] == pytest.approx(yee_bytes_per_update("torre_row", 2, 6, 4))
+    assert row["model_bytes"] == pytest.approx(yee_bytes_per_update("torre_row", 2, size, 4))
     assert f"{row['model_bytes']:.1f} / 78" in lines[2]
 
 

@@ -293,7 +293,7 @@ def _state_bytes(shape, physics: MaxwellPhysics, nt: int = 64) -> int:
 class MaxwellPlan(PlanCore):
     """A validated Maxwell run; build it with :meth:`build`.
 
-    >>> plan = MaxwellPlan.build((24, 24, 16), 4, pml=4, backend="cpu")
+    >>> plan = MaxwellPlan.build((24, 512, 16), 4, pml=4, backend="cpu")  # up to 32 threads: DTS 4
     >>> plan.equation, plan.backend, plan.algorithm, plan.size, plan.nt, plan.params.reach
     ('maxwell', 'cpu', 'diamondtorre', 4, 16, 2)
     """
