@@ -150,6 +150,12 @@ def _open_and_run(playwright, address: str):
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
     page = browser.new_page(viewport={"width": 1400, "height": 1800})
     page.set_default_timeout(90_000)
+    # the page's errors and warnings, for a failure's message (a widget's update that the front end could
+    # not apply says so only here)
+    page.console_lines = []
+    page.on("console", lambda m: m.type in ("error", "warning") and page.console_lines.append(
+        f"{m.type}: {m.text[:300]}"))
+    page.on("pageerror", lambda err: page.console_lines.append(f"pageerror: {str(err)[:300]}"))
     page.goto(address)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
     page.wait_for_function(_KERNEL_IDLE_JS, timeout=90_000, polling=100)
@@ -189,8 +195,9 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
         ended, again = _run_to_the_end_and_again(page)
         found, problems = notebook_figures(page, FIGURES[NOTEBOOK], seconds=10)
         problems += page.evaluate(_LABELS_JS)  # as the Run All test checks the other notebooks
+        console = page.console_lines[-40:]
         browser.close()
-    assert not problems, f"{problems}\n{found}"  # the Snapshot tab: no broken image before a snapshot
+    assert not problems, f"{problems}\n{found}\nthe page's console:\n" + "\n".join(console)
     assert ended[0] > 0 and "The wave has left the grid" in ended[1], ended
     assert 0 < again[0] < ended[0] and again[1] > 0, (ended, again)  # from n = 0 again, with a wave
     assert checked >= 3 and not clipped, f"{checked} labels checked, clipped: {clipped}"
