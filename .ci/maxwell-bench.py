@@ -62,9 +62,6 @@ def main() -> None:
                     help="CUDA register-tile physics sweep: calm torres with the plain tile's code")
     ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
                     help="CUDA sweep: the tile in registers (physics scenes too), or read through the caches")
-    ap.add_argument("--stepwise-kernel", choices=("marching", "general"), default="marching",
-                    help="CUDA stepwise of a plain scene: the kernels marching along x with a (y, z) tile, "
-                         "or the general kernel (a thread a cell)")
     args = ap.parse_args()
     shapes = ([tuple(int(n) for n in g.split("x")) for g in args.grids] if args.grids else
               [tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)])
@@ -79,15 +76,13 @@ def main() -> None:
             print(f"{shape}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
 
 
-def _configure(sims: list, chunk, band, tile, calm, cuda: bool, stepwise_kernel: str = "marching"):
-    """The hook of :func:`compare_algorithms`: a DiamondTorre sweep's variant set on its backend, the
-    stepwise kernel of a plain scene on the GPU (kept in ``sims`` for the rows)."""
+def _configure(sims: list, chunk, band, tile, calm, cuda: bool):
+    """The hook of :func:`compare_algorithms`: a DiamondTorre sweep's variant set on its backend (every
+    simulation kept in ``sims`` for the rows)."""
 
     def configure(sim):
         sims.append(sim)
         if sim.algorithm != "diamondtorre":
-            if cuda:
-                sim.backend.marching_stepwise = stepwise_kernel == "marching"
             return
         for name, value in (("chunk", chunk), ("band", band), ("tile_in_registers", tile == "registers"),
                             ("registers_for_physics", tile == "registers"),
@@ -96,13 +91,6 @@ def _configure(sims: list, chunk, band, tile, calm, cuda: bool, stepwise_kernel:
                 setattr(sim.backend, name, value or None if name == "band" else value)
 
     return configure
-
-
-def _stepwise_kernel(sim, cuda: bool) -> str | None:
-    """Which CUDA stepwise kernel ran (None: not a CUDA stepwise run)."""
-    if not cuda or sim.algorithm != "stepwise":
-        return None
-    return "marching" if sim.backend.marching_stepwise and not sim.backend.periodic else "general"
 
 
 def _bench(args, shape, parts, device) -> None:
@@ -122,8 +110,7 @@ def _bench(args, shape, parts, device) -> None:
             sims = []
             (row,) = compare_algorithms(shape, [order], args.backend, size=size, nt=nt, steps=args.steps,
                                         repeats=args.repeats, equation="maxwell", algorithms=algorithms,
-                                        configure=_configure(sims, chunk, band, tile, calm, cuda,
-                                                             args.stepwise_kernel),
+                                        configure=_configure(sims, chunk, band, tile, calm, cuda),
                                         initial=initial, **kw)
             models = bench_models(row, shape, device)
             for sim in sims:
@@ -134,7 +121,6 @@ def _bench(args, shape, parts, device) -> None:
                            nt=sim.nt, chunk=getattr(sim.backend, "chunk", None),
                            band=getattr(sim.backend, "band", None),
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
-                           stepwise_kernel=_stepwise_kernel(sim, cuda),
                            median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
                            bit_equal=row["bit_equal"], calm=_calm_share(sim),
                            model_bytes=round(model.bytes_per_update, 1),

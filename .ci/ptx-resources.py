@@ -56,8 +56,7 @@ def _scene(name: str, shape) -> dict:
 
 
 def record(orders, sizes, scenes) -> dict:
-    """Under the simulator: the numba types of every kernel launch of one sweep and one step per case."""
-    from types import SimpleNamespace
+    """Under the simulator: the numba types of every kernel launch of one sweep per case."""
 
     import numba
     import numpy as np
@@ -79,35 +78,9 @@ def record(orders, sizes, scenes) -> dict:
         return launch(module, name, args, *rest, **kw)
 
     kcuda.launch_generated = spy
-    import diamondlab.kernels.yee_cuda_stepwise as marching
-
-    real = marching.marching_stepwise_kernels
-
-    class Launch:  # records the types of a marching kernel's launch, then launches it
-        def __init__(self, kernel):
-            self.kernel = kernel
-
-        def __getitem__(self, config):
-            def call(*args):
-                seen["marching"] = tuple(typeof(a) for a in args)
-                return self.kernel[config](*args)
-            return call
-
-    def spy_marching(order, block, **features):
-        k = real(order, block, **features)
-        return SimpleNamespace(h_half=Launch(k.h_half), e_half=Launch(k.e_half))
-
-    marching.marching_stepwise_kernels = spy_marching
     YeeCUDABackend.registers_for_physics = True
     out = {}
     for order in orders:
-        for scene in scenes:  # the stepwise kernels' types, per scene (the same for every DTS)
-            side = 12
-            seen.clear()
-            sim = Simulation((side, side, 8), order, equation="maxwell", backend="cuda", algorithm="stepwise",
-                             **_scene(scene, (side, side, 8)))
-            sim.run(1)
-            out["marching", order, scene] = dict(types=seen["marching"], features=dict(sim.backend._features))
         for size in sizes:
             for scene in scenes:
                 side = max(12, 2 * order * size)  # two tiles (2R = order * DTS) across x and y
@@ -151,12 +124,9 @@ def compile_all(types: dict, nvcc: Path, threads: int, caps=None) -> list[dict]:
     from diamondlab.kernels.generated import load_generated
     from diamondlab.kernels.yee_cuda import yee_register_cap
     from diamondlab.kernels.yee_cuda_source import generate_yee_source
-    from diamondlab.kernels.yee_cuda_stepwise import BLOCK, marching_stepwise_kernels
 
     rows = []
     for key, rec in types.items():
-        if key[0] == "marching":
-            continue
         order, size, scene = key
         engine = yee_register_cap(order, size, threads, physics=not rec["plain"])
         text = generate_yee_source(order, size, False, None, **rec["features"])
@@ -166,16 +136,6 @@ def compile_all(types: dict, nvcc: Path, threads: int, caps=None) -> list[dict]:
             cap = None if cap in (0, None) else cap
             rows.append(dict(kernel="register-tile sweep", order=order, dts=size, scene=scene, cap=cap,
                              engine_cap=engine, **ptxas(ptx, nvcc, cap)))
-            print(json.dumps(rows[-1]), flush=True)
-    for key, rec in types.items():
-        if key[0] != "marching":
-            continue
-        _, order, scene = key
-        k = marching_stepwise_kernels(order, BLOCK, **rec["features"])
-        for name in ("h_half", "e_half"):
-            ptx, _ = cuda.compile_ptx(getattr(k, name).py_func, rec["types"], cc=(9, 0))
-            rows.append(dict(kernel=f"stepwise marching {name}", order=order, block=list(BLOCK),
-                             scene=scene, cap=None, **ptxas(ptx, nvcc, None)))
             print(json.dumps(rows[-1]), flush=True)
     return rows
 

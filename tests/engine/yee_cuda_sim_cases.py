@@ -142,49 +142,6 @@ def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
             "torres): ok")
 
 
-def marching_stepwise_case(order, shape=(9, 5, 11), steps=2, physics: str = "") -> str:
-    """Stepwise steps: the kernels that march along x with a (y, z) tile (partial tiles in y and z, three x
-    chunks under the simulator) equal the general kernel, a thread a cell, bit for bit; with ``physics``
-    ``"cpml"`` a Drude sphere, a CPML, a dipole and two probes, ``"waves"`` a Drude sphere lit by two TFSF
-    plane waves (corrections on E and H) and a probe."""
-    import numpy as np
-
-    from diamondlab import Simulation
-    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
-    from diamondlab.maxwell import ContinuousWave, Dielectric, Dipole, Drude, PlaneWave, Probe, Ricker, Sphere
-
-    c = tuple(n // 2 for n in shape)
-    scene = dict(materials=[Sphere(c, 2.5, Dielectric(3.0, sigma=0.3))])
-    if physics == "cpml":
-        scene = dict(materials=[Sphere(c, 2.5, Drude(1.0, 1.0, 0.1))], pml=2,
-                     sources=[Dipole((3, c[1], c[2]), "Ez", Ricker(0.2), amplitude=100.0)],
-                     probes=[Probe(c, "Ez"), Probe((c[0] + 1, c[1], 2), "Hy")])
-    elif physics == "waves":
-        edge = order // 2 + 1
-        box = ((edge,) * 3, tuple(n - 1 - edge for n in shape))
-        scene = dict(materials=[Sphere(c, 1.0, Drude(1.0, 1.0, 0.1))], probes=[Probe(c, "Ez")],
-                     sources=[PlaneWave("+x", "z", ContinuousWave(0.2, ramp=0), box, 100.0),
-                              PlaneWave("-z", "y", ContinuousWave(0.15, ramp=0), box, -50.0)])
-    start = [np.random.default_rng(order).standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
-    fields = []
-    for marching in (True, False):
-        YeeCUDABackend.marching_stepwise = marching
-        sim = Simulation(shape, order, equation="maxwell", backend="cuda", algorithm="stepwise", **scene)
-        sim.reset(start)
-        sim.run(steps)
-        fields.append([*sim.fields, sim.traces.copy()])
-    YeeCUDABackend.marching_stepwise = True
-    features = sim.backend._features
-    wanted = {"": (), "cpml": ("pml", "points", "drude"), "waves": ("points", "drude")}[physics]
-    if sim.backend.plain == bool(physics) or not all(features[f] for f in wanted):
-        raise SystemExit(f"marching stepwise case {order} {physics}: not the scene asked for ({features})")
-    if physics and not np.abs(fields[0][2]).max() > 0:
-        raise SystemExit(f"marching stepwise case {order} {physics}: the probes recorded nothing")
-    if not all(np.array_equal(a, b) for a, b in zip(*fields, strict=True)):
-        raise SystemExit(f"marching stepwise case {order} {shape} {physics}: the x-marching kernels differ")
-    return f"order {order} {shape} stepwise marching along x{' with ' + physics if physics else ''}: ok"
-
-
 def calm_case(order=2, size=1, nt=2, shape=(22, 14, 12), steps=2) -> str:
     """A physics scene whose register-tile sweep has calm torres (no CPML layer across x or y, no Drude
     medium, points on a few z planes: a z layer and the points left to their threads) beside physics ones:
@@ -321,10 +278,6 @@ if __name__ == "__main__":
                                                                        bare["cpu", "stepwise"], strict=True)):
         raise SystemExit("bare kernels: GPU and CPU differ beyond float32 rounding")
     print("bare kernels (no CPML, points, Drude): ok", flush=True)
-    print(marching_stepwise_case(2), flush=True)
-    print(marching_stepwise_case(4), flush=True)
-    print(marching_stepwise_case(2, (10, 9, 11), physics="cpml"), flush=True)
-    print(marching_stepwise_case(4, (14, 15, 15), physics="waves"), flush=True)
     print(register_case(2, 2, 2, (14, 10, 4)), flush=True)
     print(register_case(4, 1, 2, (16, 11, 4), physics=True), flush=True)
     print(calm_case(), flush=True)

@@ -87,6 +87,11 @@ class YeeCPUBackend(Backend):
 
     #: What ``algorithm="auto"`` runs on this backend, and the reason the plan reports
     AUTO = ("diamondtorre", "DiamondTorre, the default")
+    #: Numba threads up to which ``algorithm="auto"`` runs DiamondTorre: on a 16-core Xeon it ran 1.05-1.44x
+    #: stepwise on 1, 2 and 4 threads and 0.68-0.84x on 8 and 16, where a stage's few torres a thread and its
+    #: barrier cost more than the memory traffic the tile saves (BENCHMARKS.md, "The CPU's DiamondTorre
+    #: against the thread count")
+    AUTO_MAX_THREADS = 4
 
     @classmethod
     def check_state_bytes(cls, shape, need: int, what: str = "the run's state") -> None:
@@ -96,8 +101,21 @@ class YeeCPUBackend(Backend):
 
     @classmethod
     def auto(cls, physics) -> tuple[str, str]:
-        """What ``algorithm="auto"`` runs for ``physics`` (a checked scene), and why: :attr:`AUTO` here."""
-        return cls.AUTO
+        """What ``algorithm="auto"`` runs for ``physics`` (a checked scene), and why: :attr:`AUTO` on up to
+        :attr:`AUTO_MAX_THREADS` Numba threads, stepwise on more.
+
+        >>> import numba
+        >>> YeeCPUBackend.auto(None)[0] == ("diamondtorre" if numba.get_num_threads() <= 4 else "stepwise")
+        True
+        """
+        import numba
+
+        threads = int(numba.get_num_threads())
+        if threads <= cls.AUTO_MAX_THREADS:
+            return cls.AUTO
+        return ("stepwise", f"stepwise: on {threads} threads the CPU's DiamondTorre ran 0.68-0.84x stepwise "
+                            f"(8 and 16 threads of a 16-core Xeon; ahead up to {cls.AUTO_MAX_THREADS}: "
+                            "BENCHMARKS.md); algorithm='diamondtorre' runs it")
 
     name = "cpu"
     PARTS = MAXWELL

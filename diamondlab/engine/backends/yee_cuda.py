@@ -78,22 +78,15 @@ class YeeCUDABackend(YeeCPUBackend):
     #: BENCHMARKS.md, "Maxwell on the GPU: the tile in registers")
     TILING = {2: (2, 4), 4: (1, 4)}
     #: What ``algorithm="auto"`` runs here, and why: a plain scene (media only) runs DiamondTorre with its
-    #: tile in registers (1.34-2.03x stepwise on an H100); CPML, points, Drude currents or periodic faces
-    #: run through the sweep that reads every value through the caches, which measured 0.6-1.05x stepwise
-    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.34-2.03x stepwise on an H100; "
+    #: tile in registers (1.25-1.81x stepwise on an H100); with a CPML, points, Drude currents or periodic
+    #: faces the sweeps measured 0.38-0.88x stepwise (the physics scene at 256^3, 2026-11-27)
+    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.25-1.81x stepwise on an H100; "
                             "BENCHMARKS.md)")
     AUTO_PHYSICS = ("stepwise", "stepwise: with a CPML, sources, probes, monitors, Drude media or periodic "
-                                "faces DiamondTorre's Maxwell sweep on the GPU reads through the caches "
-                                "(no register tile yet), 0.6-1.05x stepwise (BENCHMARKS.md)")
+                                "faces DiamondTorre's Maxwell sweeps on the GPU measured 0.38-0.88x stepwise "
+                                "(BENCHMARKS.md)")
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
-    #: stepwise steps (scenes without a periodic face) run the kernels that march along x with a (y, z)
-    #: tile in shared memory (:mod:`diamondlab.kernels.yee_cuda_stepwise`); False: the general kernel, a
-    #: thread a cell (the same values)
-    marching_stepwise = True
-    #: their block ``(tz, ty)`` and the x planes a block steps through (None: the module's defaults)
-    stepwise_block: tuple[int, int] | None = None
-    stepwise_x_chunk: int | None = None
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
@@ -446,42 +439,11 @@ class YeeCUDABackend(YeeCPUBackend):
         return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
 
     def step(self, nsteps: int, src_samples=None) -> None:
-        if self.marching_stepwise and not self.periodic:
-            self._marching_step(nsteps, src_samples)
-            return
         args = self._device_args(nsteps, src_samples)
         grid, threads = (self.shape[0], self.shape[1]), self.shape[2]
         for k in range(2 * nsteps):
             self.kernels.stepwise[grid, threads](self._e, self._h, self._d_j, self._drude, self._d_index,
                                                  self._d_table, k % 2, k // 2, *args)
-        self._keep(args)
-
-    def _marching_step(self, nsteps: int, src_samples=None) -> None:
-        """Stepwise steps: the kernels that march along x with a (y, z) tile
-        (:mod:`diamondlab.kernels.yee_cuda_stepwise`), the same values as the general kernel's."""
-        from diamondlab.kernels.cuda import simulator_enabled
-        from diamondlab.kernels.yee_cuda_stepwise import (
-            BLOCK,
-            SIMULATOR_BLOCK,
-            X_CHUNK,
-            marching_stepwise_kernels,
-            marching_stepwise_launch,
-        )
-
-        block, chunk = (SIMULATOR_BLOCK, 4) if simulator_enabled() else (BLOCK, X_CHUNK)
-        block, chunk = self.stepwise_block or block, self.stepwise_x_chunk or chunk
-        k = marching_stepwise_kernels(self.params.order, block, **self._features)
-        grid, threads = marching_stepwise_launch(self.shape, block, chunk)
-        lx, ly, lz, bh, ah, be, ae = self._d_pml
-        args = self._device_args(nsteps, src_samples)
-        points, src, rec = args[10:17], args[17], args[18]
-        nx, ny, nz = self.shape
-        common = (self._d_j, self._drude, self._d_index, self._d_table)
-        for step in range(nsteps):
-            k.h_half[grid, threads](self._e, self._h, *common, step, nx, ny, nz, chunk, lx, ly, lz, bh, ah,
-                                   *self._d_psi, *points, src, rec)
-            k.e_half[grid, threads](self._h, self._e, *common, step, nx, ny, nz, chunk, lx, ly, lz, be, ae,
-                                   *self._d_psi, *points, src, rec)
         self._keep(args)
 
     def _stages(self, height: int) -> tuple:
