@@ -86,27 +86,6 @@ def point_range():
     return cell_points_range
 
 
-#: The general stepwise kernel's block (z threads, y threads) and x planes a thread, on a GPU and under the
-#: simulator (whose threads are Python threads); measured on an H100 (BENCHMARKS.md, "The general stepwise
-#: kernel's block")
-STEPWISE_BLOCK = ((32, 8), 1)
-SIMULATOR_STEPWISE_BLOCK = ((8, 2), 2)
-
-
-def stepwise_launch(shape, block=(32, 8), x_cells: int = 1) -> tuple[tuple, tuple]:
-    """The grid and block of :func:`yee_cuda_kernels`' ``stepwise`` kernel on ``shape`` (nx, ny, nz): blocks
-    of ``block`` = (z, y) threads over every (y, z) cell, ``x_cells`` x planes a thread, x the slowest.
-
-    >>> stepwise_launch((256, 256, 256))
-    ((8, 32, 256), (32, 8))
-    >>> stepwise_launch((10, 9, 13), (8, 2), 4)
-    ((2, 5, 3), (8, 2))
-    """
-    nx, ny, nz = (int(n) for n in shape)
-    tz, ty = block
-    return (-(-nz // tz), -(-ny // ty), -(-nx // x_cells)), (tz, ty)
-
-
 @functools.cache
 def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa: C901 - one closure per scheme
                      drude: bool = True) -> SimpleNamespace:
@@ -290,18 +269,13 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
     @cuda.jit
     def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
-                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz, x_cells):
-        """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell on :func:`stepwise_launch`'s grid:
-        a thread a (y, z) cell of a block's tile, ``x_cells`` x planes in turn."""
-        w = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        v = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-        if w >= lz.size or v >= ly.size:
-            return
-        u0 = cuda.blockIdx.z * x_cells
-        for u in range(u0, min(u0 + x_cells, lx.size)):
-            cell(E, H, J, drude, mat, table, u + M, v + M, w + M, half, step, lx, ly, lz, pbh, pah, pbe, pae,
-                 psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy,
-                 wz)
+                 colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
+        """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell: a block per (x, y) column."""
+        X = cuda.blockIdx.x + M  # noqa: N806 - padded indices
+        Y = cuda.blockIdx.y + M  # noqa: N806
+        Z = cuda.threadIdx.x + M  # noqa: N806
+        cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
     @cuda.jit(device=True)
     def tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,

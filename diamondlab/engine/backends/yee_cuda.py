@@ -87,9 +87,6 @@ class YeeCUDABackend(YeeCPUBackend):
                                 "(BENCHMARKS.md)")
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
-    #: the stepwise kernel's ((z, y) threads a block, x planes a thread); None: the module's
-    #: (:data:`~diamondlab.kernels.yee_cuda.STEPWISE_BLOCK`)
-    stepwise_block: tuple[tuple[int, int], int] | None = None
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
@@ -442,16 +439,11 @@ class YeeCUDABackend(YeeCPUBackend):
         return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
 
     def step(self, nsteps: int, src_samples=None) -> None:
-        from diamondlab.kernels.cuda import simulator_enabled
-        from diamondlab.kernels.yee_cuda import SIMULATOR_STEPWISE_BLOCK, STEPWISE_BLOCK, stepwise_launch
-
-        block, x_cells = self.stepwise_block or (SIMULATOR_STEPWISE_BLOCK if simulator_enabled()
-                                                 else STEPWISE_BLOCK)
-        grid, threads = stepwise_launch(self.shape, block, x_cells)
         args = self._device_args(nsteps, src_samples)
+        grid, threads = (self.shape[0], self.shape[1]), self.shape[2]
         for k in range(2 * nsteps):
             self.kernels.stepwise[grid, threads](self._e, self._h, self._d_j, self._drude, self._d_index,
-                                                 self._d_table, k % 2, k // 2, *args, x_cells)
+                                                 self._d_table, k % 2, k // 2, *args)
         self._keep(args)
 
     def _stages(self, height: int) -> tuple:
