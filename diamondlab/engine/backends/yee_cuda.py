@@ -78,9 +78,9 @@ class YeeCUDABackend(YeeCPUBackend):
     #: BENCHMARKS.md, "Maxwell on the GPU: the tile in registers")
     TILING = {2: (2, 4), 4: (1, 4)}
     #: What ``algorithm="auto"`` runs here, and why: a plain scene (media only) runs DiamondTorre with its
-    #: tile in registers (1.25-1.81x stepwise on an H100); with a CPML, points, Drude currents or periodic
+    #: tile in registers (1.25-2.06x stepwise on an H100); with a CPML, points, Drude currents or periodic
     #: faces the sweeps measured 0.38-0.88x stepwise (the physics scene at 256^3, 2026-11-27)
-    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.25-1.81x stepwise on an H100; "
+    AUTO = ("diamondtorre", "DiamondTorre, its tile in registers (1.25-2.06x stepwise on an H100; "
                             "BENCHMARKS.md)")
     AUTO_PHYSICS = ("stepwise", "stepwise: with a CPML, sources, probes, monitors, Drude media or periodic "
                                 "faces DiamondTorre's Maxwell sweeps on the GPU measured 0.38-0.88x stepwise "
@@ -182,6 +182,7 @@ class YeeCUDABackend(YeeCPUBackend):
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
         super().set_physics(materials, dipoles, probes, pml, periodic, monitors, eps_averaging)
         self._stage_lists = {}  # the schedule follows periodic y
+        self._placeholders: dict = {}  # the launches' unused source and record arrays, per height
         self._blocks: dict[tuple[int, int], list] = {}  # row blocks of the state arrays about to be made
         pml = any(self.pml.axis_widths(self.periodic))
         points = bool(self.ndipoles or self.nrecorded)
@@ -434,9 +435,28 @@ class YeeCUDABackend(YeeCPUBackend):
         probe.synchronize()
 
     def _device_args(self, height: int, src_samples) -> tuple:
-        src = np.zeros((max(self.ndipoles, 1), height), np.float32) if src_samples is None else src_samples
-        rec = self._cuda.device_array((height, max(self.nrecorded, 1)), np.float32)
-        return (*self._d_pml, *self._d_psi, *self._d_points, self._cuda.to_device(src), rec, *self._wrap)
+        """The physics arguments of a launch of ``height`` steps: the sources' samples copied to the device,
+        a new array for the recorded points' rows.  A scene without source points or without recorded points
+        reuses one placeholder per height instead: a copy to the device (or an allocation) waits for the
+        launch before it to finish, so each sweep would start only after the host had queued it, which cost
+        the plain register-tile sweep 9-15 % on an H100 (BENCHMARKS.md, "a copy a sweep")."""
+        if src_samples is None and not self.ndipoles:
+            src = self._placeholder(("src", height), (1, height))
+        else:
+            host = np.zeros((max(self.ndipoles, 1), height), np.float32)
+            src = self._cuda.to_device(host if src_samples is None else src_samples)
+        if self.nrecorded:
+            rec = self._cuda.device_array((height, self.nrecorded), np.float32)
+        else:  # never written: no point records into it
+            rec = self._placeholder(("rec", height), (height, 1))
+        return (*self._d_pml, *self._d_psi, *self._d_points, src, rec, *self._wrap)
+
+    def _placeholder(self, key, shape):
+        """A zero float32 device array of ``shape``, made once per ``key`` (per scene: see set_physics)."""
+        held = self._placeholders.get(key)
+        if held is None:
+            held = self._placeholders[key] = self._cuda.to_device(np.zeros(shape, np.float32))
+        return held
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._device_args(nsteps, src_samples)

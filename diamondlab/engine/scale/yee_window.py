@@ -95,7 +95,6 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
         e, h = (self._host_array() for _ in range(2))
         row = self._padded[2] * self._padded[3]
         self._ring_e, self._ring_h = self._new_ring(3, row), self._new_ring(3, row)
-        self._args: dict[int, tuple] = {}
         self._start_stream()  # before set_physics, whose reset synchronizes
         return e, h
 
@@ -204,17 +203,6 @@ class StreamedYeeCUDABackend(RingStream, YeeCUDABackend):
     rows_size = Backend.rows_size
 
     # ------------------------------------------------------------------ the stream
-    def _device_args(self, height: int, src_samples) -> tuple:
-        """The sweep's physics arguments: without points made once per height (nothing changes between
-        sweeps); with points the sweep's source samples and probe rows anew, as in memory (copied on the
-        default stream, which waits for the rings' copies: the next sweep's first load then starts after this
-        one's last store)."""
-        if self.ndipoles or self.nrecorded:
-            return super()._device_args(height, src_samples)
-        if height not in self._args:
-            self._args[height] = super()._device_args(height, src_samples)
-        return self._args[height]
-
     def sweep(self, height: int, src_samples=None) -> None:
         """Queue one Yee sweep, streamed group by group (see the module contract)."""
         if not 1 <= height <= self.nt:
