@@ -6,9 +6,9 @@ Plotly's ``FigureWidget`` syncs its whole state (``_widget_data``,
 ``_widget_layout``) when it is built or displayed by itself; every later
 change travels as a delta message (add traces, restyle, relayout) that the
 front end's plotly code applies.  That code is loaded asynchronously
-(anywidget imports a 5 MB module) when the figure's model is created: a
-delta that arrives before it has loaded changes nothing, and the view then
-draws the figure's first state.  This is what "Run All" does to a figure
+(plotly's 5 MB module) after the figure's model is created: a delta that
+arrives before it has loaded changes nothing, and the view then draws the
+figure's first state.  This is what "Run All" does to a figure
 built empty in a box and filled at once, or changed by the next cell before
 its view exists (notebook 01's "Try it" conoids were empty axes).
 
@@ -28,13 +28,31 @@ The figure's first state travels in the message that creates its model
 (``comm_open``).  Plotly's own constructor opens the comm before it sets
 ``_widget_data`` and ``_widget_layout``: the model is created empty and
 the figure follows in an update, both under edit id 0.  anywidget holds a
-model's messages until its 5 MB module has loaded, and a view waiting for
-that module draws at once when it has (in the same call), before the held
-update is applied: under Run All on a busy machine the view drew no traces
-and answered "edit id 0", the id of the full state, so nothing was sent
-again (notebook 01's "Try it" conoids, empty in about half of the runs).
-:class:`FigureWidget` therefore opens its comm only once the figure is set,
-so edit id 0 names one state, the full one, wherever a view reads it.
+model's messages until its module has loaded (plotly's 5 MB one, before
+the shim below), and a view waiting for that module drew at once when it
+had (in the same call), before the held update was applied: under Run All
+on a busy machine the view drew no traces and answered "edit id 0", the id
+of the full state, so nothing was sent again (notebook 01's "Try it"
+conoids, empty in about half of the runs).  :class:`FigureWidget`
+therefore opens its comm only once the figure is set, so edit id 0 names
+one state, the full one, wherever a view reads it.
+
+A figure's anywidget module (``_esm``) is a shim of about 4 kB
+(:data:`~diamondlab.viz.plotly_module.SHIM`), not plotly's 5 MB module:
+anywidget gives a model 2 s to import its module and run its
+``initialize`` before it gives up on the model for good (the model takes
+no message again, the figure stays as it was created, and the page's
+console says "[anywidget] Failed to initialize model."), and on a loaded
+machine plotly's module, imported once a figure, missed it.  The shim's
+``initialize`` returns at once; plotly's module is imported once a page,
+from the one :class:`~diamondlab.viz.plotly_module.PlotlyModule` of the
+kernel, and shared by every figure.  Once it has loaded, plotly
+initializes the figure's model, and the figure's views, which wait for
+that, draw, one at a time and never while an announced figure's model
+initializes: :meth:`FigureWidget.open` announces the figure (its
+``_figure_key``) through the ``PlotlyModule`` before it opens its comm
+(see :mod:`diamondlab.viz.plotly_module`).  No delta can be lost while
+plotly's module loads: none is sent before a view answers (above).
 
 A figure changed from a worker thread (the lab's live view, after each
 sweep) must not change while the kernel's thread takes a message from its
@@ -57,6 +75,9 @@ from contextlib import contextmanager
 from copy import deepcopy
 
 import plotly.graph_objects as go
+import traitlets
+
+from diamondlab.viz.plotly_module import SHIM, announce_figure
 
 __all__ = ["FIGURES_LOCK", "FigureWidget"]
 
@@ -66,6 +87,9 @@ FIGURES_LOCK = threading.RLock()
 
 #: The messages a view sends back once it has drawn (its layout, its traces): the front end is loaded.
 ANSWERS = ("_js2py_layoutDelta", "_js2py_traceDeltas")
+
+#: What a figure sends whole, in one message, at each change before a view has answered.
+WHOLE_STATE = ("_last_trace_edit_id", "_last_layout_edit_id", "_widget_layout", "_widget_data")
 
 
 class FigureWidget(go.FigureWidget):
@@ -78,7 +102,13 @@ class FigureWidget(go.FigureWidget):
     >>> fig.layout.title.text = "filled after it was built"
     >>> fig.answered, [t["x"] for t in fig._widget_data], fig._widget_layout["title"]["text"]
     (False, [[0, 1]], 'filled after it was built')
+    >>> fig._esm == SHIM  # plotly's module comes once a page (see the module's contract)
+    True
     """
+
+    _esm = SHIM
+    #: The figure's name in the page, announced before its model is created (see the module's contract).
+    _figure_key = traitlets.Unicode().tag(sync=True)
 
     #: Whether ``open`` waits (plotly's constructor, which sets the figure after the widget opens its comm).
     _opening_later = True
@@ -103,8 +133,10 @@ class FigureWidget(go.FigureWidget):
             yield
 
     def open(self) -> None:
-        """Open the comm to the front end, once the constructor has set the figure's state."""
+        """Open the comm to the front end, once the constructor has set the figure's state, and once the
+        page knows the figure comes (:func:`~diamondlab.viz.plotly_module.announce_figure`)."""
         if not self._opening_later:
+            self._figure_key = self._model_id = announce_figure()  # its name in the page: its model's id
             super().open()
 
     @property
@@ -138,6 +170,7 @@ class FigureWidget(go.FigureWidget):
             self._last_layout_edit_id += 1
             self._widget_layout = deepcopy(self._layout_obj._props)
             self._widget_data = deepcopy(self._data)
+            self._states_to_send.update(WHOLE_STATE)  # the part unchanged too: the message holds it all
         self._traces_of[self._last_trace_edit_id] = len(self._data)
         return True
 
