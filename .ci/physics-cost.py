@@ -5,7 +5,11 @@
 
 For each grid and order it times (``Simulation.run``, medians, both algorithms
 alternated in one process) the constant medium, the sponge alone, one source,
-one receiver, a source and a receiver (no sponge), and all three; then, for the
+one receiver, a source and a receiver (no sponge), and all three; the sponge of
+the z faces alone (``sponge-z``: every torre calm, each cell damped by its thread's
+z factors) and of the x and y faces alone (``sponge-xy``: the torres that touch those
+layers damped, the others bare of damping but still running the medium's update),
+which split the sponge's cost between the medium's update and the damped torres; then, for the
 DiamondTorre backend with all three, the sweep kernel alone (one
 ``backend.sweep`` per sweep, without the run loop's books).  Used for
 BENCHMARKS.md ("Physics at full speed").
@@ -21,6 +25,7 @@ import numpy as np
 
 from diamondlab import Simulation
 from diamondlab.engine.run.simulation import SourceTimingWarning
+from diamondlab.media import Medium
 from diamondlab.sources import Receiver, Source
 
 parser = argparse.ArgumentParser()
@@ -31,10 +36,35 @@ parser.add_argument("--sweeps", type=int, default=8, help="sweeps of Nt steps pe
 parser.add_argument("--repeats", type=int, default=3)
 parser.add_argument("--cases", nargs="+", default=None)
 parser.add_argument("--size", type=int, default=None, help="DiamondTorre's DTS (default: the engine's)")
+parser.add_argument("--calm-only", action="store_true",
+                    help="probe: the sweep's interior torres all run the calm torre (its damped interior "
+                         "torre left out of the kernel); valid only where every torre is calm (sponge-z), "
+                         "so it tells the damped torre's share of the kernel's registers from the calm "
+                         "update's own cost")
+parser.add_argument("--no-calm", action="store_true",
+                    help="probe: no calm torre in the sweep (every interior torre damped), as the constant "
+                         "medium's kernel has two torre functions")
 parser.add_argument("--dt-options", type=json.loads, default=None,
                     help='DiamondTorre backend_options, JSON (e.g. \'{"max_registers": 168}\')')
 args = parser.parse_args()
 warnings.simplefilter("ignore", SourceTimingWarning)
+if args.calm_only or args.no_calm:
+    import diamondlab.kernels.cuda as cuda_kernels_module
+
+    generate = cuda_kernels_module.generate_source
+
+    def calm_only_source(*a, **k):
+        """The generated kernels with the calm torre in place of the damped interior one, or none (probes)."""
+        source = generate(*a, **k)
+        if "def torre_calm" not in source:
+            return source
+        if args.no_calm:
+            return source.replace("    if calm:\n        torre_calm", "    if False:\n        torre_calm")
+        head, sep, tail = source.partition("    elif interior:\n        torre_interior")
+        assert sep, "the sweep's call of the damped interior torre was not found"
+        return head + "    elif interior:\n        torre_calm" + tail
+
+    cuda_kernels_module.generate_source = calm_only_source
 
 
 def shape_of(text):
@@ -53,7 +83,20 @@ def cases(shape):
         "receiver": {"receivers": rec},
         "src+rec": {"sources": src, "receivers": rec, "sponge": 0},
         "src+rec+sponge": {"sources": src, "receivers": rec, "sponge": 16},
+        "sponge-z": {"sponge": 16},  # its x and y profiles zeroed below
+        "sponge-xy": {"sponge": 16},  # its z profile zeroed below
     }
+
+
+#: The axes whose sponge profile a case keeps (the others' are zeroed after the Simulation is built).
+KEPT_AXES = {"sponge-z": (2,), "sponge-xy": (0, 1)}
+
+
+def keep_sponge_axes(sim, axes) -> None:
+    """Give ``sim``'s backend the run's sponge on ``axes`` only (the other profiles zero: no damping)."""
+    medium = sim.plan.physics.medium(sim.params.dt)
+    profiles = tuple(p if a in axes else np.zeros_like(p) for a, p in enumerate(medium.damping))
+    sim.backend.set_physics(Medium(medium.kappa, profiles, medium.shape))
 
 
 for text in args.shapes:
@@ -69,6 +112,9 @@ for text in args.shapes:
                                     backend_options=args.dt_options if alg == "diamondtorre" else None,
                                     size=args.size if alg == "diamondtorre" else None,
                                     **physics) for alg in ("diamondtorre", "stepwise")}
+            if name in KEPT_AXES:
+                for sim in sims.values():
+                    keep_sponge_axes(sim, KEPT_AXES[name])
             steps = args.sweeps * sims["diamondtorre"].nt
             for sim in sims.values():
                 sim.run(sims["diamondtorre"].nt)  # compile, warm up
@@ -87,10 +133,11 @@ for text in args.shapes:
                 be.synchronize()
                 kernel.append(time.perf_counter() - t0)
             krate = steps * np.prod(shape) / statistics.median(kernel) / 1e9
+            resources = be.resources() if hasattr(be, "resources") else ""
             base = base or rate
             dt, sw = rate["diamondtorre"], rate["stepwise"]
             print(f"{text} NO={order} DTS={be.size} Nt={be.nt} {name:>15}: "
                   f"DT {dt:7.1f} ({dt / base['diamondtorre'] - 1:+.0%})"
                   f"  SW {sw:7.1f} ({sw / base['stepwise'] - 1:+.0%})  ratio {dt / sw:5.2f}"
-                  f"  | DT sweeps alone {krate:7.1f}  {be.options} {be.resources()}", flush=True)
+                  f"  | DT sweeps alone {krate:7.1f}  {be.options} {resources}", flush=True)
             del sims, be
