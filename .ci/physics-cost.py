@@ -2,6 +2,7 @@
 
     python .ci/physics-cost.py [cuda|cpu] [SHAPE ...] [--orders 2 8] [--sweeps 8] [--repeats 3]
         [--cases constant sponge ...] [--size DTS] [--dt-options JSON]
+        [--calm-only | --no-calm | --bare-boundary]     (probes of the CUDA sweep's torre functions)
 
 For each grid and order it times (``Simulation.run``, medians, both algorithms
 alternated in one process) the constant medium, the sponge alone, one source,
@@ -12,7 +13,10 @@ layers damped, the others bare of damping but still running the medium's update)
 which split the sponge's cost between the medium's update and the damped torres; then, for the
 DiamondTorre backend with all three, the sweep kernel alone (one
 ``backend.sweep`` per sweep, without the run loop's books).  Used for
-BENCHMARKS.md ("Physics at full speed").
+BENCHMARKS.md ("Physics at full speed", "where the acoustic sponge's cost is
+not").  The probes change the generated CUDA sweep (see their help): they time
+kernels that compute wrong values where their condition does not hold, so only
+their rates and resources mean anything.
 """
 
 import argparse
@@ -44,11 +48,15 @@ parser.add_argument("--calm-only", action="store_true",
 parser.add_argument("--no-calm", action="store_true",
                     help="probe: no calm torre in the sweep (every interior torre damped), as the constant "
                          "medium's kernel has two torre functions")
+parser.add_argument("--bare-boundary", action="store_true",
+                    help="probe: the sweep's boundary torres run the constant medium's boundary torre (no "
+                         "K, no damping: wrong values, the same loads, stores and guards), so that the "
+                         "boundary torre's damped update is told from the calm torre's")
 parser.add_argument("--dt-options", type=json.loads, default=None,
                     help='DiamondTorre backend_options, JSON (e.g. \'{"max_registers": 168}\')')
 args = parser.parse_args()
 warnings.simplefilter("ignore", SourceTimingWarning)
-if args.calm_only or args.no_calm:
+if args.calm_only or args.no_calm or args.bare_boundary:
     import diamondlab.kernels.cuda as cuda_kernels_module
 
     generate = cuda_kernels_module.generate_source
@@ -60,9 +68,27 @@ if args.calm_only or args.no_calm:
             return source
         if args.no_calm:
             return source.replace("    if calm:\n        torre_calm", "    if False:\n        torre_calm")
+        if args.bare_boundary:
+            return bare_boundary(source, generate(*a, **{**k, "medium": None}))
         head, sep, tail = source.partition("    elif interior:\n        torre_interior")
         assert sep, "the sweep's call of the damped interior torre was not found"
         return head + "    elif interior:\n        torre_calm" + tail
+
+    def bare_boundary(source, constant):
+        """``source`` with its boundary torres run by the constant medium's boundary torre."""
+        head = "@cuda.jit(device=True)\ndef torre_boundary("
+        start = constant.index(head)
+        end = constant.index("\n@cuda.jit", start + len(head))
+        bare = constant[start:end].replace("def torre_boundary(", "def torre_boundary_bare(", 1)
+        call = "        torre_boundary("
+        line_start = source.index(call, source.index("def diamondtorre_sweep"))
+        line_end = source.index("\n", line_start)
+        constant_call = constant[constant.index(call, constant.index("def diamondtorre_sweep")):]
+        constant_call = constant_call[:constant_call.index("\n")]
+        kernel = source.rindex("@cuda.jit(", 0, source.index("def diamondtorre_sweep"))
+        swapped = source[:line_start] + constant_call.replace("torre_boundary(", "torre_boundary_bare(") + \
+            source[line_end:]
+        return swapped[:kernel] + bare + "\n\n" + swapped[kernel:]
 
     cuda_kernels_module.generate_source = calm_only_source
 
