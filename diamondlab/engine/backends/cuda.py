@@ -34,7 +34,7 @@ from diamondlab.kernels.points import point_tables
 from diamondlab.media import Medium, damped_counts
 from diamondlab.numerics import WaveParameters, bare_weights
 
-__all__ = ["CUDABackend", "PointQueue", "device_memory", "whole_torre_waits_starve"]
+__all__ = ["CUDABackend", "PointQueue", "SampleRing", "device_memory", "whole_torre_waits_starve"]
 
 #: Whole-torre waits are the default only while the launch model keeps at least this share of the
 #: resident blocks busy with them (on small grids a stage has fewer torres than the GPU has slots).
@@ -75,15 +75,70 @@ def whole_torre_waits_starve(order: int, size: int, nt: int, shape, max_register
     return whole < STARVED_LAUNCH and tiered > 1.2 * whole
 
 
+class SampleRing:
+    """Source samples of queued launches, copied up without stopping the GPU.
+
+    Samples go up through a ring of ``ring`` pinned host buffers, each
+    copied asynchronously on ``stream`` (None: the default stream), the
+    stream the kernels that read them run on, so each copy is ordered before
+    its launch.  A buffer is refilled only once its previous copy has run, so
+    at most ``ring`` launches queue ahead of the host.  A copy from pageable
+    memory (``cuda.to_device`` of a NumPy array) would instead wait for every
+    launch queued before it, and the GPU would idle while the host queues the
+    next one.
+    """
+
+    def __init__(self, cuda, nsources: int, width: int, stream=None, ring: int = 8):
+        self._cuda = cuda
+        self._stream = cuda.default_stream() if stream is None else stream
+        self._nsources, self._ring = nsources, ring
+        self._events = [cuda.event() for _ in range(ring)]
+        self._next = 0
+        self._allocate(width)
+
+    def _allocate(self, width: int) -> None:
+        """(Re)allocate the ring for launches of up to ``width`` steps."""
+        cuda = self._cuda
+        if any(getattr(self, "_used", ())):
+            cuda.synchronize()
+        self._width = width
+        self._pinned = cuda.pinned_array((self._ring, self._nsources, width), dtype=np.float32)
+        ring = cuda.device_array((self._ring, self._nsources, width), dtype=np.float32)
+        self._device = [ring[j] for j in range(self._ring)]
+        self._used = [False] * self._ring
+
+    def probe(self):
+        """A buffer of the right type for compiling (nothing is copied or reserved)."""
+        return self._device[0]
+
+    def upload(self, height: int, samples: np.ndarray | None):
+        """Queue the copy of ``(n, height)`` samples (None: zeros; rows past ``n`` are zeros, and a ring
+        of fewer rows grows to ``n``); their device buffer ``(rows, width)``, valid for the launches queued
+        after this call on the ring's stream."""
+        rows = 0 if samples is None else len(samples)
+        if height > self._width or rows > self._nsources:
+            self._nsources = max(self._nsources, rows)
+            self._allocate(max(height, self._width))
+        j, self._next = self._next, (self._next + 1) % self._ring
+        if self._used[j]:
+            self._events[j].synchronize()  # the copy queued a ring ago has run: its buffer is free
+        host = self._pinned[j]
+        host[rows:, :height] = 0.0
+        if rows:
+            host[:rows, :height] = samples
+        self._device[j].copy_to_device(host, stream=self._stream)
+        self._events[j].record(self._stream)
+        self._used[j] = True
+        return self._device[j]
+
+
 class PointQueue:
     """Source samples and receiver values of queued sweeps, moved without stopping the GPU.
 
-    Samples go up through a ring of :data:`RING` pinned host buffers, each
-    copied asynchronously on the stream the kernels run on (a buffer is
-    refilled only once its previous copy has run, so at most that many sweeps
-    queue ahead of the host).  Receiver values fill consecutive rows of one
-    device buffer and come back only when :meth:`take` is called or the
-    buffer is full: one copy for many sweeps instead of a wait per sweep.
+    Samples go up through a :class:`SampleRing` of :data:`RING` pinned host
+    buffers.  Receiver values fill consecutive rows of one device buffer and
+    come back only when :meth:`take` is called or the buffer is full: one
+    copy for many sweeps instead of a wait per sweep.
     """
 
     RING = 8
@@ -92,56 +147,29 @@ class PointQueue:
 
     def __init__(self, cuda, nsources: int, nreceivers: int, width: int, stream=None):
         self._cuda = cuda
-        self._stream = cuda.default_stream() if stream is None else stream
-        self._nsources, self._nreceivers = nsources, nreceivers
-        self._events = [cuda.event() for _ in range(self.RING)]
-        self._used = [False] * self.RING
-        self._next = 0
-        self._samples(width)
+        self._nreceivers = nreceivers
+        self._samples = SampleRing(cuda, nsources, width, stream, self.RING)
         # without receivers the kernels write no row: one buffer serves every sweep
         rows = max(width, min(16384, self.RECEIVER_BYTES // (4 * nreceivers))) if nreceivers else width
         self._rec = cuda.device_array((rows, max(nreceivers, 1)), dtype=np.float32)
         self._fill = 0
         self._taken: list[np.ndarray] = []
 
-    def _samples(self, width: int) -> None:
-        """(Re)allocate the sample ring for sweeps of up to ``width`` steps."""
-        cuda = self._cuda
-        if any(self._used):
-            cuda.synchronize()
-        self._width = width
-        self._pinned = cuda.pinned_array((self.RING, self._nsources, width), dtype=np.float32)
-        ring = cuda.device_array((self.RING, self._nsources, width), dtype=np.float32)
-        self._device = [ring[j] for j in range(self.RING)]
-        self._used = [False] * self.RING
-
     def probe(self, height: int) -> tuple:
         """Buffers of the right types for compiling (nothing is copied or reserved)."""
-        return self._device[0], self._rec[:height]
+        return self._samples.probe(), self._rec[:height]
 
     def queue(self, height: int, samples: np.ndarray | None) -> tuple:
         """Copy ``(nsources, height)`` samples (None: zeros) up; return them and ``height`` receiver rows."""
-        if height > self._width:
-            self._samples(height)
         if self._fill + height > len(self._rec):
             self._flush()
             if height > len(self._rec):
                 self._rec = self._cuda.device_array((height, max(self._nreceivers, 1)), dtype=np.float32)
-        j, self._next = self._next, (self._next + 1) % self.RING
-        if self._used[j]:
-            self._events[j].synchronize()  # the copy queued RING calls ago has run: its buffer is free
-        host = self._pinned[j]
-        if samples is None:
-            host[:, :height] = 0.0
-        else:
-            host[:, :height] = samples
-        self._device[j].copy_to_device(host, stream=self._stream)
-        self._events[j].record(self._stream)
-        self._used[j] = True
+        src = self._samples.upload(height, samples)
         rec = self._rec[self._fill : self._fill + height]
         if self._nreceivers:
             self._fill += height
-        return self._device[j], rec
+        return src, rec
 
     def _flush(self) -> None:
         if self._fill:

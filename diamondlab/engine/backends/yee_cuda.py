@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, device_memory
+from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, SampleRing, device_memory
 from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.yee_cuda import (
@@ -85,6 +85,8 @@ class YeeCUDABackend(YeeCPUBackend):
     AUTO_PHYSICS = ("stepwise", "stepwise: with a CPML, sources, probes, monitors, Drude media or periodic "
                                 "faces DiamondTorre's Maxwell sweeps on the GPU measured 0.38-0.88x stepwise "
                                 "(BENCHMARKS.md)")
+    #: launches whose source samples may be on their way up at once (:class:`SampleRing`'s pinned buffers)
+    SAMPLE_RING = 8
     #: tiers between a torre's waits on its two dependencies (2: one step)
     chunk = 2
     #: launch order: None stage by stage, B diagonal bands of B torres
@@ -183,6 +185,9 @@ class YeeCUDABackend(YeeCPUBackend):
         super().set_physics(materials, dipoles, probes, pml, periodic, monitors, eps_averaging)
         self._stage_lists = {}  # the schedule follows periodic y
         self._placeholders: dict = {}  # the launches' unused source and record arrays, per height
+        if getattr(self, "_samples", None) is not None:
+            self._cuda.synchronize()  # the old scene's copies have run before its ring goes
+        self._samples = None  # the sources' samples on their way up (a SampleRing, made at the first launch)
         self._blocks: dict[tuple[int, int], list] = {}  # row blocks of the state arrays about to be made
         pml = any(self.pml.axis_widths(self.periodic))
         points = bool(self.ndipoles or self.nrecorded)
@@ -435,16 +440,21 @@ class YeeCUDABackend(YeeCPUBackend):
         probe.synchronize()
 
     def _device_args(self, height: int, src_samples) -> tuple:
-        """The physics arguments of a launch of ``height`` steps: the sources' samples copied to the device,
-        a new array for the recorded points' rows.  A scene without source points or without recorded points
-        reuses one placeholder per height instead: a copy to the device (or an allocation) waits for the
-        launch before it to finish, so each sweep would start only after the host had queued it, which cost
-        the plain register-tile sweep 9-15 % on an H100 (BENCHMARKS.md, "a copy a sweep")."""
+        """The physics arguments of a launch of ``height`` steps: the sources' samples on the device, a new
+        array for the recorded points' rows.  A copy to the device from pageable memory (or an allocation)
+        waits for the launch before it to finish, so each sweep would start only after the host had queued
+        it, which cost the plain register-tile sweep 9-15 % on an H100 (BENCHMARKS.md, "a copy a sweep"):
+        a scene without source points reuses one placeholder per height, and one with them copies its
+        samples through a ring of pinned buffers, asynchronously, on the stream its launches run on
+        (:class:`~diamondlab.engine.backends.cuda.SampleRing`); a scene without recorded points reuses a
+        placeholder for their rows."""
         if src_samples is None and not self.ndipoles:
             src = self._placeholder(("src", height), (1, height))
         else:
-            host = np.zeros((max(self.ndipoles, 1), height), np.float32)
-            src = self._cuda.to_device(host if src_samples is None else src_samples)
+            if self._samples is None:
+                self._samples = SampleRing(self._cuda, max(self.ndipoles, 1), max(height, self.nt),
+                                           getattr(self, "_stream", None), self.SAMPLE_RING)
+            src = self._samples.upload(height, src_samples)
         if self.nrecorded:
             rec = self._cuda.device_array((height, self.nrecorded), np.float32)
         else:  # never written: no point records into it
