@@ -210,6 +210,15 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
     assert "Traceback" not in text and "G cell updates/s on average" in text
 
 
+def _write_notebook(path, cells) -> None:
+    """A notebook of these code cells, on the python3 kernel, at ``path``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
 #: anywidget (0.11) gives a model 2 s, wall time, from its creation to the end of its module's ``initialize``
 #: (``AbortSignal.timeout(2000)`` in its lab extension's ``Runtime``), then drops every later message of the
 #: model (the page's console says "[anywidget] Failed to initialize model."): plotly's 5 MB module, imported
@@ -236,11 +245,7 @@ def test_a_figure_anywidget_gave_up_on_still_takes_its_changes(jupyter, tmp_path
     model takes its messages itself, and the view shows the figure as the kernel has changed it since."""
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="needs playwright (pip; no browser download)")
-    import nbformat
-
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in GIVEN_UP_CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, tmp_path / "given_up.ipynb")
+    _write_notebook(tmp_path / "given_up.ipynb", GIVEN_UP_CELLS)
     url, token = jupyter
     with sync_api.sync_playwright() as p:
         browser, page = _open_and_run(p, f"{url}/lab/tree/given_up.ipynb?reset&token={token}",
@@ -738,11 +743,7 @@ def test_the_maxwell_lab_builds_a_scene_runs_and_shows_its_messages_in_jupyterla
     tabs opened one by one hold figures with data (Tuning after Measure of one DTS and Nt, its rate shown)."""
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="needs playwright (pip; no browser download)")
-    import nbformat
-
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in MAXWELL_CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, tmp_path / "maxwell_lab.ipynb")
+    _write_notebook(tmp_path / "maxwell_lab.ipynb", MAXWELL_CELLS)
     url, token = jupyter
     with sync_api.sync_playwright() as p:
         browser, page = _open_and_run(p, f"{url}/lab/tree/maxwell_lab.ipynb?reset&token={token}")
