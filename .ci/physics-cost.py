@@ -61,7 +61,7 @@ if args.calm_only or args.no_calm or args.bare_boundary:
 
     generate = cuda_kernels_module.generate_source
 
-    def calm_only_source(*a, **k):
+    def probed_source(*a, **k):
         """The generated kernels with the calm torre in place of the damped interior one, or none (probes)."""
         source = generate(*a, **k)
         if "def torre_calm" not in source:
@@ -90,7 +90,7 @@ if args.calm_only or args.no_calm or args.bare_boundary:
             source[line_end:]
         return swapped[:kernel] + bare + "\n\n" + swapped[kernel:]
 
-    cuda_kernels_module.generate_source = calm_only_source
+    cuda_kernels_module.generate_source = probed_source
 
 
 def shape_of(text):

@@ -93,13 +93,13 @@ class SampleRing:
         self._stream = cuda.default_stream() if stream is None else stream
         self._nsources, self._ring = nsources, ring
         self._events = [cuda.event() for _ in range(ring)]
-        self._next = 0
+        self._next, self._used = 0, []
         self._allocate(width)
 
     def _allocate(self, width: int) -> None:
         """(Re)allocate the ring for launches of up to ``width`` steps."""
         cuda = self._cuda
-        if any(getattr(self, "_used", ())):
+        if any(self._used):
             cuda.synchronize()
         self._width = width
         self._pinned = cuda.pinned_array((self._ring, self._nsources, width), dtype=np.float32)
