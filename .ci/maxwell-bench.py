@@ -11,7 +11,8 @@ Yee cell updates per second (a cell's six components advanced one step), one JSO
 are ``diamondlab bench --equation maxwell``'s (:func:`diamondlab.engine.measure.bench.compare_algorithms`,
 :func:`~diamondlab.engine.measure.bench.bench_models`): per order stepwise and the first DiamondTorre
 configuration are measured alternately, each further configuration alone; this script adds the CUDA
-sweep's variants (``--chunk``, ``--band``, ``--tile``, ``--calm``) and a row per algorithm.  A row's
+sweep's variants (``--chunk``, ``--band``, ``--tile``, ``--calm``), the stepwise kernels by column groups
+(``--stepwise-groups``) and a row per algorithm.  A row's
 ``median``, ``min`` and ``max`` are the median, slowest and fastest repeat's rate (G/s), ``model`` the
 roofline's (None on the CPU: no model), ``model_bytes`` the bytes a Yee cell update moves.
 """
@@ -62,7 +63,14 @@ def main() -> None:
                     help="CUDA register-tile physics sweep: calm torres with the plain tile's code")
     ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
                     help="CUDA sweep: the tile in registers (physics scenes too), or read through the caches")
+    ap.add_argument("--stepwise-groups", action="store_true",
+                    help="CUDA stepwise: a kernel per group of columns, the points after them "
+                         "(YeeCUDABackend.stepwise_groups)")
     args = ap.parse_args()
+    if args.stepwise_groups:
+        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+        YeeCUDABackend.stepwise_groups = True
     shapes = ([tuple(int(n) for n in g.split("x")) for g in args.grids] if args.grids else
               [tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)])
     parts = tuple(args.parts or (PARTS if args.physics else ()))

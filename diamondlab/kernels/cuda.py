@@ -418,19 +418,31 @@ def _arg_types(dispatcher, args: tuple) -> tuple:
     """
     types = []
     for a in args:
-        hit = _ARRAY_WORDS.get(a) if hasattr(a, "__cuda_array_interface__") else None
-        if hit is not None:
-            types.append(hit[0])
-            continue
         key = type(a)
-        if key in (int, float, bool, np.int64, np.int32, np.float32, np.float64):
+        if key in _SCALARS:
             ty = _SCALAR_TYPES.get(key)
             if ty is None:
                 ty = _SCALAR_TYPES[key] = dispatcher.typeof_pyval(a)
         else:
-            ty = dispatcher.typeof_pyval(a)
+            hit = _cached_words(a)
+            ty = dispatcher.typeof_pyval(a) if hit is None else hit[0]
         types.append(ty)
     return tuple(types)
+
+
+#: the Python types of scalar arguments (typed once per type; never held by :data:`_ARRAY_WORDS`)
+_SCALARS = (int, float, bool, np.int64, np.int32, np.float32, np.float64)
+
+
+def _cached_words(value):
+    """The cached Numba type and launch words of a device array (None where not cached, or not an array).
+
+    Looked up by identity first: ``hasattr(value, "__cuda_array_interface__")`` builds the interface's
+    dictionary (a Numba device array's is a property), several microseconds an argument and a launch."""
+    try:
+        return _ARRAY_WORDS.get(value)
+    except TypeError:  # not weakly referenceable: not a device array of ours
+        return None
 
 
 def _compiled(module: ModuleType, kernel_name: str, args: tuple):
@@ -485,7 +497,7 @@ def _launch(kernel, args, grid, block, stream, shared) -> None:
     words: list = []
     writeback: list = []  # a host array handed in is copied up and back, as by ``kernel.launch``
     for ty, value in zip(kernel.argument_types, args, strict=True):
-        hit = _ARRAY_WORDS.get(value) if hasattr(value, "__cuda_array_interface__") else None
+        hit = None if type(value) in _SCALARS else _cached_words(value)
         if hit is None:
             start = len(words)
             kernel._prepare_args(ty, value, stream, writeback, words)
@@ -616,12 +628,13 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     return launch_generated(module, "diamondtorre_sweep", args, ntorres, block, shared, stream, compile_only)
 
 
-def launch_generated(module: ModuleType, kernel_name: str, args: tuple, blocks: int, threads: int,
+def launch_generated(module: ModuleType, kernel_name: str, args: tuple, blocks: int | tuple, threads: int,
                      shared: int = 0, stream=0, compile_only: bool = False):
     """Launch ``module.kernel_name`` of a generated module
-    (:func:`~diamondlab.kernels.generated.load_generated`) on ``blocks`` blocks of ``threads`` threads
-    with ``shared`` bytes of dynamic shared memory (above 48 KiB the kernel's limit is raised first);
-    return the compiled kernel object (None under the simulator).
+    (:func:`~diamondlab.kernels.generated.load_generated`, or any object holding CUDA kernels) on
+    ``blocks`` blocks (a count, or a grid of up to three extents) of ``threads`` threads with ``shared``
+    bytes of dynamic shared memory (above 48 KiB the kernel's limit is raised first); return the compiled
+    kernel object (None under the simulator).
 
     The kernel is compiled once per argument types and launched directly (:func:`_launch`: no typing or
     marshalling of the same device arrays on every call).  ``compile_only`` compiles and prepares it.
@@ -636,5 +649,6 @@ def launch_generated(module: ModuleType, kernel_name: str, args: tuple, blocks: 
     if shared > 48 * 1024:
         _allow_shared(kernel, shared)
     if not compile_only:
-        _launch(kernel, args, (blocks, 1, 1), (threads, 1, 1), stream, shared)
+        grid = (*blocks, 1, 1)[:3] if isinstance(blocks, tuple) else (blocks, 1, 1)
+        _launch(kernel, args, grid, (threads, 1, 1), stream, shared)
     return kernel

@@ -46,8 +46,8 @@ import numpy as np
 
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
-__all__ = ["MAX_NZ", "point_range", "segment_copy_kernels", "yee_cuda_kernels", "yee_register_sweep",
-           "yee_shared_bytes"]
+__all__ = ["MAX_NZ", "point_range", "segment_copy_kernels", "stepwise_launches", "yee_cuda_kernels",
+           "yee_register_sweep", "yee_shared_bytes"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
@@ -88,18 +88,20 @@ def point_range():
 
 @functools.cache
 def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa: C901 - one closure per scheme
-                     drude: bool = True) -> SimpleNamespace:
+                     drude: bool = True, pml_xy: bool = True) -> SimpleNamespace:
     """The CUDA kernels of the Yee scheme of ``order`` (2 or 4) with the features a run has compiled in.
 
     ``pml``, ``points``, ``drude``: whether the CPML's layers, source and probe points, and Drude currents
     are handled at all (a run without one gets kernels without its loads and branches; the arithmetic of
-    every cell is the same either way, so the results are too).
+    every cell is the same either way, so the results are too); ``pml_xy``: whether the CPML's x and y
+    layers are (False: only its z layers, for columns no x or y layer crosses).
     """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
     from numba import cuda
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
+    PML_XY = bool(pml_xy)  # noqa: N806
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
 
@@ -133,13 +135,15 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         """The six differences of cell (x, y, z) (``dca``: component ``c`` along axis ``a``), damped where
         the cell lies in a layer of each axis: the ``psi`` slots ``k`` and ``k + 1`` (2 and 3 in the H half
         step, 0 and 1 in the E half step)."""
-        ix, iy, iz = lx[x], ly[y], lz[z]
-        if ix >= 0:
-            d20 = layer(psix, k, ix, y, z, pb[0, x], pa[0, x], d20)
-            d10 = layer(psix, k + 1, ix, y, z, pb[0, x], pa[0, x], d10)
-        if iy >= 0:
-            d21 = layer(psiy, k, x, iy, z, pb[1, y], pa[1, y], d21)
-            d01 = layer(psiy, k + 1, x, iy, z, pb[1, y], pa[1, y], d01)
+        if PML_XY:
+            ix, iy = lx[x], ly[y]
+            if ix >= 0:
+                d20 = layer(psix, k, ix, y, z, pb[0, x], pa[0, x], d20)
+                d10 = layer(psix, k + 1, ix, y, z, pb[0, x], pa[0, x], d10)
+            if iy >= 0:
+                d21 = layer(psiy, k, x, iy, z, pb[1, y], pa[1, y], d21)
+                d01 = layer(psiy, k + 1, x, iy, z, pb[1, y], pa[1, y], d01)
+        iz = lz[z]
         if iz >= 0:
             d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
             d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)
@@ -277,6 +281,47 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
+    @cuda.jit
+    def stepwise_box(E, H, J, drude, mat, table, half, step, x0, y0, lx, ly, lz, pbh, pah, pbe, pae, psix,
+                     psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy,
+                     wz):
+        """As :func:`stepwise` on a box of (x, y) columns from ``(x0, y0)``, its extent the launch's grid."""
+        X = cuda.blockIdx.x + x0 + M  # noqa: N806 - padded indices
+        Y = cuda.blockIdx.y + y0 + M  # noqa: N806
+        Z = cuda.threadIdx.x + M  # noqa: N806
+        cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
+
+    @cuda.jit
+    def stepwise_listed(E, H, J, drude, mat, table, half, step, columns, lx, ly, lz, pbh, pah, pbe, pae,
+                        psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src,
+                        rec, wy, wz):
+        """As :func:`stepwise` on the (x, y) columns ``columns`` (``(2, n)`` int32), a block a column."""
+        c = cuda.blockIdx.x
+        X = columns[0, c] + M  # noqa: N806 - padded indices
+        Y = columns[1, c] + M  # noqa: N806
+        Z = cuda.threadIdx.x + M  # noqa: N806
+        cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
+
+    @cuda.jit
+    def points_after(E, H, half, step, cells, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
+                     wy, wz):
+        """After a stepwise half step whose kernels left the points out: the points of the padded cells
+        ``cells`` (``(3, ncells)`` int32, a thread a cell) add to the field just updated and record, as
+        :func:`cell` does after the cell's update (the same additions in the same order, so the same
+        values); the cell's periodic images are written again."""
+        i = cuda.grid(1)
+        if i < cells.shape[1]:
+            X, Y, Z = cells[0, i], cells[1, i], cells[2, i]  # noqa: N806
+            py = colstart.shape[1]  # the padded y extent (colstart is a padded (x, y) table)
+            pz = E.size // 3 // (colstart.shape[0] * py)
+            sx = py * pz
+            cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src,
+                        rec, pz, sx)
+            if wy or wz:
+                mirror(H if half == 0 else E, X, Y, Z, py - 2 * M, pz - 2 * M, pz, sx, wy, wz)
+
     @cuda.jit(device=True)
     def tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
              colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
@@ -358,8 +403,58 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         if i < YZ.shape[0] and j < YZ.shape[1]:
             YZ[i, j] = F[base + (X * py + yi) * pz + zj]
 
-    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, diamondtorre=diamondtorre,
+    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, stepwise_box=stepwise_box,
+                           stepwise_listed=stepwise_listed,
+                           points_after=points_after,
+                           diamondtorre=diamondtorre,
                            gather_planes=gather_planes, damp=damp, e_comp=e_comp, cell_points=cell_points)
+
+
+def stepwise_launches(x_layer, y_layer, drude_columns=None) -> list[tuple[bool, bool, tuple | np.ndarray]]:
+    """The launches of a stepwise half step: which (x, y) columns each runs, with which kernel.
+
+    ``x_layer``, ``y_layer``: booleans a row, whether the CPML has a layer there (at the faces);
+    ``drude_columns``: an ``(nx, ny)`` boolean table of the columns holding a Drude medium (None: none
+    does).  Returns ``[(layered, drude, columns)]``: the kernel checks the x and y layers only where
+    ``layered`` and has a Drude current only where ``drude``; ``columns`` is a box ``(x0, y0, wx, wy)`` (a
+    launch of ``(wx, wy)`` blocks from ``(x0, y0)``: no load to find a block's column) or, for the columns
+    the x and y layers cross, an ``(2, n)`` int32 array of their ``(x, y)``, x fastest.  The box of the
+    columns no layer crosses is split around the box of its Drude columns, so a Drude medium's branch runs
+    only near it.  Every column is in exactly one launch.
+
+    >>> stepwise_launches(np.array([1, 0, 0, 0, 1], bool), np.array([0, 0, 0], bool))[0]
+    (False, False, (1, 0, 3, 3))
+    >>> layered = stepwise_launches(np.array([1, 0, 0, 0, 1], bool), np.array([0, 0, 0], bool))[1]
+    >>> layered[:2], layered[2].tolist()
+    ((True, False), [[0, 4, 0, 4, 0, 4], [0, 0, 1, 1, 2, 2]])
+    """
+    x_layer, y_layer = np.asarray(x_layer, bool), np.asarray(y_layer, bool)
+    nx, ny = x_layer.size, y_layer.size
+    drude = np.zeros((nx, ny), bool) if drude_columns is None else np.asarray(drude_columns, bool)
+    inner = [np.flatnonzero(~a) for a in (x_layer, y_layer)]
+    if any(i.size == 0 for i in inner):  # every column is layered
+        box = (0, 0, 0, 0)
+    else:
+        box = (int(inner[0][0]), int(inner[1][0]), int(inner[0][-1]) + 1, int(inner[1][-1]) + 1)
+        if x_layer[box[0]:box[2]].any() or y_layer[box[1]:box[3]].any():
+            raise ValueError("stepwise_launches: the CPML's layers must lie at the faces")
+    x0, y0, x1, y1 = box
+    launches = []
+    where = np.argwhere(drude[x0:x1, y0:y1])
+    if where.size:  # the box of the Drude columns, then the strips around it
+        (dx0, dy0), (dx1, dy1) = where.min(axis=0) + (x0, y0), where.max(axis=0) + (x0 + 1, y0 + 1)
+        parts = [(dx0, dy0, dx1, dy1, True), (x0, y0, dx0, y1, False), (dx1, y0, x1, y1, False),
+                 (dx0, y0, dx1, dy0, False), (dx0, dy1, dx1, y1, False)]
+    else:
+        parts = [(x0, y0, x1, y1, False)]
+    launches += [(False, d, (int(a), int(b), int(c - a), int(e - b))) for a, b, c, e, d in parts
+                 if c > a and e > b]
+    outside = np.ones((nx, ny), bool)
+    outside[x0:x1, y0:y1] = False
+    xs, ys = np.nonzero(outside.T)[::-1]  # x fastest
+    if xs.size:
+        launches.append((True, bool(drude[xs, ys].any()), np.stack([xs, ys]).astype(np.int32)))
+    return launches
 
 
 @functools.cache

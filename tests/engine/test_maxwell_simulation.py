@@ -190,9 +190,10 @@ def test_cuda_kernels_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    # four cases (two with plane waves), the periodic one, the bare kernels, the monitors, two register-tile
-    # sweeps, one with calm torres, a resumed GPU run
-    assert out.stdout.count(": ok") == 11, out.stdout
+    # four cases (two with plane waves), the periodic one, two of them again stepwise by column groups, the
+    # bare kernels, the monitors, two register-tile sweeps, one with calm torres, a resumed GPU run
+    assert out.stdout.count(": ok") == 13, out.stdout
+    assert out.stdout.count("stepwise by column groups: ok") == 2, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
 
 

@@ -24,7 +24,7 @@ CASES = [(2, 1, 2, (8, 7, 6), 2, 3, False), (4, 1, 2, (10, 9, 6), 2, 3, False),
          (4, 1, 2, (10, 8, 5), 2, 3, False, True)]
 
 
-def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False) -> str:
+def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, groups=False) -> str:
     import numpy as np
 
     from diamondlab import Simulation
@@ -62,6 +62,7 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False) ->
     start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
     runs = {}
     YeeCUDABackend.SAMPLE_RING = 2  # fewer buffers than sweeps (6 steps of Nt 2): the samples' ring wraps
+    YeeCUDABackend.stepwise_groups = groups  # stepwise by column groups, the points after them
     for backend in ("cuda", "cpu"):
         for algorithm in ("stepwise", "diamondtorre"):
             sim = Simulation(shape, order, equation="maxwell", size=size, nt=nt, backend=backend,
@@ -93,7 +94,9 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False) ->
         scale = max(float(np.abs(b).max()), 1e-30)
         if not np.allclose(a, b, rtol=1e-4, atol=1e-5 * scale):
             raise SystemExit(f"order {order}: GPU and CPU differ beyond float32 rounding")
+    YeeCUDABackend.stepwise_groups = False
     kind = " plane waves" if waves else " periodic y, z" if periodic else ""
+    kind += ", stepwise by column groups" if groups else ""
     return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
 
@@ -260,6 +263,8 @@ if __name__ == "__main__":
     only_dft = sys.argv[1:] == ["dft"]
     for case in [] if only_dft else CASES:
         print(run_case(*case), flush=True)
+    for case in [] if only_dft else (CASES[0], CASES[4]):  # CPML, Drude, dipole, probes; periodic y and z
+        print(run_case(*case[:7], periodic=len(case) > 7, groups=True), flush=True)
     print(run_dft_case(), flush=True)
     import numpy as np
 

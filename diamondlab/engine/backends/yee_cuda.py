@@ -22,9 +22,11 @@ import numpy as np
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, SampleRing, device_memory
 from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
+from diamondlab.kernels.cuda import launch_generated
 from diamondlab.kernels.yee_cuda import (
     MAX_NZ,
     segment_copy_kernels,
+    stepwise_launches,
     yee_cuda_kernels,
     yee_register_cap,
     yee_register_sweep,
@@ -103,6 +105,13 @@ class YeeCUDABackend(YeeCPUBackend):
     #: no Drude medium, points on a few z planes: :func:`~diamondlab.kernels.yee_cuda_source.calm_torres`)
     #: with the plain tile's code; False: every torre takes the physics path (the same results)
     calm_torres = True
+    #: whether a stepwise half step of a scene with a CPML, points or Drude media launches a kernel per group
+    #: of columns and the points after them (:meth:`_stepwise_launches`), or one kernel with the scene's
+    #: features for every column. Both give the same values. Grouped, an H100 ran the bench's physics scene
+    #: 1.10x and 1.15x (order 2, 256^3 and 512x512x256), 0.94x and 1.00x at order 4, and 0.42x at 128^3,
+    #: where seven launches a half step cost more than the work they save (BENCHMARKS.md, "Maxwell stepwise
+    #: physics by column groups"), so it is off by default
+    stepwise_groups = False
 
     @staticmethod
     def plain_scene(pml: bool, points: bool, drude: bool, periodic: str) -> bool:
@@ -207,12 +216,40 @@ class YeeCUDABackend(YeeCPUBackend):
         self._d_pml = (*layers, to(bh), to(ah), to(be), to(ae))
         cells = _point_cells(self._points, self.shape, self.halo)
         self._d_points = (*(to(a) for a in self._points), to(cells))
+        self._stepwise_launches(prof, cells if points else None)
         self._calm: dict[int, tuple] = {}  # calm torres of the register-tile sweep, per height
         lay = self.monitors
         # a monitor none of whose points this part holds (an MPI rank's, a window's) has no device arrays
         self._d_half = [] if lay is None else [to(lay.half[a:b]) if b > a else None for a, b in
                                                zip(lay.starts[:-1], lay.starts[1:], strict=True)]
         self.reset()
+
+    def _stepwise_launches(self, prof, cells) -> None:
+        """What a stepwise half step launches: one kernel with the scene's features for every column, or,
+        with :attr:`stepwise_groups`, a kernel per box or list of columns
+        (:func:`~diamondlab.kernels.yee_cuda.stepwise_launches`: the columns an x or y layer of the CPML
+        crosses, the box of the Drude columns, the rest), each with only its columns' loads and branches,
+        none with the points'; then, where the scene has points, a thread a cell with points adds them
+        (``points_after``: the same values; BENCHMARKS.md, "Maxwell stepwise physics by column groups")."""
+        to = self._cuda.to_device
+        if not self.stepwise_groups:  # one kernel, the scene's features (points too) for every cell
+            self._stepwise, self._point_cells = [(self.kernels, "stepwise", self.shape[:2], ())], None
+            return
+        z_layers = bool((prof[2].layer >= 0).any())
+        launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0,
+                                     self._drude_columns() if self._drude else None)
+        self._stepwise = []
+        for layered, drude, where in launches:
+            kernels = yee_cuda_kernels(self.params.order, pml=layered or z_layers, points=False, drude=drude,
+                                       pml_xy=layered or not z_layers)
+            if not isinstance(where, tuple):  # a list of columns
+                self._stepwise.append((kernels, "stepwise_listed", where.shape[1], (to(where),)))
+            elif where == (0, 0, *self.shape[:2]):  # every column
+                self._stepwise.append((kernels, "stepwise", where[2:], ()))
+            else:  # a box: its origin, its extent the grid
+                self._stepwise.append((kernels, "stepwise_box", where[2:], where[:2]))
+        self._point_cells = None if cells is None else to(
+            (np.argwhere(cells.reshape(self.shape)) + self.halo).T.astype(np.int32))
 
     def _new_sums(self) -> None:
         """The DFT sums on the device, zero: a float64 ``(nf, npoints)`` pair (real, imaginary) a monitor."""
@@ -425,6 +462,12 @@ class YeeCUDABackend(YeeCPUBackend):
             probe._drude = True
             probe._d_j = self._cuda.to_device(np.zeros(int(np.prod(probe._padded)), np.float32))
         probe.plain, probe._features = self.plain, self._features
+        # this run's stepwise kernels, each on all of the probe's columns (as a box or as a list)
+        grid = probe._stepwise[0][2]
+        every = np.indices(grid[::-1]).reshape(2, -1)[::-1].astype(np.int32)  # (x, y), x fastest
+        where = {"stepwise": (grid, ()), "stepwise_box": (grid, (0, 0)),
+                 "stepwise_listed": (every.shape[1], (self._cuda.to_device(every),))}
+        probe._stepwise = [(kernels, name, *where[name]) for kernels, name, *_ in self._stepwise]
         probe.tile_in_registers = self.tile_in_registers
         probe.registers_for_physics = self.registers_for_physics
         probe.sweep(1)
@@ -470,10 +513,16 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._device_args(nsteps, src_samples)
-        grid, threads = (self.shape[0], self.shape[1]), self.shape[2]
+        threads, cells = self.shape[2], self._point_cells
+        *_, src, rec, wy, wz = args
+        fields = (self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table)
         for k in range(2 * nsteps):
-            self.kernels.stepwise[grid, threads](self._e, self._h, self._d_j, self._drude, self._d_index,
-                                                 self._d_table, k % 2, k // 2, *args)
+            for kernels, name, grid, where in self._stepwise:
+                launch_generated(kernels, name, (*fields, k % 2, k // 2, *where, *args), grid, threads)
+            if cells is not None:
+                launch_generated(self.kernels, "points_after", (self._e, self._h, k % 2, k // 2, cells,
+                                                                *self._d_points[:6], src, rec, wy, wz),
+                                 -(-cells.shape[1] // 128), 128)
         self._keep(args)
 
     def _stages(self, height: int) -> tuple:
