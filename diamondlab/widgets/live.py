@@ -438,8 +438,15 @@ class LiveView:
         now = time.perf_counter()
         if now - self._last >= max(self.min_interval, self._last_cost / self.budget):
             self.refresh(sim, record)
-        elif now - self._watched >= max(self.min_interval, self._watch_cost / self.budget):
+        elif (now - self._watched >= max(self.min_interval, self._watch_cost / self.budget)
+              or self._level_step < self._source_peak() <= sim.time_step):
+            # the first sweep past the sources' peak is always looked at: the wave's largest level is then
+            # known however far apart the looks are, so its end is seen (a loaded machine, Run again)
             self.watch(sim, record)
+
+    def _source_peak(self) -> int:
+        """The step by which every source has peaked (0 without a pace: no sources to wait for)."""
+        return self.pace.source_peak if self.pace else 0
 
     def watch(self, sim=None, record=None) -> float:
         """Follow the wave between two drawings: the field's level on the slices' planes, its largest since
@@ -500,7 +507,7 @@ class LiveView:
 
     def _check_end(self, sim, level: float, record) -> None:
         """Whether the wave has gone (every source has peaked, the field faded): say so, end the run."""
-        sources_done = sim.time_step >= (self.pace.source_peak if self.pace else 0)
+        sources_done = sim.time_step >= self._source_peak()
         gone = sources_done and self._level_max > 0 and level < FADED * self._level_max
         if gone and not self.ended:
             self.ended = True

@@ -145,6 +145,26 @@ def test_the_end_is_seen_when_drawings_are_far_apart(monkeypatch):
     run.close()
 
 
+def test_the_wave_is_looked_at_past_the_sources_peak_however_far_apart_the_looks_are():
+    """The view's looks at the field are spaced by ``min_interval``; the first sweep past the sources' peak
+    is looked at all the same, so the wave's largest level is known and its end seen (without it the first
+    look after Run again came after the wave had passed, and the run went on with an empty field)."""
+    srcs, _ = make_points([(12, 12, 12, "ricker", 0.06, 1.0)])
+    sim = dl.Simulation((24, 24, 24), 2, backend="cpu", size=2, nt=4, courant=0.4, sources=srcs, sponge=5,
+                        initial="zero")
+    run = BackgroundRun(sim)
+    live = LiveView(run, model=_no_model, paced=False, min_interval=0.0, budget=1.0, record_seconds=0.0)
+    assert run.run(0) and run.wait(120), run.message  # every sweep looked at: the wave's largest level
+    largest = live._level_max
+    run.reset()
+    live.min_interval = 2.0  # the wave crosses the grid between two looks
+    assert run.run(0) and run.wait(120), run.message
+    assert run.state == "done" and "the wave has left the grid" in run.message, run.message
+    assert live._level_max >= 0.5 * largest, (live._level_max, largest)
+    live.close()
+    run.close()
+
+
 def test_readout_names_the_medium_and_points_and_models_the_velocity_model(monkeypatch):
     from diamondlab.engine.measure.perfmodel import predict
     from diamondlab.media import layered_model
