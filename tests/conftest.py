@@ -60,6 +60,9 @@ def gpu_present() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    # the long tests first (their order kept): xdist's workers start on them and end on short ones, so
+    # neither finishes a long test alone at the end of the run
+    items.sort(key=lambda item: "slow" not in item.keywords)
     gpu_items = [item for item in items if "gpu" in item.keywords]
     no_gpu_items = [item for item in items if "no_gpu" in item.keywords]
     if not gpu_items and not no_gpu_items:

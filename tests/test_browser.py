@@ -30,6 +30,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(),
                        reason="needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)"),
 ]

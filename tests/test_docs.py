@@ -16,6 +16,8 @@ import pytest
 import diamondlab
 
 ROOT = Path(__file__).resolve().parents[1]
+# one xdist worker takes every test here: the others never wait on the build's lock (``--dist loadgroup``)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs")]
 MODULES = ["diamondlab"] + sorted(
     m.name for m in pkgutil.walk_packages(diamondlab.__path__, "diamondlab.")
     if not any(part.startswith("_") for part in m.name.split("."))

@@ -19,6 +19,7 @@ def _state(sim):
     return [*sim.fields, sim.traces.copy(), b._j.copy(), *(p.copy() for p in b._psi)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", [2, 4])
 def test_diamondtorre_equals_stepwise_with_periodic_y_and_z(order):
     """CPML on x, periodic y and z, a Drude sphere across the y and z faces, a dipole beside the y face and

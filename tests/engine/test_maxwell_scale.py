@@ -75,6 +75,7 @@ def test_maxwell_window_and_rows_on_the_cuda_backend_under_the_simulator():
     assert out.stdout.count(": ok") == 2, out.stdout
 
 
+@pytest.mark.slow
 def test_a_maxwell_scene_streams_through_the_window_on_the_gpu_under_the_simulator():
     """Media (a PEC box; a Drude sphere, whose current streams with the fields) at order 4; a CPML (psi_y and
     psi_z streamed), a dipole, probes and monitors at order 2: the sweeps streamed through a ring of x rows

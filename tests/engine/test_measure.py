@@ -154,6 +154,7 @@ def test_yee_bytes_per_update_come_from_the_tile_geometry():
     assert b[0] > b[1] > b[2] and b[0] > 0.9 * 78
 
 
+@pytest.mark.slow  # the Yee CPU kernels' compile (orders 2 and 4) where it comes first
 def test_compare_algorithms_times_maxwell_and_one_algorithm_alone():
     """``equation="maxwell"``: the Yee scheme's rows (bit for bit, the slowest and fastest repeat's rates);
     ``algorithms`` one of them alone (no ratio, no check); ``configure`` sees each simulation first."""

@@ -121,6 +121,7 @@ def _cases(ranks: int, *args: str, env: dict | None = None, timeout: int = 300):
     return out.stdout
 
 
+@pytest.mark.slow
 def test_gpu_ranks_under_the_cuda_simulator_give_the_single_process_result():
     """Two CUDA ranks (the simulator): ghost rows packed on the device, staged through the host."""
     pytest.importorskip("numba.cuda")
