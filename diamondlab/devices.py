@@ -171,6 +171,9 @@ class CUDATuning:
     #: (NO, DTS) pairs whose sweep with a velocity model measured faster with the tile's K kept in
     #: registers (loading only the entering cells' K each tier) than with K loaded per cell and tier
     kappa_in_registers: tuple = ()
+    #: where the boundary torres of a sweep with a medium keep their damping factors, per (NO, DTS) where
+    #: not ``"held"`` (:class:`~diamondlab.kernels.cuda_source.TorreVariant`)
+    boundary_profiles: dict = field(default_factory=dict)
     #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre waits
     pipelined: dict = field(default_factory=dict)
     #: register cap of the generic sweep per (NO, DTS) (128: two 256-thread blocks a multiprocessor)
@@ -202,6 +205,8 @@ HOPPER_TUNING = CUDATuning(
     model_tiling={6: (1, 16)},
     small_grid_nt={8: (2**28, 8)},
     kappa_in_registers=((2, 3), (4, 1), (4, 2), (6, 1), (8, 1)),
+    # NO=4 DTS=2 with a 16-cell sponge at 256^3: 219.8 against 196.9 G/s held; NO=2 DTS=4 loses (383 vs 408)
+    boundary_profiles={(4, 2): "x_at_use"},
     pipelined={(2, 4): (32, 2), (4, 2): (16, 1), (6, 2): (16, 1)},
     max_registers={(2, 3): 128, (2, 4): 128, (4, 2): 128},
     specialised_max_registers={(2, 3): 80, (2, 4): 128, (4, 2): 128},

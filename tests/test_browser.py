@@ -21,6 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from test_notebooks import check_outputs
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,6 +210,7 @@ def test_notebook_03_runs_in_jupyterlab(jupyter, tmp_path):
     assert checked >= 3 and not clipped, f"{checked} labels checked, clipped: {clipped}"
     assert rate is not None and rate > 0, "the readout never showed a positive rate:\n" + text[-2000:]
     assert "Traceback" not in text and "G cell updates/s on average" in text
+    check_outputs(NOTEBOOK, text)  # what tests/test_notebooks.py checks where no browser runs it
 
 
 def _write_notebook(path, cells) -> None:
@@ -451,6 +453,7 @@ def test_the_paper_notebooks_draw_their_figures_unclipped_in_jupyterlab(jupyter,
         browser.close()
     assert "Traceback" not in text, text[-2000:]
     assert not problems, problems
+    check_outputs(name, text)
 
 
 @pytest.mark.parametrize("jupyter", [("05_3d_snapshots.ipynb", "binder")], indirect=True)
@@ -648,6 +651,7 @@ def test_every_notebook_draws_every_figure_with_data_after_run_all(jupyter, requ
         browser.close()
     assert "Traceback" not in text, text[-2000:]
     assert not problems, f"{name}: {problems}\n{found}\nthe page's console:\n" + "\n".join(console)
+    check_outputs(name, text)
 
 
 #: The Maxwell lab's notebook: the lab alone on a small grid, no object yet, a dipole (the test builds the

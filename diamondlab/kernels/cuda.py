@@ -372,7 +372,7 @@ def unpack_rows(prev, curr, shape, y0: int, y1: int, rows) -> None:
 def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
                  medium: str | None = None, points: bool = False, pipelined: bool = False,
-                 kappa_in_registers: bool = False) -> ModuleType:
+                 kappa_in_registers: bool = False, boundary_profiles: str = "held") -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default: the
@@ -382,7 +382,8 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     per depth and the damping; ``"model"``: K per cell and the damping, with
     ``kappa_in_registers`` shifted in registers with the tile) and ``points``
     (source and receiver events) select the physics variant; ``pipelined`` the
-    sweep with tier-level waits.
+    sweep with tier-level waits; ``boundary_profiles`` where a boundary torre keeps its damping factors
+    (:class:`~diamondlab.kernels.cuda_source.TorreVariant`).
 
     Its kernels: ``stepwise_step``, ``apply_points`` and ``diamondtorre_sweep``, whose parameters
     it records by name (``STEPWISE_PARAMETERS``, ``POINTS_PARAMETERS``, ``SWEEP_PARAMETERS``;
@@ -395,8 +396,9 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory, medium=medium, points=points,
                              pipelined=pipelined, segments=SHARED_PREVIOUS_SEGMENTS.get((order, size), 0),
-                             kappa_in_registers=kappa_in_registers)
+                             kappa_in_registers=kappa_in_registers, boundary_profiles=boundary_profiles)
     variant = (f"_{medium}" if medium else "") + ("_kreg" if kappa_in_registers else "")
+    variant += "" if boundary_profiles == "held" else f"_b{boundary_profiles.replace('_', '')}"
     variant += "_points" if points else ""
     variant += ("_pipelined" if pipelined else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")

@@ -109,6 +109,9 @@ class _Emitter:
         return "\n".join(self.lines)
 
 
+#: Where a boundary torre's damping factors live (:class:`TorreVariant`).
+BOUNDARY_PROFILES = ("held", "x_at_use", "at_use")
+
 @dataclass(frozen=True)
 class TorreVariant:
     """How a torre function is printed: which checks, medium, events and waits it has.
@@ -136,6 +139,11 @@ class TorreVariant:
     :meth:`~diamondlab.geometry.StageSchedule.pipeline_violations` asks for.
     The tile's own layout (held, entering, leaving cells; ``segments``;
     ``left_from_memory``) is the :class:`~diamondlab.kernels.tile_plan.TilePlan`'s.
+    ``boundary_profiles`` (a boundary torre with a medium): ``"held"`` keeps its
+    rows' y factors for the torre and its columns' x factors for the tier in
+    registers; ``"x_at_use"`` loads the x factors in each cell's update instead,
+    ``"at_use"`` both (one value for the whole block, so one load a warp: fewer
+    live registers against more load instructions; the same values either way).
     """
 
     interior: bool
@@ -146,6 +154,7 @@ class TorreVariant:
     pipelined: bool = False
     kappa_in_registers: bool = False
     calm: bool = False
+    boundary_profiles: str = "held"
 
     def check(self, plan: TilePlan) -> None:
         """``ValueError`` for a combination no sweep builds."""
@@ -154,6 +163,20 @@ class TorreVariant:
                              "(segments=0)")
         if self.calm and not (self.medium and self.interior):
             raise ValueError("a calm torre is an interior torre with a medium")
+        if self.boundary_profiles not in BOUNDARY_PROFILES:
+            raise ValueError(f"boundary_profiles must be one of {BOUNDARY_PROFILES}; "
+                             f"got {self.boundary_profiles!r}")
+
+    @property
+    def x_at_use(self) -> bool:
+        """Whether a cell's x damping factors are loaded where the cell's update uses them (boundary torres
+        with ``boundary_profiles`` ``"x_at_use"`` or ``"at_use"``), not held a tier."""
+        return bool(self.medium) and not self.interior and self.boundary_profiles != "held"
+
+    @property
+    def y_at_use(self) -> bool:
+        """Whether a cell's y damping factors are loaded at use (``"at_use"``), not held a torre."""
+        return bool(self.medium) and not self.interior and self.boundary_profiles == "at_use"
 
 
 class _TorrePrinter:
@@ -220,6 +243,16 @@ class _TorrePrinter:
         idx = self.addr(u, v)
         return f"{array}[{idx}]" if self.var.sim else f"{array}[uint64({idx})]"
 
+    def factor(self, p: str, u: int, v: int) -> str:
+        """Cell ``(u, v)``'s damping factor ``p`` (``"a"``: ``1 - s``, ``"r"``: ``1 / (1 + s)``), the minimum
+        of its x, y and z profiles' (a profile outside the domain counts as 1: never the minimum)."""
+        var, big = self.var, p.upper()
+        x = f"load_ro_if({big}X, ax + ({u}), xin_{_enc(u)}, ONE)" if var.x_at_use else f"{p}x_{_enc(u)}"
+        yz = f"{p}yz_{_enc(v)}"
+        if var.y_at_use:
+            yz = f"lower(load_ro_if({big}Y, yc + ({v}), yin_{_enc(v)}, ONE), {p}z)"
+        return f"lower({x}, {yz})"
+
     def kappa_at(self, u: int, v: int) -> str:
         if self.var.interior:
             return self.load_ro("Kappa", u, v)
@@ -278,7 +311,7 @@ class _TorrePrinter:
         e(1, "rz = RZ[zc]")
         if var.medium == "layered":
             e(1, "kz = KZ[zc]")
-        for v, _ in self.plan.rows if not var.calm else ():
+        for v, _ in self.plan.rows if not (var.calm or var.y_at_use) else ():
             for p in ("a", "r"):
                 row = f"lower({p.upper()}Y[yc + ({v})], {p}z)"
                 if var.interior:
@@ -338,7 +371,7 @@ class _TorrePrinter:
         if var.kappa_in_registers and i == 0:
             for u, v in plan.kappa_entering:
                 e(2, f"k_{_enc(u)}_{_enc(v)} = {self.kappa_at(u, v)}")
-        if var.medium and not var.calm and i == 0:
+        if var.medium and not (var.calm or var.x_at_use) and i == 0:
             for u in range(1 - self.radius, self.radius + 1):
                 for p in ("a", "r"):
                     if var.interior:
@@ -365,8 +398,7 @@ class _TorrePrinter:
                 kap = f"k_{_enc(u)}_{_enc(v)}"
             else:
                 kap = self.kappa_at(u, v)
-            factors = [f"lower({p}x_{_enc(u)}, {p}yz_{_enc(v)})" for p in "ar"]
-            args += [kap, *(["az", "rz"] if var.calm else factors)]
+            args += [kap, *(["az", "rz"] if var.calm else [self.factor(p, u, v) for p in "ar"])]
         args.append(self.coeff_args)
         for d in range(1, self.shs + 1):
             args += [_f(u - d, v), _f(u + d, v), self.level_n(u, v - d), self.level_n(u, v + d)]
@@ -755,6 +787,7 @@ def generate_source(
     pipelined: bool = False,
     segments: int = 0,
     kappa_in_registers: bool = False,
+    boundary_profiles: str = "held",
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -799,6 +832,9 @@ def generate_source(
         ``K`` in registers, shifted with the tile, and loads only the entering
         cells' ``K`` each tier (``2 R^2`` more registers a thread) instead of
         every cell's.
+    boundary_profiles : {"held", "x_at_use", "at_use"}
+        With a ``medium``: where the boundary torre's damping factors live
+        (:class:`TorreVariant`).
 
     Examples
     --------
@@ -811,7 +847,8 @@ def generate_source(
     nsp, ncg = shared_layout(order, size, segments)
     plan = TilePlan(DiamondTile(order, size), segments, left_from_memory)
     variant = TorreVariant(interior=True, sim=simulator, yz=yz, medium=medium, points=points,
-                           pipelined=pipelined, kappa_in_registers=kappa_in_registers)
+                           pipelined=pipelined, kappa_in_registers=kappa_in_registers,
+                           boundary_profiles=boundary_profiles)
     nb_args = ", ".join(f"x{d}m, x{d}p, y{d}m, y{d}p, z{d}m, z{d}p" for d in range(1, shs + 1))
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     lap = "\n".join(

@@ -135,6 +135,9 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         """The six differences of cell (x, y, z) (``dca``: component ``c`` along axis ``a``), damped where
         the cell lies in a layer of each axis: the ``psi`` slots ``k`` and ``k + 1`` (2 and 3 in the H half
         step, 0 and 1 in the E half step)."""
+        # the three layer indices are loaded before any branch: a load issued after the x and y layers'
+        # branches waits alone, which cost the physics scene's order-4 half step 6-14 % (BENCHMARKS.md)
+        iz = lz[z]
         if PML_XY:
             ix, iy = lx[x], ly[y]
             if ix >= 0:
@@ -143,7 +146,6 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             if iy >= 0:
                 d21 = layer(psiy, k, x, iy, z, pb[1, y], pa[1, y], d21)
                 d01 = layer(psiy, k + 1, x, iy, z, pb[1, y], pa[1, y], d01)
-        iz = lz[z]
         if iz >= 0:
             d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
             d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)

@@ -279,6 +279,12 @@ def test_launch_scheme_is_checked_before_any_work():
             CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, launch="per-stage", **kw)
 
 
+def test_boundary_profiles_are_checked_before_any_work():
+    allowed = r"\('held', 'x_at_use', 'at_use'\)"
+    with pytest.raises(ValueError, match=rf"boundary_profiles must be one of {allowed}; got 'in_shared'"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, boundary_profiles="in_shared")
+
+
 @pytest.mark.gpu
 def test_gpu_per_stage_launches_equal_the_one_launch_sweep():
     """The paper's scheme (a launch per stage) on the GPU: DiamondTorre == stepwise bit for bit, 60 steps,

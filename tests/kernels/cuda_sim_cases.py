@@ -80,11 +80,12 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
 #: (NO, DTS, Nt, shape, sweep heights) run with a velocity model, a sponge, sources and receivers.
 PHYSICS_CASES = [
     (2, 2, 3, (13, 11, 5), (3, 2)),
-    (4, 1, 2, (12, 11, 4), (2, 1), "sponge"),  # one K everywhere: the sponge-only kernel
+    # one K everywhere: the sponge-only kernel, its boundary torres' x and y damping factors loaded at use
+    (4, 1, 2, (12, 11, 4), (2, 1), "sponge", True, None, None, None, "sweep", None, "at_use"),
     (8, 1, 2, (18, 16, 3), (2,)),
     (2, 1, 3, (9, 8, 4), (3, 1), None, True),  # points only (constant K, no sponge)
     (2, 1, 2, (8, 9, 4), (2, 1), "model", False),  # medium only
-    (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True),  # with tier-level waits
+    (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True, None, None, "sweep", None, "x_at_use"),  # tier waits
     (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2),  # diagonal bands of 3, chunks of 2
     (6, 2, 2, (30, 23, 3), (2, 1), "model", True, True, 2, 1),  # level n-1 in shared memory
     (2, 1, 3, (11, 10, 4), (3, 2), "model", True, False, None, None, "per-stage"),  # a launch per stage
@@ -112,7 +113,8 @@ def physics_inputs(shape, params, seed):
 
 
 def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=None,
-                     band=None, chunk=None, launch="sweep", kappa_in_registers=None) -> str:
+                     band=None, chunk=None, launch="sweep", kappa_in_registers=None,
+                     boundary_profiles=None) -> str:
     """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding.
 
     ``medium="layered"``: K per depth on the GPU and the CPU, the stepwise reference given the same K
@@ -129,7 +131,7 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     prev = rng.standard_normal(shape).astype(np.float32)
     curr = rng.standard_normal(shape).astype(np.float32)
     options = {"pipelined": pipelined, "band": band, "chunk": chunk, "launch": launch,
-               "kappa_in_registers": kappa_in_registers}
+               "kappa_in_registers": kappa_in_registers, "boundary_profiles": boundary_profiles}
     backends = [CUDABackend(params, shape, size, nt, **options),
                 CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
     if not points:
@@ -171,7 +173,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     return (f"ok physics NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} medium={medium} "
             f"points={points} pipelined={backends[0].pipelined} band={backends[0].band} "
             f"chunk={backends[0].chunk} launch={backends[0].launch} "
-            f"kappa_in_registers={backends[0].kappa_in_registers} cpu_rel={rel:.1e}")
+            f"kappa_in_registers={backends[0].kappa_in_registers} "
+            f"boundary_profiles={backends[0].boundary_profiles} cpu_rel={rel:.1e}")
 
 
 def run_simulation() -> str:

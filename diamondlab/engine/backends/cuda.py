@@ -202,7 +202,7 @@ class CUDABackend(Backend):
 
     name = "cuda"
     OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk", "launch",
-               "kappa_in_registers")
+               "kappa_in_registers", "boundary_profiles")
     PEER_HALO = True
 
     @staticmethod
@@ -359,10 +359,14 @@ class CUDABackend(Backend):
         sweep keeps the tile's ``K`` in registers and loads only the entering
         cells' each tier, instead of every cell's ``K`` every tier (default: the
         tuning's ``kappa_in_registers`` pairs; not for tiles whose level n-1
-        lives in shared memory).
+        lives in shared memory).  ``boundary_profiles`` (a medium): where the
+        boundary torres keep their damping factors, ``"held"`` in registers or
+        loaded at use (``"x_at_use"``, ``"at_use"``:
+        :class:`~diamondlab.kernels.cuda_source.TorreVariant`; default: the
+        tuning's ``boundary_profiles`` table, else ``"held"``).
         """
         from diamondlab.kernels import cuda as kernels
-        from diamondlab.kernels.cuda_source import PIPELINE_FLAG_STRIDE
+        from diamondlab.kernels.cuda_source import BOUNDARY_PROFILES, PIPELINE_FLAG_STRIDE
 
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
         StageSchedule.check(DiamondTorre(DiamondTile(params.order, size), nt), *shape[:2])
@@ -370,6 +374,10 @@ class CUDABackend(Backend):
         launch = options.get("launch", "sweep")
         if launch not in LAUNCH_SCHEMES:
             raise ValueError(f"launch must be one of {LAUNCH_SCHEMES}; got {launch!r}")
+        boundary_profiles = options.get("boundary_profiles")
+        if boundary_profiles is not None and boundary_profiles not in BOUNDARY_PROFILES:
+            raise ValueError(f"boundary_profiles must be one of {BOUNDARY_PROFILES}; "
+                             f"got {boundary_profiles!r}")
         if launch == "per-stage":
             if pipelined or band or chunk not in (None, 1):
                 raise ValueError("launch='per-stage' synchronises after whole stages: it takes no "
@@ -423,6 +431,8 @@ class CUDABackend(Backend):
             "left_from_memory": bool(options.get("left_from_memory", False)),
             "pipelined": bool(pipelined), "band": int(band), "chunk": int(chunk), "launch": launch,
             "kappa_in_registers": bool(kappa_in_registers),
+            "boundary_profiles": boundary_profiles or tuning.boundary_profiles.get((params.order, size),
+                                                                                   "held"),
         }  # fmt: skip
 
     def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:
@@ -445,6 +455,7 @@ class CUDABackend(Backend):
         self._max_registers = options["max_registers"]  # the cap follows the medium (see kernels)
         self._left_from_memory = options["left_from_memory"]
         self.kappa_in_registers = options["kappa_in_registers"]
+        self.boundary_profiles = options["boundary_profiles"]
         self._kernels = None  # the variant's module, selected on first use (after set_physics)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._bare = cuda.to_device(np.ascontiguousarray(bare_weights(params.order), dtype=np.float32))
@@ -590,6 +601,7 @@ class CUDABackend(Backend):
                 order, self.size, cap, self.shape[1:] if self.specialized else None, self._left_from_memory,
                 medium=medium, points=self._points is not None, pipelined=self.pipelined,
                 kappa_in_registers=self.kappa_in_registers and medium == "model",
+                boundary_profiles=self.boundary_profiles if medium else "held",
             )
         return self._kernels
 
@@ -732,7 +744,7 @@ class CUDABackend(Backend):
     def options(self) -> dict:
         """The sweep options in force (after the tuning's defaults)."""
         return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk, "launch": self.launch,
-                "kappa_in_registers": self.kappa_in_registers}
+                "kappa_in_registers": self.kappa_in_registers, "boundary_profiles": self.boundary_profiles}
 
     def synchronize(self) -> None:
         self._cuda.synchronize()
