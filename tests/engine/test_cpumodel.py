@@ -103,3 +103,21 @@ def test_the_numbers_are_measured_tiny_stored_with_the_tunings_and_read_back(tmp
     with pytest.raises(pytest.fail.Exception, match="measured again"):
         cpumodel.cpu_numbers(threads=1)
     assert caches.cache_info()["tunings"] == 1  # the tunings file, listed as the cache's
+
+
+def test_the_machine_pace_is_the_reference_runs_rate_over_its_best_here(tmp_path, monkeypatch):
+    """The first pace probe on a machine is its own reference (1.0); a best far beyond any memory's on
+    record makes the same run read as a slowed machine, and stays; a damaged record is replaced."""
+    monkeypatch.setenv("DIAMONDLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(cpumodel, "PACE_BYTES", 2.0**20)
+    assert cpumodel.machine_pace(1) == 1.0
+    path = tmp_path / caches.TUNINGS
+    key = next(k for k in json.loads(path.read_text()) if k.startswith("cpu|pace|"))
+    best = json.loads(path.read_text())[key]["best"]
+    assert best > 0
+    caches.update_json(path, lambda data: data.__setitem__(key, {"best": 1e15}))  # 1 PB/s
+    pace = cpumodel.machine_pace(1)
+    assert 0.0 < pace < 0.8  # slowed, against the record
+    assert json.loads(path.read_text())[key]["best"] == 1e15  # a slower run leaves the best
+    caches.update_json(path, lambda data: data.__setitem__(key, {"best": "damaged"}))
+    assert cpumodel.machine_pace(1) == 1.0 and json.loads(path.read_text())[key]["best"] > 0

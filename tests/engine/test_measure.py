@@ -41,6 +41,21 @@ def test_a_busy_machine_or_an_unknown_load_is_said():
     assert timing.flagged({"a": quiet, "b": busy}) == [f"b: {busy.note}"]
 
 
+def test_a_slowed_machine_is_said_from_the_lower_pace_around_the_measurement():
+    """The rule asks the pace probe before and after the repeats and keeps the lower: below SLOW_PACE the
+    measurement is flagged, though its repeats were tight and no other process ran."""
+    paces = iter([0.95, 0.5])
+    ms = timing.measure_alternated({"a": lambda: None}, 1.0, min_seconds=0, min_repeats=3,
+                                   pace=lambda: next(paces))
+    m = ms["a"]
+    assert m.pace == 0.5 and m.slowed and not m.trusted
+    assert "machine slowed (a reference run at 50 % of its best here)" in m.flag and "not a steady" in m.note
+    steady = timing.measure_alternated({"a": lambda: None}, 1.0, min_seconds=0, min_repeats=3,
+                                       pace=lambda: 0.9)["a"]
+    assert steady.pace == 0.9 and not steady.slowed
+    assert timing.measure(lambda: None, 1.0, min_seconds=0).pace is None  # no probe given: not probed
+
+
 def test_the_load_probe_counts_other_processes_only_and_is_unknown_without_proc_stat(monkeypatch):
     clock = iter([0.0, 1.0])  # perf_counter: one second of wall time
     busy = iter([10.0, 11.5])  # the machine's busy seconds: 1.5 s on its cores meanwhile
@@ -92,6 +107,7 @@ def test_compare_algorithms_checks_equality_and_reports_the_spread():
     assert [r["order"] for r in rows] == [2, 4]
     assert all(r["bit_equal"] and r["ratio"] > 0 and r["spread"] >= 0 and r["launch"] is None for r in rows)
     assert all(len(r["seconds"]["stepwise"]) >= 2 and isinstance(r["flag"], str) for r in rows)
+    assert all(0.0 < r["pace"] <= 1.0 for r in rows)  # the CPU's pace probe ran around the measurement
     # runs of whole sweeps, at least 2, as many as last MIN_RUN_SECONDS (a tiny grid: the most there are)
     assert all(r["steps"] % 4 == 0 and 8 <= r["steps"] <= 4 * measure.MAX_RUN_SWEEPS for r in rows)
     assert rows[0]["steps"] > 8

@@ -47,11 +47,21 @@ __all__ = [
 def measure_simulation(sim, steps: int, repeats: int = MIN_REPEATS, warmup: bool = True,
                        min_seconds: float = MIN_SECONDS) -> Measurement:
     """Measure calls of ``sim.run(steps)`` by the rule (at least ``repeats``, lasting ``min_seconds``
-    together) after a warm-up of one sweep (or ``steps``)."""
+    together) after a warm-up of one sweep (or ``steps``); on the CPU with the machine's pace around it."""
     if warmup:
         sim.run(min(int(steps), sim.nt))
     return measure(lambda: sim.run(steps), float(steps) * sim.cells, min_repeats=repeats,
-                   min_seconds=min_seconds, warmup=False)
+                   min_seconds=min_seconds, warmup=False, pace=_pace_probe(sim.backend_name))
+
+
+def _pace_probe(backend: str, threads: int | None = None):
+    """The rule's ``pace`` probe for runs on ``backend``: the CPU's (:func:`machine_pace`), else None (a
+    GPU's rate does not follow the host's memory)."""
+    if backend != "cpu":
+        return None
+    from diamondlab.engine.measure.cpumodel import machine_pace
+
+    return functools.partial(machine_pace, threads)
 
 
 #: Seconds a timed DiamondTorre run lasts at least when ``steps`` is not given (a run of 2 sweeps of a
@@ -157,9 +167,10 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
 
     A row holds per algorithm its median rate (G/s, under the algorithm's name), ``"rate_range"`` (the
     slowest and fastest repeat's), ``"seconds"`` (the repeats) and ``"spreads"``; ``"spread"`` the wider
-    spread, ``"busy"`` the machine's load, ``"flag"`` what is wrong with either measurement ('' for
-    none), ``"ratio"`` DiamondTorre over stepwise and ``"bit_equal"`` whether their fields agree bit for
-    bit.  Bad ``equation``, ``orders`` or ``algorithms``: a ValueError before any work.
+    spread, ``"busy"`` the machine's load, ``"pace"`` its pace (CPU runs; else None), ``"flag"`` what is
+    wrong with either measurement ('' for none), ``"ratio"`` DiamondTorre over stepwise and
+    ``"bit_equal"`` whether their fields agree bit for bit.  Bad ``equation``, ``orders`` or
+    ``algorithms``: a ValueError before any work.
 
     >>> rows = compare_algorithms((12, 12, 12), [2], "cpu", steps=4, repeats=1, equation="maxwell")
     >>> r = rows[0]
@@ -202,7 +213,7 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
         # MPI ranks run collectively: each takes exactly ``repeats`` (one stopping early would hang the rest)
         collective = {} if ref.plan.ranks == 1 else {"min_seconds": 0.0, "max_repeats": repeats}
         measured = measure_alternated(runs, float(n) * ref.cells, min_repeats=repeats, warmup=False,
-                                      **collective)
+                                      pace=_pace_probe(ref.backend_name), **collective)
         bar.update(repeats)
         first = measured[algorithms[0]]
         flag = "; ".join(f"{alg}: {m.flag}" for alg, m in measured.items() if not m.trusted) or (
@@ -224,7 +235,7 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
             "spread": max(m.spread for m in measured.values()),
             "spreads": {alg: m.spread for alg, m in measured.items()},
             "repeats": min(m.repeats for m in measured.values()),
-            "busy": first.busy, "flag": flag, "variant": variant,
+            "busy": first.busy, "pace": first.pace, "flag": flag, "variant": variant,
             "seconds": {alg: list(m.seconds) for alg, m in measured.items()},
             "rate_range": {alg: [m.work / max(m.seconds) / 1e9, m.work / min(m.seconds) / 1e9]
                            for alg, m in measured.items()},
@@ -396,7 +407,8 @@ def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None 
             for sim in sims.values():  # warm up (compile) at this thread count
                 sim.run(n)
             ms = measure_alternated({a: functools.partial(sim.run, n) for a, sim in sims.items()},
-                                    float(n) * sims["stepwise"].cells, min_repeats=repeats, warmup=False)
+                                    float(n) * sims["stepwise"].cells, min_repeats=repeats, warmup=False,
+                                    pace=_pace_probe("cpu", count))
             flag = "; ".join(f"{a}: {m.flag}" for a, m in ms.items() if not m.trusted)
             rows.append(ThreadLevel(count, ms["diamondtorre"].gcells, ms["stepwise"].gcells, flag))
     finally:

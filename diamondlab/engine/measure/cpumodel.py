@@ -75,7 +75,7 @@ from diamondlab.numerics import validate_order
 
 __all__ = [
     "BYTES_PER_UPDATE", "VARIANTS", "CPUNumbers", "CPUPrediction", "Level", "cache_sizes", "cpu_numbers",
-    "compute_rate", "machine_key", "measure_levels", "predict_cpu", "torre_columns",
+    "compute_rate", "machine_key", "machine_pace", "measure_levels", "predict_cpu", "torre_columns",
 ]
 
 #: The parts of a run's time that overlap (the largest counts): the in-cache rate's, measured with the
@@ -254,6 +254,54 @@ def measure_levels(sizes: dict[str, tuple[float, bool]], threads: int, traffic: 
         out.append(Level(name, capacity, m.rate, private))
         probes.append(m)
     return out, probes
+
+
+#: The pace probe (:func:`machine_pace`): bytes of its two arrays (past the last cache level, in the memory
+#: that a virtual machine's neighbours share too) and its timed calls (the fastest counts).
+PACE_BYTES = 2.0**26
+PACE_CALLS = 5
+
+
+def machine_pace(threads: int | None = None) -> float:
+    """This machine's pace now, for the measurement rule's ``pace`` probe
+    (:func:`~diamondlab.engine.measure.timing.measure_alternated`): ``b += a`` over :data:`PACE_BYTES` on
+    ``threads`` threads (default: Numba's), the fastest of :data:`PACE_CALLS` calls, over the fastest this
+    machine has given it (kept in the cache folder beside its numbers; a faster one raises it).
+
+    1.0 at its best; less where something slows the machine that no process of it shows (a virtual
+    machine's host and its other guests: BENCHMARKS.md, "diamondlab bench on the CPU five times").  The
+    first call on a machine is its own reference.
+
+    >>> 0.0 < machine_pace() <= 1.0
+    True
+    """
+    import time
+
+    threads = int(threads or _threads())
+    n = max(64, int(PACE_BYTES // 8 // threads)) * threads
+    a, b = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+    kernel = _repeat_add_parallel()
+    kernel(a, b, threads, 1)  # compiled, the pages touched
+    fastest = math.inf
+    for _ in range(PACE_CALLS):
+        t0 = time.perf_counter()
+        kernel(a, b, threads, 1)
+        fastest = min(fastest, time.perf_counter() - t0)
+    rate = 12.0 * n / max(fastest, 1e-9)
+    key = machine_key(threads).replace("|machine|", "|pace|", 1)
+    path = caches.cache_root() / caches.TUNINGS
+
+    def stored(data: dict) -> float:
+        entry = data.get(key)
+        value = entry.get("best") if isinstance(entry, dict) else None
+        return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
+
+    best = stored(caches.read_json(path))
+    if rate > best:
+        caches.record_entry(path, "tunings")
+        caches.update_json(path, lambda data: data.__setitem__(key, {"best": max(rate, stored(data))}))
+        best = rate
+    return min(1.0, rate / best)
 
 
 #: The kernels' media the in-cache rate is measured for (a layered model runs as ``"model"`` on the CPU).

@@ -27,10 +27,15 @@ missing it is unknown (None), and said so.
 The value (:class:`Measurement`): the seconds of every repeat, the work of
 one repeat (cell updates, or bytes for a bandwidth probe) and the load.
 Its ``rate`` is the median repeat's, its ``spread`` the interquartile
-range of the repeats' rates relative to the median.  It is *flagged*
-(:attr:`Measurement.flag`) when the spread is wider than
-:data:`WIDE_SPREAD` or other processes took more than :data:`BUSY_SHARE`
-of the machine: a figure, a panel or a bench line that shows a flagged
+range of the repeats' rates relative to the median.  A machine can also be
+slowed by what no process of it shows (a virtual machine's host and its
+other guests sharing the memory and the last cache level): where a *pace*
+probe is given (a callable: a short reference run's rate over the best
+this machine has given it, :func:`~diamondlab.engine.measure.cpumodel.machine_pace`
+on the CPU), it runs before and after, and the lower of the two is kept.
+It is *flagged* (:attr:`Measurement.flag`) when the spread is wider than
+:data:`WIDE_SPREAD`, other processes took more than :data:`BUSY_SHARE`
+of the machine or the pace was below :data:`SLOW_PACE`: a figure, a panel or a bench line that shows a flagged
 measurement says so (:attr:`Measurement.note`) instead of drawing a
 conclusion from it.
 
@@ -52,7 +57,8 @@ import numpy as np
 from diamondlab.engine.run.interrupts import held_while_compiling
 
 __all__ = [
-    "BUSY_SHARE", "MAX_REPEATS", "MIN_REPEATS", "MIN_SECONDS", "WIDE_SPREAD", "LoadProbe", "Measurement",
+    "BUSY_SHARE", "MAX_REPEATS", "MIN_REPEATS", "MIN_SECONDS", "SLOW_PACE", "WIDE_SPREAD", "LoadProbe",
+    "Measurement",
     "cpu_seconds", "flagged", "measure", "measure_alternated", "measure_backend", "time_repeats",
 ]
 
@@ -67,6 +73,8 @@ WIDE_SPREAD = 0.10
 #: A measurement during which other processes took more than this share of the machine's CPU time
 #: (all its cores) is "busy".
 BUSY_SHARE = 0.15
+#: A measurement whose machine ran a reference run below this fraction of its best there is "slowed".
+SLOW_PACE = 0.8
 
 
 def cpu_seconds(stat: str | None = None) -> float | None:
@@ -135,7 +143,9 @@ class Measurement:
     """Seconds of timed repeats of ``work`` units each (cell updates; bytes for a bandwidth probe).
 
     ``busy``: other processes' share of the machine's CPU time over the
-    measurement (:class:`LoadProbe`; None: unknown).
+    measurement (:class:`LoadProbe`; None: unknown).  ``pace``: the
+    machine's pace around it (a reference run's rate over its best on this
+    machine, the lower of before and after; None: not probed).
 
     >>> m = Measurement((2.0, 1.0, 4.0, 2.0, 2.0), 8e9, busy=0.02)
     >>> m.seconds_median, m.rate / 1e9, m.spread, m.flag
@@ -145,11 +155,14 @@ class Measurement:
     (0.75, True, True)
     >>> w.note
     '2 G/s, spread 75 % (wide), machine busy (others 50 % of its CPU): not a steady measurement'
+    >>> Measurement((1.0,) * 5, 1e9, busy=0.0, pace=0.6).note
+    '1 G/s, spread 0 %, machine slowed (a reference run at 60 % of its best here): not a steady measurement'
     """
 
     seconds: tuple[float, ...]
     work: float
     busy: float | None = None
+    pace: float | None = None
 
     @property
     def cell_updates(self) -> float:
@@ -193,9 +206,18 @@ class Measurement:
         return self.busy is not None and self.busy > BUSY_SHARE
 
     @property
+    def slowed(self) -> bool:
+        """Whether the machine ran a reference run below :data:`SLOW_PACE` of its best meanwhile."""
+        return self.pace is not None and self.pace < SLOW_PACE
+
+    @property
     def trusted(self) -> bool:
-        """Neither wide nor busy (an unknown load is not held against it, but :attr:`flag` says so)."""
-        return not (self.wide or self.busy_machine)
+        """Neither wide nor busy nor slowed (an unknown load is not held against it, but :attr:`flag`
+        says so)."""
+        return not (self.wide or self.busy_machine or self.slowed)
+
+    def _slowed_text(self) -> str:
+        return f"machine slowed (a reference run at {self.pace:.0%} of its best here)".replace("%", " %")
 
     @property
     def flag(self) -> str:
@@ -209,6 +231,8 @@ class Measurement:
             parts.append(f"spread {self.spread:.0%} (wide)".replace("%", " %"))
         if self.busy_machine:
             parts.append(f"machine busy (others {self.busy:.0%} of its CPU)".replace("%", " %"))
+        if self.slowed:
+            parts.append(self._slowed_text())
         if self.busy is None:
             parts.append("machine load unknown")
         return ", ".join(parts)
@@ -223,6 +247,8 @@ class Measurement:
             text += f", machine busy (others {self.busy:.0%} of its CPU)".replace("%", " %")
         elif self.busy is None:
             text += ", machine load unknown"
+        if self.slowed:
+            text += ", " + self._slowed_text()
         if not self.trusted:
             text += ": not a steady measurement"
         return text
@@ -280,7 +306,8 @@ def _nothing() -> None:
 def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchronize=None, *,
                        min_seconds: float = MIN_SECONDS, min_repeats: int = MIN_REPEATS,
                        max_repeats: int = MAX_REPEATS, cuda_events: bool = False,
-                       warmup: bool = True) -> dict[str, Measurement]:
+                       warmup: bool = True,
+                       pace: Callable[[], float | None] | None = None) -> dict[str, Measurement]:
     """Measure several runs by the rule (module contract), alternately: one :class:`Measurement` each.
 
     ``work``: the work of one call (one number for all, or a mapping by
@@ -288,7 +315,8 @@ def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchroni
     for).  Each run is called once to warm up, then the runs are called in
     turn until every one has :data:`MIN_REPEATS` repeats lasting
     :data:`MIN_SECONDS` together (``min_repeats``, ``min_seconds``), at most
-    ``max_repeats``.  The load is sampled over the whole interval.
+    ``max_repeats``.  The load is sampled over the whole interval; ``pace()``
+    (module contract), where given, is asked before and after it.
 
     >>> ms = measure_alternated({"a": lambda: None, "b": lambda: None}, 1.0, min_seconds=0, min_repeats=3)
     >>> [(name, m.repeats) for name, m in ms.items()]
@@ -305,6 +333,7 @@ def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchroni
         for run in runs.values():
             time_repeats(run, sync, 0, cuda_events)
     seconds: dict[str, list[float]] = {name: [] for name in runs}
+    paces = [pace()] if pace is not None else []
     probe = LoadProbe().start()
     while True:
         done = min(len(s) for s in seconds.values())
@@ -314,8 +343,10 @@ def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchroni
         for name, run in runs.items():
             seconds[name] += time_repeats(run, sync, 1, cuda_events, warmup=False)
     busy = probe.stop()
+    paces = [p for p in (*paces, pace() if pace is not None else None) if p is not None]
+    slowest = min(paces) if paces else None
     works = work if isinstance(work, Mapping) else dict.fromkeys(runs, work)
-    return {name: Measurement(tuple(s), float(works[name]), busy) for name, s in seconds.items()}
+    return {name: Measurement(tuple(s), float(works[name]), busy, slowest) for name, s in seconds.items()}
 
 
 def measure(run: Callable[[], object], work: float, synchronize=None, **rule) -> Measurement:
