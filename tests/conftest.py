@@ -61,8 +61,10 @@ def gpu_present() -> bool:
 
 def pytest_collection_modifyitems(config, items):
     # the long tests first (their order kept): xdist's workers start on them and end on short ones, so
-    # neither finishes a long test alone at the end of the run
-    items.sort(key=lambda item: "slow" not in item.keywords)
+    # neither finishes a long test alone at the end of the run; before them the ``first`` ones, one per
+    # worker: each compiles a set of kernels (the Yee CPU kernels of an order: 100 s) that later tests
+    # would otherwise wait for, a worker idle, while the other worker compiles them
+    items.sort(key=lambda item: ("first" not in item.keywords, "slow" not in item.keywords))
     gpu_items = [item for item in items if "gpu" in item.keywords]
     no_gpu_items = [item for item in items if "no_gpu" in item.keywords]
     if not gpu_items and not no_gpu_items:

@@ -19,6 +19,7 @@ def _state(sim):
     return [*sim.fields, sim.traces.copy(), b._j.copy(), *(p.copy() for p in b._psi)]
 
 
+@pytest.mark.first  # compiles the Yee CPU kernels of its order (100 s) on a worker of its own
 @pytest.mark.slow
 @pytest.mark.parametrize("order", [2, 4])
 def test_diamondtorre_equals_stepwise_with_periodic_y_and_z(order):
