@@ -302,8 +302,8 @@ def test_default_run_is_watchable():
 
 @pytest.mark.slow
 def test_rebuilding_the_lab_does_not_grow_memory(soak):
-    """Re-running the cell that builds the lab, 30 times: resident memory stays where it was (without
-    Lab.close, before issue 17: about 4 MiB more per lab, +110 MiB here)."""
+    """Re-running the cell that builds the lab, 12 times: resident memory stays where it was (without
+    Lab.close, before issue 17: about 4 MiB more per lab)."""
 
     def build():
         lab = Lab(shape=(48, 48, 48), order=2, size=2, nt=4, backend="cpu", paced=False)

@@ -173,9 +173,9 @@ def test_pause_and_reset_buttons(lab):
 
 @pytest.mark.slow
 def test_rebuilding_the_lab_does_not_grow_memory(soak):
-    """Re-running the cell that builds the Maxwell lab, 30 times, a sweep each: resident memory stays where
-    it was (+1.5 % measured).  A Drude sphere in a CPML on 40 x 32 x 32 cells: labs never closed keep their
-    simulations and figures, about 9 MiB each, +250 MiB here (+85 %)."""
+    """Re-running the cell that builds the Maxwell lab, 12 times, a sweep each: resident memory stays where
+    it was.  A Drude sphere in a CPML on 40 x 32 x 32 cells: labs never closed keep their simulations and
+    figures, about 9 MiB each."""
 
     def build():
         lab = MaxwellLab(**{**SMALL, "shape": (40, 32, 32)})
