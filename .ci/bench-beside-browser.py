@@ -88,7 +88,7 @@ def main() -> None:
                 for run in range(args.runs):
                     for row in bench(args.shape, args.orders, folder / f"bench{run}.json"):
                         kept = {k: row.get(k) for k in ("order", "dts", "nt", "diamondtorre", "stepwise",
-                                                        "spreads", "busy", "flag")}
+                                                        "spreads", "busy", "pace", "flag")}
                         rows.append({"run": run, **kept})
                         print(json.dumps(rows[-1]), flush=True)
                 browser.close()

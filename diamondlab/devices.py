@@ -189,8 +189,13 @@ class CUDATuning:
     #: grids of at least this many cells get the (ny, nz)-specialised sweep (5-16 % faster from 256^3
     #: up; a kernel compiled per (ny, nz), cached on disk, instead of one per (NO, DTS))
     specialise_min_cells: int = 2**24
-    #: tallest column at which a block keeps 255 registers a thread (NO=8 DTS=1 spills above it)
+    #: tallest column at which a block keeps 255 registers a thread (above it NO=8 DTS=1 keeps level n-1 in
+    #: shared memory: :data:`diamondlab.kernels.cuda.TALL_COLUMN_SEGMENTS`)
     full_register_nz: int = 256
+    #: tallest column on which the NO=8 sweep is chosen (``algorithm="auto"``): 512 cells measured 1.53x
+    #: stepwise with level n-1 in shared memory (512x512x1280, H100); taller blocks leave a thread fewer than
+    #: 128 registers (not measured)
+    tall_column_nz: int = 512
     #: tallest column for the sweeps with level n-1 in shared memory (NO=6 DTS=2): at 384 cells, capped
     #: at 168 registers, it still beat DTS=1 by a third (H200: 246.4 vs 183.5 G/s at 384^3)
     shared_previous_nz: int = 384

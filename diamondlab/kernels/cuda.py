@@ -16,7 +16,8 @@ and imports it; its kernels are compiled on first launch with Numba's disk
 cache (``cache=True``), so a second process reuses them.  The pairs built are
 :data:`SUPPORTED_SIZES` (the DTS values whose tile level n fits the register
 file, and level n-1 too or else shared memory:
-:data:`SHARED_PREVIOUS_SEGMENTS`); :func:`check_pair` raises ``ValueError``
+:data:`SHARED_PREVIOUS_SEGMENTS`, and :data:`TALL_COLUMN_SEGMENTS` on tall
+columns: :func:`sweep_segments`); :func:`check_pair` raises ``ValueError``
 for the rest.  A DiamondTorre block holds one whole z column, one z per
 thread: ``nz <= MAX_NZ`` and its shared memory within the device's limit
 (:func:`max_nz`, :func:`check_nz`); the sweep's register cap
@@ -65,6 +66,7 @@ __all__ = [
     "sweep_block",
     "sweep_register_cap",
     "sweep_events",
+    "sweep_segments",
     "sweep_shared_bytes",
     "unpack_rows",
 ]
@@ -80,6 +82,13 @@ SUPPORTED_SIZES: dict[int, tuple[int, ...]] = {2: (1, 2, 3, 4), 4: (1, 2), 6: (1
 #: fit in registers), with the number of z exchanges per tier (see
 #: :func:`~diamondlab.kernels.cuda_source.shared_layout`).
 SHARED_PREVIOUS_SEGMENTS: dict[tuple[int, int], int] = {(6, 2): 4}
+
+#: Pairs whose tile keeps level n-1 in shared memory on a column taller than the tuning's
+#: ``full_register_nz`` only (:func:`sweep_segments`): a block of more than 256 threads leaves a thread at
+#: most 128 registers, and NO=8 DTS=1's two levels spill there (1408 bytes a thread; 692 with level n-1 in
+#: shared memory; ptxas 13.5 offline).  512x512x1280 on an H100: 181.6 G/s against 85.4 with level n-1 in
+#: registers, stepwise 118.9 (1.53x); 2, 4 and 8 segments gave 161.9, 181.6, 175.5 (BENCHMARKS.md).
+TALL_COLUMN_SEGMENTS: dict[tuple[int, int], int] = {(8, 1): 4}
 
 #: Dynamic shared memory one block may use where no device can be asked (an H100's).
 MAX_SHARED_BYTES = H100.shared_per_block - 64
@@ -161,13 +170,33 @@ def sweep_block(nz: int) -> int:
     return -(-nz // warp) * warp
 
 
-def sweep_shared_bytes(order: int, size: int, nz: int) -> int:
-    """Dynamic shared memory of a sweep block: two z-exchange buffers (and level n-1).
+def sweep_segments(order: int, size: int, nz: int, tall: bool = True) -> int:
+    """The z-exchange segments of the sweep of ``(NO, DTS)`` on columns of ``nz`` cells: 0 where its tile's
+    level n-1 lives in registers, else the number of segments
+    (:func:`~diamondlab.kernels.cuda_source.shared_layout`): :data:`SHARED_PREVIOUS_SEGMENTS` on every
+    column, :data:`TALL_COLUMN_SEGMENTS` (with ``tall``) on a column taller than the tuning's
+    ``full_register_nz``.  The kernel module, its launch and every model of its block take this one value.
 
-    >>> sweep_shared_bytes(2, 3, 256), sweep_shared_bytes(6, 2, 256)
-    (39216, 114576)
+    >>> [sweep_segments(*case) for case in ((6, 2, 64), (8, 1, 256), (8, 1, 512), (2, 4, 512))]
+    [4, 0, 4, 0]
     """
-    nsp, ncg = shared_layout(order, size, SHARED_PREVIOUS_SEGMENTS.get((order, size), 0))
+    pair = (order, size)
+    if pair in SHARED_PREVIOUS_SEGMENTS:
+        return SHARED_PREVIOUS_SEGMENTS[pair]
+    if tall and pair in TALL_COLUMN_SEGMENTS and nz > cuda_tuning(current_gpu()).full_register_nz:
+        return TALL_COLUMN_SEGMENTS[pair]
+    return 0
+
+
+def sweep_shared_bytes(order: int, size: int, nz: int, tall: bool = True, segments: int | None = None) -> int:
+    """Dynamic shared memory of a sweep block: two z-exchange buffers (and level n-1: ``segments``, by
+    default :func:`sweep_segments`, whose ``tall`` it takes).
+
+    >>> sweep_shared_bytes(2, 3, 256), sweep_shared_bytes(6, 2, 256), sweep_shared_bytes(8, 1, 512)
+    (39216, 114576, 105024)
+    """
+    segments = sweep_segments(order, size, nz, tall) if segments is None else segments
+    nsp, ncg = shared_layout(order, size, segments)
     block = sweep_block(nz)
     return (2 * nsp * (block + order) + ncg * block) * 4
 
@@ -184,15 +213,18 @@ def shared_limit() -> int:
     return MAX_SHARED_BYTES if gpu is None else gpu.shared_per_block - 64
 
 
-def max_nz(order: int, size: int, limit: int | None = None) -> int:
-    """Tallest z column a DiamondTorre block of ``(NO, DTS)`` holds (shared memory ``limit``).
+def max_nz(order: int, size: int, limit: int | None = None, tall: bool = True) -> int:
+    """Tallest z column a DiamondTorre block of ``(NO, DTS)`` holds (shared memory ``limit``; ``tall=False``:
+    without the tall columns' layout, :func:`sweep_segments`).
 
     >>> max_nz(2, 3, MAX_SHARED_BYTES), max_nz(2, 4, MAX_SHARED_BYTES), max_nz(6, 2, MAX_SHARED_BYTES)
     (1024, 864, 512)
+    >>> max_nz(8, 1, MAX_SHARED_BYTES), max_nz(8, 1, MAX_SHARED_BYTES, tall=False)
+    (1024, 864)
     """
     limit = shared_limit() if limit is None else limit
     nz = MAX_NZ
-    while nz > 32 and sweep_shared_bytes(order, size, nz) > limit:
+    while nz > 32 and sweep_shared_bytes(order, size, nz, tall) > limit:
         nz -= 32
     return nz
 
@@ -372,7 +404,8 @@ def unpack_rows(prev, curr, shape, y0: int, y1: int, rows) -> None:
 def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
                  medium: str | None = None, points: bool = False, pipelined: bool = False,
-                 kappa_in_registers: bool = False, boundary_profiles: str = "held") -> ModuleType:
+                 kappa_in_registers: bool = False, boundary_profiles: str = "held",
+                 segments: int | None = None) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default: the
@@ -383,7 +416,8 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     ``kappa_in_registers`` shifted in registers with the tile) and ``points``
     (source and receiver events) select the physics variant; ``pipelined`` the
     sweep with tier-level waits; ``boundary_profiles`` where a boundary torre keeps its damping factors
-    (:class:`~diamondlab.kernels.cuda_source.TorreVariant`).
+    (:class:`~diamondlab.kernels.cuda_source.TorreVariant`); ``segments`` where the tile's level n-1 lives
+    (:func:`sweep_segments` of the grid's nz; default: the pair's :data:`SHARED_PREVIOUS_SEGMENTS`).
 
     Its kernels: ``stepwise_step``, ``apply_points`` and ``diamondtorre_sweep``, whose parameters
     it records by name (``STEPWISE_PARAMETERS``, ``POINTS_PARAMETERS``, ``SWEEP_PARAMETERS``;
@@ -393,16 +427,20 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     if max_registers is None:
         max_registers = cuda_tuning(current_gpu()).max_registers.get((order, size))
     sim = simulator_enabled()
+    preset = SHARED_PREVIOUS_SEGMENTS.get((order, size), 0)
+    segments = preset if segments is None else int(segments)
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory, medium=medium, points=points,
-                             pipelined=pipelined, segments=SHARED_PREVIOUS_SEGMENTS.get((order, size), 0),
+                             pipelined=pipelined, segments=segments,
                              kappa_in_registers=kappa_in_registers, boundary_profiles=boundary_profiles)
     variant = (f"_{medium}" if medium else "") + ("_kreg" if kappa_in_registers else "")
+    variant += "" if segments == preset else f"_s{segments}"
     variant += "" if boundary_profiles == "held" else f"_b{boundary_profiles.replace('_', '')}"
     variant += "_points" if points else ""
     variant += ("_pipelined" if pipelined else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
     module.compiled = {}
+    module.segments = segments  # its launches size the block's shared memory by it (launch_sweep)
     return module
 
 
@@ -621,7 +659,7 @@ def launch_sweep(module: ModuleType, order: int, size: int, F, G, shape, nt, sch
     done, counter = sync_arrays
     ntorres = len(torre_x0) if blocks is None else blocks
     block = sweep_block(nz)
-    shared = sweep_shared_bytes(order, size, nz)
+    shared = sweep_shared_bytes(order, size, nz, segments=module.segments)
     args = kernel_arguments(module.SWEEP_PARAMETERS, {
         "F": F, "G": G, "nx": nx, "ny": ny, "nz": nz, "nt": nt, "torre_x0": torre_x0, "torre_yc": torre_yc,
         "deps": deps, "done": done, "counter": counter, "ticket_base": np.int64(ticket_base),

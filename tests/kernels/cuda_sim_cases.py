@@ -11,6 +11,7 @@ first mismatch.  Importing it does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -34,11 +35,38 @@ CASES = [
     (4, 1, 5, (14, 15, 3), (5, 3), False, False, True, 2, 2),  # ... waiting every second tier
     (6, 2, 3, (32, 24, 3), (3, 2)),  # level n-1 in shared memory, z exchanged in 4 segments
     (6, 2, 3, (32, 24, 4), (3, 1), True, False, True, 2, 2),
+    # a tall column (over 4 cells here): NO=8 keeps level n-1 in shared memory (TALL_COLUMN_SEGMENTS)
+    (8, 1, 2, (18, 15, 5), (2, 1), True, False, None, None, None, 4),
 ]
 
 
+@contextlib.contextmanager
+def tall_columns_from(nz):
+    """The tuning's ``full_register_nz`` made ``nz`` (None: as it is), so that a tiny grid's column is a tall
+    one (:func:`diamondlab.kernels.cuda.sweep_segments`)."""
+    import dataclasses
+
+    from diamondlab.kernels import cuda as kernels
+
+    if nz is None:
+        yield
+        return
+    tuning = kernels.cuda_tuning
+    kernels.cuda_tuning = lambda gpu: dataclasses.replace(tuning(gpu), full_register_nz=nz)
+    try:
+        yield
+    finally:
+        kernels.cuda_tuning = tuning
+
+
 def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory=False,
-             pipelined=None, band=None, chunk=None) -> str:
+             pipelined=None, band=None, chunk=None, tall_from=None) -> str:
+    with tall_columns_from(tall_from):
+        return _run_case(order, size, nt, shape, heights, specialize, left_from_memory, pipelined, band,
+                         chunk)
+
+
+def _run_case(order, size, nt, shape, heights, specialize, left_from_memory, pipelined, band, chunk) -> str:
     import numpy as np
 
     from diamondlab.engine.backends.cpu import CPUBackend
@@ -74,7 +102,7 @@ def run_case(order, size, nt, shape, heights, specialize=False, left_from_memory
         raise AssertionError(f"NO={order} DTS={size}: CUDA vs CPU max relative diff {rel}")
     return (f"ok NO={order} DTS={size} Nt={nt} shape={shape} heights={heights} "
             f"specialized={specialize} left_from_memory={left_from_memory} pipelined={dt.pipelined} "
-            f"band={dt.band} chunk={dt.chunk} cpu_rel={rel:.1e}")
+            f"band={dt.band} chunk={dt.chunk} segments={dt.segments} cpu_rel={rel:.1e}")
 
 
 #: (NO, DTS, Nt, shape, sweep heights) run with a velocity model, a sponge, sources and receivers.
@@ -93,6 +121,7 @@ PHYSICS_CASES = [
     (2, 1, 2, (14, 12, 4), (2, 1), "sponge", False),  # calm torres: interior, no x or y damping
     (4, 1, 3, (12, 11, 4), (3, 1), "model", True, None, None, None, "sweep", True),  # K kept in registers
     (6, 1, 2, (16, 14, 3), (2, 1), "model", False, None, None, None, "sweep", True),  # rows narrower than ShS
+    (8, 1, 2, (18, 16, 5), (2, 1), "sponge", True, None, None, None, "sweep", None, None, 4),  # a tall column
 ]
 
 
@@ -114,7 +143,7 @@ def physics_inputs(shape, params, seed):
 
 def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=None,
                      band=None, chunk=None, launch="sweep", kappa_in_registers=None,
-                     boundary_profiles=None) -> str:
+                     boundary_profiles=None, tall_from=None) -> str:
     """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding.
 
     ``medium="layered"``: K per depth on the GPU and the CPU, the stepwise reference given the same K
@@ -132,8 +161,9 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     curr = rng.standard_normal(shape).astype(np.float32)
     options = {"pipelined": pipelined, "band": band, "chunk": chunk, "launch": launch,
                "kappa_in_registers": kappa_in_registers, "boundary_profiles": boundary_profiles}
-    backends = [CUDABackend(params, shape, size, nt, **options),
-                CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
+    with tall_columns_from(tall_from):
+        backends = [CUDABackend(params, shape, size, nt, **options),
+                    CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
     if not points:
         sources, receivers = [], []
     from diamondlab.media import Medium, damping_profiles
@@ -149,7 +179,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     for b, value in zip(backends, values, strict=True):
         b.set_physics(value, sources, receivers)
         b.set_fields(prev, curr)
-    backends[0].compile()
+    with tall_columns_from(tall_from):  # the kernel module is built on first use
+        backends[0].compile()
     traces = [[], [], []]
     for h in heights:  # DiamondTorre's traces are taken once, after all its sweeps are queued
         samples = rng.standard_normal((max(len(sources), 1), h)).astype(np.float32)
@@ -174,7 +205,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
             f"points={points} pipelined={backends[0].pipelined} band={backends[0].band} "
             f"chunk={backends[0].chunk} launch={backends[0].launch} "
             f"kappa_in_registers={backends[0].kappa_in_registers} "
-            f"boundary_profiles={backends[0].boundary_profiles} cpu_rel={rel:.1e}")
+            f"boundary_profiles={backends[0].boundary_profiles} segments={backends[0].segments} "
+            f"cpu_rel={rel:.1e}")
 
 
 def run_simulation() -> str:

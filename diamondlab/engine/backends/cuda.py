@@ -245,14 +245,15 @@ class CUDABackend(Backend):
     def choose_algorithm(cls, order: int, shape, medium: str = "constant") -> tuple[str, str]:
         """Stepwise for K per cell (``medium="model"``) at the orders where the model sweep measured
         slower (the tuning's ``stepwise_with_model``) and for NO=8 on a column taller than the tuning's
-        ``full_register_nz`` (its one tile, DTS=1, spills under the register cap of a block of more
-        than 256 threads); else DiamondTorre (ahead from 128^3 up: BENCHMARKS.md).  ``shape`` is
-        what the device runs (x and z swapped for a tall column)."""
-        tallest = cls.tuning().full_register_nz
+        ``tall_column_nz`` (its one tile, DTS=1, spills under the register cap of a block that large, even
+        with level n-1 in shared memory: :data:`~diamondlab.kernels.cuda.TALL_COLUMN_SEGMENTS`); else
+        DiamondTorre (ahead from 128^3 up, and at NO=8 on columns of 512 cells with level n-1 in shared
+        memory: BENCHMARKS.md).  ``shape`` is what the device runs (x and z swapped for a tall column)."""
+        tallest = cls.tuning().tall_column_nz
         if order == 8 and int(shape[2]) > tallest:
             return "stepwise", (
                 f"on this GPU a z column of {shape[2]} cells (over {tallest}) leaves the NO=8 sweep at most "
-                "128 registers a thread, which its tile overflows (0.73x stepwise measured at 512x512x1280); "
+                f"{65536 // int(shape[2]) // 8 * 8} registers a thread, which its tile overflows; "
                 "algorithm='diamondtorre' runs it anyway"
             )
         if medium == "model" and order in cls.tuning().stepwise_with_model:
@@ -303,10 +304,12 @@ class CUDABackend(Backend):
 
     @classmethod
     def swaps_xz(cls, order: int, shape) -> bool:
-        """A z column taller than a block of DTS=1 holds, and an x axis that fits one: swap them."""
+        """A z column taller than a block of DTS=1 holds, and an x axis that fits one: swap them (the block's
+        limit without the tall columns' layout, :func:`~diamondlab.kernels.cuda.sweep_segments`: a shorter
+        column keeps more registers a thread)."""
         from diamondlab.kernels.cuda import max_nz
 
-        limit = max_nz(order, 1)
+        limit = max_nz(order, 1, tall=False)
         return int(shape[2]) > limit >= int(shape[0])
 
     @classmethod
@@ -420,10 +423,12 @@ class CUDABackend(Backend):
                 )
         specialize = options.get("specialize")
         kappa_in_registers = options.get("kappa_in_registers")
+        previous_in_shared = kernels.sweep_segments(params.order, size, shape[2]) > 0
         if kappa_in_registers is None:
-            kappa_in_registers = (params.order, size) in tuning.kappa_in_registers
-        elif kappa_in_registers and (params.order, size) in kernels.SHARED_PREVIOUS_SEGMENTS:
-            raise ValueError(f"kappa_in_registers does not apply to NO={params.order} DTS={size}: its sweep "
+            kappa_in_registers = (params.order, size) in tuning.kappa_in_registers and not previous_in_shared
+        elif kappa_in_registers and previous_in_shared:
+            raise ValueError(f"kappa_in_registers does not apply to NO={params.order} DTS={size} on "
+                             f"columns of {shape[2]} cells: its sweep "
                              "keeps level n-1 in shared memory (use another DTS or leave it out)")
         return {
             "max_registers": options.get("max_registers"),
@@ -456,6 +461,7 @@ class CUDABackend(Backend):
         self._left_from_memory = options["left_from_memory"]
         self.kappa_in_registers = options["kappa_in_registers"]
         self.boundary_profiles = options["boundary_profiles"]
+        self.segments = kernels.sweep_segments(params.order, size, shape[2])  # where level n-1 lives
         self._kernels = None  # the variant's module, selected on first use (after set_physics)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
         self._bare = cuda.to_device(np.ascontiguousarray(bare_weights(params.order), dtype=np.float32))
@@ -601,7 +607,7 @@ class CUDABackend(Backend):
                 order, self.size, cap, self.shape[1:] if self.specialized else None, self._left_from_memory,
                 medium=medium, points=self._points is not None, pipelined=self.pipelined,
                 kappa_in_registers=self.kappa_in_registers and medium == "model",
-                boundary_profiles=self.boundary_profiles if medium else "held",
+                boundary_profiles=self.boundary_profiles if medium else "held", segments=self.segments,
             )
         return self._kernels
 

@@ -164,8 +164,8 @@ def cuda_backend_efficiency(backend) -> tuple[int, float]:
     order, size, nz = backend.params.order, backend.size, backend.shape[2]
     res = backend.resources() or {}
     arch = current_gpu() or H100
-    slots = resident_blocks(res.get("registers", 255), sweep_block(nz),
-                            sweep_shared_bytes(order, size, nz) + res.get("shared_bytes", 0), arch=arch)
+    shared = sweep_shared_bytes(order, size, nz, segments=backend.segments) + res.get("shared_bytes", 0)
+    slots = resident_blocks(res.get("registers", 255), sweep_block(nz), shared, arch=arch)
     opts = backend.options
     eff = sweep_efficiency(order, size, backend.nt, backend.shape, slots, opts["pipelined"],
                            opts["band"] or None, opts["chunk"])
