@@ -244,17 +244,24 @@ class CUDABackend(Backend):
     @classmethod
     def choose_algorithm(cls, order: int, shape, medium: str = "constant") -> tuple[str, str]:
         """Stepwise for K per cell (``medium="model"``) at the orders where the model sweep measured
-        slower (the tuning's ``stepwise_with_model``) and for NO=8 on a column taller than the tuning's
+        slower (the tuning's ``stepwise_with_model``), for NO=8 on a column taller than the tuning's
         ``tall_column_nz`` (its one tile, DTS=1, spills under the register cap of a block that large, even
-        with level n-1 in shared memory: :data:`~diamondlab.kernels.cuda.TALL_COLUMN_SEGMENTS`); else
-        DiamondTorre (ahead from 128^3 up, and at NO=8 on columns of 512 cells with level n-1 in shared
-        memory: BENCHMARKS.md).  ``shape`` is what the device runs (x and z swapped for a tall column)."""
+        with level n-1 in shared memory: :data:`~diamondlab.kernels.cuda.TALL_COLUMN_SEGMENTS`) and for
+        NO=8 with K per cell on any column over ``full_register_nz``; else DiamondTorre (ahead from 128^3
+        up, and at NO=8 on columns of 512 cells with level n-1 in shared memory: BENCHMARKS.md).
+        ``shape`` is what the device runs (x and z swapped for a tall column)."""
         tallest = cls.tuning().tall_column_nz
         if order == 8 and int(shape[2]) > tallest:
             return "stepwise", (
                 f"on this GPU a z column of {shape[2]} cells (over {tallest}) leaves the NO=8 sweep at most "
                 f"{65536 // int(shape[2]) // 8 * 8} registers a thread, which its tile overflows; "
                 "algorithm='diamondtorre' runs it anyway"
+            )
+        if order == 8 and medium == "model" and int(shape[2]) > cls.tuning().full_register_nz:
+            return "stepwise", (
+                f"on this GPU the NO=8 sweep on a z column of {shape[2]} cells, with level n-1 in shared "
+                "memory and K per cell, ran 0.88x stepwise (512x512x1280); algorithm='diamondtorre' runs it "
+                "anyway"
             )
         if medium == "model" and order in cls.tuning().stepwise_with_model:
             return "stepwise", (
