@@ -250,11 +250,13 @@ class CUDABackend(Backend):
         NO=8 with K per cell on any column over ``full_register_nz``; else DiamondTorre (ahead from 128^3
         up, and at NO=8 on columns of 512 cells with level n-1 in shared memory: BENCHMARKS.md).
         ``shape`` is what the device runs (x and z swapped for a tall column)."""
+        from diamondlab.kernels.cuda import sweep_register_cap
+
         tallest = cls.tuning().tall_column_nz
         if order == 8 and int(shape[2]) > tallest:
             return "stepwise", (
                 f"on this GPU a z column of {shape[2]} cells (over {tallest}) leaves the NO=8 sweep at most "
-                f"{65536 // int(shape[2]) // 8 * 8} registers a thread, which its tile overflows; "
+                f"{sweep_register_cap(8, 1, int(shape[2]))} registers a thread, which its tile overflows; "
                 "algorithm='diamondtorre' runs it anyway"
             )
         if order == 8 and medium == "model" and int(shape[2]) > cls.tuning().full_register_nz:
