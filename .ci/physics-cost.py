@@ -3,6 +3,7 @@
     python .ci/physics-cost.py [cuda|cpu] [SHAPE ...] [--orders 2 8] [--sweeps 8] [--repeats 3]
         [--cases constant sponge ...] [--size DTS] [--dt-options JSON]
         [--calm-only | --no-calm | --bare-boundary]     (probes of the CUDA sweep's torre functions)
+        [--fma | --fma-medium]                          (probes of the cell update's form, both algorithms)
 
 For each grid and order it times (``Simulation.run``, medians, both algorithms
 alternated in one process) the constant medium, the sponge alone, one source,
@@ -16,11 +17,13 @@ DiamondTorre backend with all three, the sweep kernel alone (one
 BENCHMARKS.md ("Physics at full speed", "where the acoustic sponge's cost is
 not").  The probes change the generated CUDA sweep (see their help): they time
 kernels that compute wrong values where their condition does not hold, so only
-their rates and resources mean anything.
+their rates and resources mean anything.  Every row says whether DiamondTorre
+equalled stepwise bit for bit after the timed runs (``equal``).
 """
 
 import argparse
 import json
+import re
 import statistics
 import time
 import warnings
@@ -52,10 +55,46 @@ parser.add_argument("--bare-boundary", action="store_true",
                     help="probe: the sweep's boundary torres run the constant medium's boundary torre (no "
                          "K, no damping: wrong values, the same loads, stores and guards), so that the "
                          "boundary torre's damped update is told from the calm torre's")
+parser.add_argument("--fma", action="store_true",
+                    help="probe: the constant medium's cell update as u+ = (c0 + 2) u - u- + sum c_d S_d "
+                         "(one fused multiply-add a term, three instructions a cell fewer) in both "
+                         "algorithms' kernels: values differ from the engine's by float32 rounding, "
+                         "DT == SW still holds")
+parser.add_argument("--fma-medium", action="store_true",
+                    help="probe: --fma, and the medium's update as "
+                         "u+ = ((K c0 + 2) u - a u- + sum K c_d S_d) r")
 parser.add_argument("--dt-options", type=json.loads, default=None,
                     help='DiamondTorre backend_options, JSON (e.g. \'{"max_registers": 168}\')')
 args = parser.parse_args()
 warnings.simplefilter("ignore", SourceTimingWarning)
+if args.fma or args.fma_medium:
+    import diamondlab.kernels.cuda as cuda_kernels_module
+
+    generate_plain = cuda_kernels_module.generate_source
+
+    def fma_source(*a, **k):
+        """The generated kernels with the constant medium's update in fused form (probe)."""
+        source = generate_plain(*a, **k)
+        start = source.index("def cell_update(")
+        end = source.index("def cell_update_medium(")
+        body = source[start:end]
+        fused = body.replace("    lap = c0 * f0\n", "    lap = (c0 + np.float32(2.0)) * f0 - g\n", 1)
+        fused = fused.replace("    return ((f0 + f0) - g) + lap\n", "    return lap\n", 1)
+        assert fused.count("lap = (c0 +") == 1 and "return lap" in fused, body
+        source = source[:start] + fused + source[end:]
+        if args.fma_medium:
+            start = source.index("def cell_update_medium(")
+            end = source.index("\n\n\n", start)
+            body = source[start:end]
+            fused = body.replace("    lap = c0 * f0\n",
+                                 "    lap = (kap * c0 + np.float32(2.0)) * f0 - a * g\n", 1)
+            fused = re.sub(r"lap = lap \+ (c\d) \*", r"lap = lap + (kap * \1) *", fused)
+            fused = fused.replace("    return (((f0 + f0) - a * g) + kap * lap) * r", "    return lap * r", 1)
+            assert "return lap * r" in fused and "(kap * c1)" in fused, body
+            source = source[:start] + fused + source[end:]
+        return source
+
+    cuda_kernels_module.generate_source = fma_source
 if args.calm_only or args.no_calm or args.bare_boundary:
     import diamondlab.kernels.cuda as cuda_kernels_module
 
@@ -152,6 +191,7 @@ for text in args.shapes:
                 for alg, sim in sims.items():
                     seconds[alg].append(sim.run(steps).seconds)
             rate = {alg: steps * np.prod(shape) / statistics.median(s) / 1e9 for alg, s in seconds.items()}
+            equal = np.array_equal(sims["diamondtorre"].field, sims["stepwise"].field)  # the same steps run
             be = sims["diamondtorre"].backend
             kernel = []
             for _ in range(args.repeats):
@@ -168,5 +208,5 @@ for text in args.shapes:
             print(f"{text} NO={order} DTS={be.size} Nt={be.nt} {name:>15}: "
                   f"DT {dt:7.1f} ({dt / base['diamondtorre'] - 1:+.0%})"
                   f"  SW {sw:7.1f} ({sw / base['stepwise'] - 1:+.0%})  ratio {dt / sw:5.2f}"
-                  f"  | DT sweeps alone {krate:7.1f}  {be.options} {resources}", flush=True)
+                  f"  equal {equal} | DT sweeps alone {krate:7.1f}  {be.options} {resources}", flush=True)
             del sims, be
