@@ -1,7 +1,7 @@
 """Where the time of a run with physics goes: one term at a time, DiamondTorre and stepwise, on one grid.
 
     python .ci/physics-cost.py [cuda|cpu] [SHAPE ...] [--orders 2 8] [--sweeps 8] [--repeats 3]
-        [--cases constant sponge ...] [--size DTS] [--dt-options JSON]
+        [--cases constant sponge ...] [--size DTS] [--dt-options JSON] [--against JSON]
         [--calm-only | --no-calm | --bare-boundary]     (probes of the CUDA sweep's torre functions)
         [--fma | --fma-medium]                          (probes of the cell update's form, both algorithms)
 
@@ -65,6 +65,10 @@ parser.add_argument("--fma-medium", action="store_true",
                          "u+ = ((K c0 + 2) u - a u- + sum K c_d S_d) r")
 parser.add_argument("--dt-options", type=json.loads, default=None,
                     help='DiamondTorre backend_options, JSON (e.g. \'{"max_registers": 168}\')')
+parser.add_argument("--against", type=json.loads, default=None,
+                    help="a second DiamondTorre run with these backend_options (JSON) timed in the same "
+                         "process, alternated with the first and stepwise: its rate, its ratio to the first "
+                         "and whether it equalled stepwise")
 args = parser.parse_args()
 warnings.simplefilter("ignore", SourceTimingWarning)
 if args.fma or args.fma_medium:
@@ -173,10 +177,13 @@ for text in args.shapes:
         for name, physics in cases(shape).items():
             if args.cases and name not in args.cases:
                 continue
-            sims = {alg: Simulation(shape, order, backend=args.backend, algorithm=alg, initial=initial,
-                                    backend_options=args.dt_options if alg == "diamondtorre" else None,
-                                    size=args.size if alg == "diamondtorre" else None,
-                                    **physics) for alg in ("diamondtorre", "stepwise")}
+            runs = {"diamondtorre": ("diamondtorre", args.dt_options), "stepwise": ("stepwise", None)}
+            if args.against is not None:
+                runs["against"] = ("diamondtorre", args.against)
+            sims = {key: Simulation(shape, order, backend=args.backend, algorithm=alg, initial=initial,
+                                    backend_options=options, **physics,
+                                    size=args.size if alg == "diamondtorre" else None)
+                    for key, (alg, options) in runs.items()}
             if name in KEPT_AXES:
                 for sim in sims.values():
                     keep_sponge_axes(sim, KEPT_AXES[name])
@@ -209,4 +216,10 @@ for text in args.shapes:
                   f"DT {dt:7.1f} ({dt / base['diamondtorre'] - 1:+.0%})"
                   f"  SW {sw:7.1f} ({sw / base['stepwise'] - 1:+.0%})  ratio {dt / sw:5.2f}"
                   f"  equal {equal} | DT sweeps alone {krate:7.1f}  {be.options} {resources}", flush=True)
+            if "against" in sims:
+                b = sims["against"].backend
+                print(f"{text} NO={order} DTS={b.size} Nt={b.nt} {name:>15}: against {rate['against']:7.1f}"
+                      f" ({rate['against'] / dt - 1:+.1%} of DT)  equal "
+                      f"{np.array_equal(sims['against'].field, sims['stepwise'].field)}"
+                      f"  {b.options} {b.resources() if hasattr(b, 'resources') else ''}", flush=True)
             del sims, be

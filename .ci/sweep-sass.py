@@ -1,6 +1,6 @@
 """The acoustic sweep's SASS offline (no GPU): instructions per tier of each torre loop, by opcode.
 
-    python .ci/sweep-sass.py ORDER [constant|sponge] [--yz NY,NZ] [--out DIR]
+    python .ci/sweep-sass.py ORDER [constant|sponge] [--yz NY,NZ] [--out DIR] [--options JSON]
 
 Records the sweep the engine builds for a small grid under the CUDA simulator (its argument types and
 generator options), generates the same kernel for the GPU (specialised for ``--yz`` as the engine does
@@ -14,6 +14,7 @@ loops), its length and its opcode counts.  Needs the CUDA 13 compiler wheels in 
 
 import argparse
 import collections
+import json
 import os
 import pickle
 import re
@@ -76,6 +77,9 @@ def main() -> None:
     parser.add_argument("medium", nargs="?", default="constant", choices=("constant", "sponge"))
     parser.add_argument("--yz", default=None, help="NY,NZ: the sweep specialised for this grid")
     parser.add_argument("--out", default=None, help="keep the .ptx, .cubin and .sass here")
+    parser.add_argument("--options", type=json.loads, default={},
+                        help="generator options over the engine's, JSON "
+                             '(e.g. \'{"exchange_barrier": "neighbours"}\')')
     parser.add_argument("--record", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.record:  # the child process, under the simulator
@@ -105,6 +109,7 @@ def main() -> None:
             options["segments"] = SHARED_PREVIOUS_SEGMENTS.get((order, size), 0)
         if args.yz:
             options["yz"] = tuple(int(v) for v in args.yz.split(","))
+        options.update(args.options)
         cap = cap or 128
         print(f"NO={order} DTS={size} cap={cap} {options}", flush=True)
         module = load_generated(generate_source(order, size, max_registers=cap, **options), "sass_probe")

@@ -174,6 +174,9 @@ class CUDATuning:
     #: where the boundary torres of a sweep with a medium keep their damping factors, per (NO, DTS) where
     #: not ``"held"`` (:class:`~diamondlab.kernels.cuda_source.TorreVariant`)
     boundary_profiles: dict = field(default_factory=dict)
+    #: what a sweep's z exchange waits for: ``"block"`` (every warp) or ``"neighbours"`` (the warps above and
+    #: below; :class:`~diamondlab.kernels.cuda_source.TorreVariant`)
+    exchange_barrier: str = "block"
     #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre waits
     pipelined: dict = field(default_factory=dict)
     #: register cap of the generic sweep per (NO, DTS) (128: two 256-thread blocks a multiprocessor)

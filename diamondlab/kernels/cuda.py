@@ -284,6 +284,40 @@ def ldcg_intrinsic():
     return ldcg
 
 
+@functools.cache
+def bar_sync_intrinsic():
+    """``bar_sync(barrier, count)``: PTX ``bar.sync barrier, count`` (a named barrier of ``count`` threads).
+
+    Numba has only the block's barrier (``cuda.syncthreads``, barrier 0).  The
+    sweep's neighbour exchange (:class:`~diamondlab.kernels.cuda_source.TorreVariant`
+    ``exchange_barrier="neighbours"``) syncs pairs of warps on barriers
+    ``1..15``; every thread of a warp calls it with the same values.  The
+    call clobbers memory, so the compiler moves no shared load or store
+    across it.
+    """
+    from llvmlite import ir
+    from numba.core import types as nbtypes
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def bar_sync(typingctx, barrier, count):
+        if not (isinstance(barrier, nbtypes.Integer) and isinstance(count, nbtypes.Integer)):
+            return None
+        signature = nbtypes.void(barrier, count)
+
+        def codegen(context, builder, sig, args):
+            values = [context.cast(builder, v, t, nbtypes.int32) for v, t in zip(args, sig.args, strict=True)]
+            i32 = ir.IntType(32)
+            asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [i32, i32]), "bar.sync $0, $1;",
+                               "r,r,~{memory}", side_effect=True)
+            builder.call(asm, values, attrs=("convergent",))
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    return bar_sync
+
+
 def sweep_register_cap(order: int, size: int, nz: int, requested: int | None = None,
                        specialised: bool = False, medium: bool = False) -> int | None:
     """Register cap of the sweep kernel for columns of ``nz`` cells.
@@ -405,7 +439,7 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
                  medium: str | None = None, points: bool = False, pipelined: bool = False,
                  kappa_in_registers: bool = False, boundary_profiles: str = "held",
-                 segments: int | None = None) -> ModuleType:
+                 segments: int | None = None, exchange_barrier: str = "block") -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default: the
@@ -417,7 +451,8 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     (source and receiver events) select the physics variant; ``pipelined`` the
     sweep with tier-level waits; ``boundary_profiles`` where a boundary torre keeps its damping factors
     (:class:`~diamondlab.kernels.cuda_source.TorreVariant`); ``segments`` where the tile's level n-1 lives
-    (:func:`sweep_segments` of the grid's nz; default: the pair's :data:`SHARED_PREVIOUS_SEGMENTS`).
+    (:func:`sweep_segments` of the grid's nz; default: the pair's :data:`SHARED_PREVIOUS_SEGMENTS`);
+    ``exchange_barrier`` what a tier's z exchange waits for (the block, or the neighbouring warps).
 
     Its kernels: ``stepwise_step``, ``apply_points`` and ``diamondtorre_sweep``, whose parameters
     it records by name (``STEPWISE_PARAMETERS``, ``POINTS_PARAMETERS``, ``SWEEP_PARAMETERS``;
@@ -432,11 +467,13 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     source = generate_source(order, size, max_registers=max_registers, simulator=sim, yz=yz,
                              left_from_memory=left_from_memory, medium=medium, points=points,
                              pipelined=pipelined, segments=segments,
-                             kappa_in_registers=kappa_in_registers, boundary_profiles=boundary_profiles)
+                             kappa_in_registers=kappa_in_registers, boundary_profiles=boundary_profiles,
+                             exchange_barrier=exchange_barrier)
     variant = (f"_{medium}" if medium else "") + ("_kreg" if kappa_in_registers else "")
     variant += "" if segments == preset else f"_s{segments}"
     variant += "" if boundary_profiles == "held" else f"_b{boundary_profiles.replace('_', '')}"
     variant += "_points" if points else ""
+    variant += "_nbar" if exchange_barrier == "neighbours" else ""
     variant += ("_pipelined" if pipelined else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
     module.compiled = {}

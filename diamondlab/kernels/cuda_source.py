@@ -111,6 +111,11 @@ class _Emitter:
 
 #: Where a boundary torre's damping factors live (:class:`TorreVariant`).
 BOUNDARY_PROFILES = ("held", "x_at_use", "at_use")
+#: What a tier's z exchange waits for (:class:`TorreVariant`): the whole block, or the neighbouring warps.
+EXCHANGE_BARRIERS = ("block", "neighbours")
+#: The most warps a block may have with ``exchange_barrier="neighbours"`` (pairs of warps on the named
+#: barriers 1..15; barrier 0 is the block's).
+NEIGHBOUR_BARRIER_WARPS = 16
 
 @dataclass(frozen=True)
 class TorreVariant:
@@ -144,6 +149,14 @@ class TorreVariant:
     registers; ``"x_at_use"`` loads the x factors in each cell's update instead,
     ``"at_use"`` both (one value for the whole block, so one load a warp: fewer
     live registers against more load instructions; the same values either way).
+    ``exchange_barrier``: after a group's cells are in shared memory, ``"block"``
+    waits for every thread of the block (``syncthreads``); ``"neighbours"`` only
+    for the warps whose rows the z derivative reads (the warp above and the one
+    below, ``ShS < 32``): warp ``w`` syncs on the named barrier of the pair
+    ``(w, w + 1)`` and of ``(w - 1, w)``, even warps the upper pair first, odd
+    warps the lower, so that a slow warp holds up its neighbours, not the
+    block.  Safe with the double buffer: a warp writes a buffer again only
+    after its neighbours passed the next barrier, so after they read it.
     """
 
     interior: bool
@@ -155,6 +168,7 @@ class TorreVariant:
     kappa_in_registers: bool = False
     calm: bool = False
     boundary_profiles: str = "held"
+    exchange_barrier: str = "block"
 
     def check(self, plan: TilePlan) -> None:
         """``ValueError`` for a combination no sweep builds."""
@@ -163,6 +177,9 @@ class TorreVariant:
                              "(segments=0)")
         if self.calm and not (self.medium and self.interior):
             raise ValueError("a calm torre is an interior torre with a medium")
+        if self.exchange_barrier not in EXCHANGE_BARRIERS:
+            raise ValueError(f"exchange_barrier must be one of {EXCHANGE_BARRIERS}; "
+                             f"got {self.exchange_barrier!r}")
         if self.boundary_profiles not in BOUNDARY_PROFILES:
             raise ValueError(f"boundary_profiles must be one of {BOUNDARY_PROFILES}; "
                              f"got {self.boundary_profiles!r}")
@@ -290,6 +307,13 @@ class _TorrePrinter:
         e(0, f"def {name}({_torre_parameters(self.plan.tile.order, var.medium, var.points, var.pipelined)}):")
         e(1, "sx = ny * nz")
         e(1, "bufsize = stride * NSP")
+        if var.exchange_barrier == "neighbours":  # the named barriers of the pairs (w, w +- 1); 0: none
+            e(1, "wi = tz // 32")
+            e(1, "nwarps = (stride - 2 * SHS + 31) // 32")
+            e(1, "wa = wi + 1 - 2 * (wi % 2)")  # even warps: the upper pair first
+            e(1, "wb = 2 * wi - wa")
+            e(1, "bar_a = min(wi, wa) + 1 if wa >= 0 and wa < nwarps else 0")
+            e(1, "bar_b = min(wi, wb) + 1 if wb >= 0 and wb < nwarps else 0")
         if self.in_shared:
             e(1, "sb0 = (tz + SHS) * NSP")
             e(1, "sb1 = sb0 + bufsize")
@@ -382,7 +406,7 @@ class _TorrePrinter:
         index = {c: j for j, c in enumerate(group)}
         for (u, v), j in index.items():
             e(2, f"{self.zshared(buf, j)} = pick(active, {_f(u, v)}, ZERO)")
-        e(2, "cuda.syncthreads()")
+        e(2, "neighbour_sync(bar_a, bar_b)" if var.exchange_barrier == "neighbours" else "cuda.syncthreads()")
         for (u, v), j in index.items():
             self.update(u, v, j, buf)
 
@@ -496,6 +520,21 @@ def store_if(B, i, value, ok):
 '''
 
 
+def _neighbour_sync(simulator: bool) -> str:
+    """Source of ``neighbour_sync(bar_a, bar_b)``: a warp's two pair barriers (0: none; a lone warp syncs
+    its lanes).  The simulator has no named barriers: there it is the block's barrier, which orders more."""
+    head, body = "", "    cuda.syncthreads()"
+    if not simulator:
+        head = ("from diamondlab.kernels.cuda import bar_sync_intrinsic\n\n"
+                "BAR_SYNC = bar_sync_intrinsic()\n\n\n")
+        body = ("    if bar_a > 0:\n        BAR_SYNC(bar_a, 64)\n"
+                "    if bar_b > 0:\n        BAR_SYNC(bar_b, 64)\n"
+                "    if bar_a == 0 and bar_b == 0:\n        cuda.syncwarp()")
+    return (head + "@cuda.jit(device=True)\ndef neighbour_sync(bar_a, bar_b):\n"
+            '    """Wait for the neighbouring warps (TorreVariant exchange_barrier="neighbours")."""\n'
+            f"{body}\n\n")
+
+
 def guarded_access(simulator: bool) -> str:
     """Source of ``pick``, ``load_if`` (``ld.global.cg`` on a GPU), ``load_ro_if`` and ``store_if`` for a
     generated module (which defines ``ZERO`` and, on a GPU, ``LDCG`` and ``uint64``).
@@ -545,6 +584,7 @@ def cell_update_medium(f0, g, kap, a, r, {coeff_args}, {nb_args}):
 
 {guarded_access}
 
+{neighbour_sync}
 @cuda.jit(device=True)
 def lower(a, b):
     """The smaller of two profile values (exact: any grouping of min gives the same float)."""
@@ -788,6 +828,7 @@ def generate_source(
     segments: int = 0,
     kappa_in_registers: bool = False,
     boundary_profiles: str = "held",
+    exchange_barrier: str = "block",
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -835,6 +876,10 @@ def generate_source(
     boundary_profiles : {"held", "x_at_use", "at_use"}
         With a ``medium``: where the boundary torre's damping factors live
         (:class:`TorreVariant`).
+    exchange_barrier : {"block", "neighbours"}
+        What the sweep's z exchange waits for (:class:`TorreVariant`); with
+        ``"neighbours"`` the kernel must be launched on blocks of at most
+        :data:`NEIGHBOUR_BARRIER_WARPS` warps.
 
     Examples
     --------
@@ -848,7 +893,7 @@ def generate_source(
     plan = TilePlan(DiamondTile(order, size), segments, left_from_memory)
     variant = TorreVariant(interior=True, sim=simulator, yz=yz, medium=medium, points=points,
                            pipelined=pipelined, kappa_in_registers=kappa_in_registers,
-                           boundary_profiles=boundary_profiles)
+                           boundary_profiles=boundary_profiles, exchange_barrier=exchange_barrier)
     nb_args = ", ".join(f"x{d}m, x{d}p, y{d}m, y{d}p, z{d}m, z{d}p" for d in range(1, shs + 1))
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     lap = "\n".join(
@@ -869,6 +914,7 @@ def generate_source(
             simnote=" (simulator)" if simulator else "",
             ldcg_import="" if simulator else _LDCG_IMPORT,
             guarded_access=guarded_access(simulator),
+            neighbour_sync=_neighbour_sync(simulator) if exchange_barrier == "neighbours" else "",
         ),
         *(_TorrePrinter(plan, replace(variant, interior=interior)).print(name) + "\n"
           for name, interior in (("torre_interior", True), ("torre_boundary", False))),

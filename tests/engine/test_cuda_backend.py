@@ -285,6 +285,31 @@ def test_boundary_profiles_are_checked_before_any_work():
         CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, boundary_profiles="in_shared")
 
 
+def test_exchange_barrier_is_checked_before_any_work():
+    with pytest.raises(ValueError, match=r"exchange_barrier must be one of \('block', 'neighbours'\); "
+                                         r"got 'warp'"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, exchange_barrier="warp")
+    with pytest.raises(ValueError, match=r"exchange_barrier='neighbours' needs columns of at most 512 cells; "
+                                         r"got nz=600"):
+        CUDABackend(WaveParameters(order=2), (16, 16, 600), 1, 4, exchange_barrier="neighbours")
+
+
+#: (NO, DTS, Nt, shape): the z exchange on named barriers with 1, 7 and 16 warps a block
+GPU_NEIGHBOUR_CASES = [(2, 4, 8, (70, 66, 32)), (4, 2, 7, (45, 61, 200)), (8, 1, 16, (40, 41, 512)),
+                       (6, 2, 16, (60, 61, 100))]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU_NEIGHBOUR_CASES, ids=lambda c: "-".join(map(str, c)).replace(" ", ""))
+def test_gpu_neighbour_exchange_equals_stepwise_and_cpu(case):
+    """The tier's z exchange waiting only for the neighbouring warps (``exchange_barrier="neighbours"``):
+    DiamondTorre == stepwise bit for bit with a velocity model, a sponge and points, 80 steps."""
+    order, size, nt, shape = case
+    heights = (nt,) * (80 // nt) + ((80 % nt,) if 80 % nt else ())
+    print(_sim_cases().run_physics_case(order, size, nt, shape, heights, "model", True,
+                                        exchange_barrier="neighbours"))
+
+
 @pytest.mark.gpu
 def test_gpu_per_stage_launches_equal_the_one_launch_sweep():
     """The paper's scheme (a launch per stage) on the GPU: DiamondTorre == stepwise bit for bit, 60 steps,

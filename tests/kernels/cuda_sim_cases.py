@@ -113,7 +113,9 @@ PHYSICS_CASES = [
     (8, 1, 2, (18, 16, 3), (2,)),
     (2, 1, 3, (9, 8, 4), (3, 1), None, True),  # points only (constant K, no sponge)
     (2, 1, 2, (8, 9, 4), (2, 1), "model", False),  # medium only
-    (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True, None, None, "sweep", None, "x_at_use"),  # tier waits
+    # tier waits; the z exchange waiting for the neighbouring warps (named barriers: the block's here)
+    (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True, None, None, "sweep", None, "x_at_use", None,
+     "neighbours"),
     (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2),  # diagonal bands of 3, chunks of 2
     (6, 2, 2, (30, 23, 3), (2, 1), "model", True, True, 2, 1),  # level n-1 in shared memory
     (2, 1, 3, (11, 10, 4), (3, 2), "model", True, False, None, None, "per-stage"),  # a launch per stage
@@ -143,7 +145,7 @@ def physics_inputs(shape, params, seed):
 
 def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=None,
                      band=None, chunk=None, launch="sweep", kappa_in_registers=None,
-                     boundary_profiles=None, tall_from=None) -> str:
+                     boundary_profiles=None, tall_from=None, exchange_barrier=None) -> str:
     """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding.
 
     ``medium="layered"``: K per depth on the GPU and the CPU, the stepwise reference given the same K
@@ -160,7 +162,8 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     prev = rng.standard_normal(shape).astype(np.float32)
     curr = rng.standard_normal(shape).astype(np.float32)
     options = {"pipelined": pipelined, "band": band, "chunk": chunk, "launch": launch,
-               "kappa_in_registers": kappa_in_registers, "boundary_profiles": boundary_profiles}
+               "kappa_in_registers": kappa_in_registers, "boundary_profiles": boundary_profiles,
+               "exchange_barrier": exchange_barrier}
     with tall_columns_from(tall_from):
         backends = [CUDABackend(params, shape, size, nt, **options),
                     CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
@@ -206,6 +209,7 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
             f"chunk={backends[0].chunk} launch={backends[0].launch} "
             f"kappa_in_registers={backends[0].kappa_in_registers} "
             f"boundary_profiles={backends[0].boundary_profiles} segments={backends[0].segments} "
+            f"exchange_barrier={backends[0].exchange_barrier} "
             f"cpu_rel={rel:.1e}")
 
 

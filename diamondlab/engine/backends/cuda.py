@@ -202,7 +202,7 @@ class CUDABackend(Backend):
 
     name = "cuda"
     OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk", "launch",
-               "kappa_in_registers", "boundary_profiles")
+               "kappa_in_registers", "boundary_profiles", "exchange_barrier")
     PEER_HALO = True
 
     @staticmethod
@@ -375,10 +375,19 @@ class CUDABackend(Backend):
         boundary torres keep their damping factors, ``"held"`` in registers or
         loaded at use (``"x_at_use"``, ``"at_use"``:
         :class:`~diamondlab.kernels.cuda_source.TorreVariant`; default: the
-        tuning's ``boundary_profiles`` table, else ``"held"``).
+        tuning's ``boundary_profiles`` table, else ``"held"``).  ``exchange_barrier``:
+        what a tier's z exchange waits for, ``"block"`` (every warp of the
+        torre's block) or ``"neighbours"`` (the warps above and below, on named
+        barriers; columns of at most 512 cells; default: the tuning's
+        ``exchange_barrier``).
         """
         from diamondlab.kernels import cuda as kernels
-        from diamondlab.kernels.cuda_source import BOUNDARY_PROFILES, PIPELINE_FLAG_STRIDE
+        from diamondlab.kernels.cuda_source import (
+            BOUNDARY_PROFILES,
+            EXCHANGE_BARRIERS,
+            NEIGHBOUR_BARRIER_WARPS,
+            PIPELINE_FLAG_STRIDE,
+        )
 
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
         StageSchedule.check(DiamondTorre(DiamondTile(params.order, size), nt), *shape[:2])
@@ -390,6 +399,9 @@ class CUDABackend(Backend):
         if boundary_profiles is not None and boundary_profiles not in BOUNDARY_PROFILES:
             raise ValueError(f"boundary_profiles must be one of {BOUNDARY_PROFILES}; "
                              f"got {boundary_profiles!r}")
+        exchange_barrier = options.get("exchange_barrier")
+        if exchange_barrier is not None and exchange_barrier not in EXCHANGE_BARRIERS:
+            raise ValueError(f"exchange_barrier must be one of {EXCHANGE_BARRIERS}; got {exchange_barrier!r}")
         if launch == "per-stage":
             if pipelined or band or chunk not in (None, 1):
                 raise ValueError("launch='per-stage' synchronises after whole stages: it takes no "
@@ -418,6 +430,13 @@ class CUDABackend(Backend):
             raise ValueError(f"chunk must be an int in 1..nt={nt} (tiers between two waits); got {chunk!r}")
         kernels.check_pair(params.order, size)
         kernels.check_nz(shape[2], params.order, size)
+        if exchange_barrier is None:
+            exchange_barrier = tuning.exchange_barrier
+        if exchange_barrier == "neighbours" and kernels.sweep_block(shape[2]) > 32 * NEIGHBOUR_BARRIER_WARPS:
+            if options.get("exchange_barrier") == "neighbours":
+                raise ValueError(f"exchange_barrier='neighbours' needs columns of at most "
+                                 f"{32 * NEIGHBOUR_BARRIER_WARPS} cells; got nz={shape[2]}")
+            exchange_barrier = "block"  # the tuning's default where it applies
         if not cls.available():
             raise RuntimeError(cls.unavailable_reason())
         ncells = int(np.prod(shape, dtype=np.int64))
@@ -447,6 +466,7 @@ class CUDABackend(Backend):
             "kappa_in_registers": bool(kappa_in_registers),
             "boundary_profiles": boundary_profiles or tuning.boundary_profiles.get((params.order, size),
                                                                                    "held"),
+            "exchange_barrier": exchange_barrier,
         }  # fmt: skip
 
     def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:
@@ -470,6 +490,7 @@ class CUDABackend(Backend):
         self._left_from_memory = options["left_from_memory"]
         self.kappa_in_registers = options["kappa_in_registers"]
         self.boundary_profiles = options["boundary_profiles"]
+        self.exchange_barrier = options["exchange_barrier"]
         self.segments = kernels.sweep_segments(params.order, size, shape[2])  # where level n-1 lives
         self._kernels = None  # the variant's module, selected on first use (after set_physics)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
@@ -617,6 +638,7 @@ class CUDABackend(Backend):
                 medium=medium, points=self._points is not None, pipelined=self.pipelined,
                 kappa_in_registers=self.kappa_in_registers and medium == "model",
                 boundary_profiles=self.boundary_profiles if medium else "held", segments=self.segments,
+                exchange_barrier=self.exchange_barrier,
             )
         return self._kernels
 
@@ -759,7 +781,8 @@ class CUDABackend(Backend):
     def options(self) -> dict:
         """The sweep options in force (after the tuning's defaults)."""
         return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk, "launch": self.launch,
-                "kappa_in_registers": self.kappa_in_registers, "boundary_profiles": self.boundary_profiles}
+                "kappa_in_registers": self.kappa_in_registers, "boundary_profiles": self.boundary_profiles,
+                "exchange_barrier": self.exchange_barrier}
 
     def synchronize(self) -> None:
         self._cuda.synchronize()

@@ -1,0 +1,73 @@
+"""The CUDA generator's text, read without a GPU: the neighbour exchange's barrier schedule."""
+
+import re
+
+import pytest
+
+from diamondlab.kernels.cuda_source import NEIGHBOUR_BARRIER_WARPS, TorreVariant, generate_source
+from diamondlab.kernels.tile_plan import TilePlan
+
+
+def barrier_schedule(order: int, nwarps: int) -> list[tuple[int, int]]:
+    """Each warp's two named barriers ``(bar_a, bar_b)`` (0: none), as the generated torre computes them."""
+    source = generate_source(order, 1, exchange_barrier="neighbours")
+    body = source[source.index("def torre_interior"):]
+    lines = [line.strip() for line in body.splitlines()[:20]
+             if re.match(r"\s+(wi|nwarps|wa|wb|bar_a|bar_b) = ", line)]
+    assert len(lines) == 6, lines
+    schedule = []
+    shs = order // 2
+    for w in range(nwarps):
+        values = {"tz": 32 * w + 5, "stride": 32 * nwarps + 2 * shs, "SHS": shs}
+        for line in lines:
+            exec(line, {}, values)  # noqa: S102 - the generator's own text
+        schedule.append((values["bar_a"], values["bar_b"]))
+    return schedule
+
+
+@pytest.mark.parametrize("order", [2, 8])
+@pytest.mark.parametrize("nwarps", range(1, NEIGHBOUR_BARRIER_WARPS + 1))
+def test_each_warp_meets_each_neighbour_on_one_barrier_and_the_schedule_cannot_deadlock(order, nwarps):
+    schedule = barrier_schedule(order, nwarps)
+    pairs = {}
+    for w, (a, b) in enumerate(schedule):
+        for bar in (a, b):
+            if bar:
+                assert 1 <= bar <= 15  # barrier 0 is the block's
+                pairs.setdefault(bar, []).append(w)
+    # every pair of neighbouring warps, and nothing else, shares exactly one barrier of its own
+    assert sorted(tuple(ws) for ws in pairs.values()) == [(w, w + 1) for w in range(nwarps - 1)]
+    # run the barriers: a warp passes its next barrier once its partner has reached the same one
+    position = [0] * nwarps
+    queue = [[bar for bar in pair if bar] for pair in schedule]
+    moved = True
+    while moved:
+        moved = False
+        for w in range(nwarps):
+            if position[w] == len(queue[w]):
+                continue
+            bar = queue[w][position[w]]
+            partner = next(p for p in pairs[bar] if p != w)
+            if position[partner] < len(queue[partner]) and queue[partner][position[partner]] == bar:
+                position[w] += 1
+                position[partner] += 1
+                moved = True
+    assert position == [len(q) for q in queue], "a warp waits forever"
+
+
+def test_the_neighbour_exchange_replaces_every_block_barrier_of_the_tier_loops():
+    block = generate_source(6, 2, segments=4)
+    neighbours = generate_source(6, 2, segments=4, exchange_barrier="neighbours")
+    tiers = block.count("cuda.syncthreads()") - neighbours.count("cuda.syncthreads()")
+    # two torres (interior, boundary) x 4 segments, and the def line
+    assert tiers == neighbours.count("neighbour_sync(bar_a, bar_b)") - 1 == 2 * 4
+    assert "BAR_SYNC(bar_a, 64)" in neighbours and "BAR_SYNC" not in block
+    # the simulator has no named barriers: its neighbour_sync is the block's barrier
+    assert "BAR_SYNC" not in generate_source(2, 4, simulator=True, exchange_barrier="neighbours")
+
+
+def test_an_unknown_exchange_barrier_is_refused():
+    plan = TilePlan.__new__(TilePlan)
+    with pytest.raises(ValueError, match=r"exchange_barrier must be one of \('block', 'neighbours'\); "
+                                         r"got 'warp'"):
+        TorreVariant(interior=True, exchange_barrier="warp").check(plan)
