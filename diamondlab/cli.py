@@ -1327,7 +1327,10 @@ def _bench_shape(args, shape, comm=None) -> list[dict]:
               "stepwise's layers; the Drude current's with a Drude medium)")
     elif device is not None:
         print("model: the roofline prediction from the row-of-torres locality and the stepwise 12 bytes an "
-              "update (engine.measure.perfmodel)")
+              "update (engine.measure.perfmodel); its bound is the roof its counts reach, DRAM bytes with no "
+              "reuse in the L2: a row well below its model is held by what the model leaves out (on the H100 "
+              "and H200 the NO=2 and 4 sweeps move 1.4-2 of the model's 4.1 bytes an update and wait on "
+              "latency: Nsight Compute, BENCHMARKS.md)")
     elif cpu is not None:
         print("model: the CPU model (engine.measure.cpumodel): the working set (stepwise: the grid's two "
               "fields; DiamondTorre: the torre's tile) picks the cache level; the in-cache rate plus the "

@@ -80,3 +80,17 @@ def test_a_tall_column_runs_on_the_gpu_bit_for_bit_stepwise_and_near_the_cpu(ord
     assert gpu.plan.swap_xz and not cpu.plan.swap_xz
     assert all(np.array_equal(a, b) for a, b in zip(gpu.fields, stepwise.fields, strict=True))
     assert np.abs(gpu.field - cpu.field).max() <= 1e-5 * np.abs(cpu.field).max()
+
+
+def test_a_wrapper_passes_its_inner_backends_kernel_resources_on():
+    from diamondlab.engine.backends import Wrapper
+
+    class Inner:
+        params, size, nt = None, 1, 1
+
+        def resources(self):
+            return {"registers": 128, "local_bytes": 0, "shared_bytes": 16}
+
+    assert Wrapper(Inner(), (4, 4, 4), "swapped").resources() == Inner().resources()
+    del Inner.resources  # a backend without kernels (the CPU's)
+    assert Wrapper(Inner(), (4, 4, 4), "swapped").resources() is None

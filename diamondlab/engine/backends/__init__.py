@@ -297,6 +297,11 @@ class Wrapper:
     def synchronize(self) -> None:
         self.inner.synchronize()
 
+    def resources(self) -> dict[str, int] | None:
+        """The inner backend's last sweep kernel's registers and bytes (None where it has no kernel)."""
+        resources = getattr(self.inner, "resources", None)
+        return resources() if resources is not None else None
+
 
 #: name -> "module:Class"
 BACKENDS: dict[str, str] = {
