@@ -97,10 +97,16 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     layers are (False: only its z layers, for columns no x or y layer crosses).
     """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
-    from numba import cuda
+    from numba import cuda, int64, uint64
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
+    # The type of every field, table and layer index: unsigned (no negative-index wraparound, a compare and
+    # a select an access) where it measured faster, signed in the plain order-2 kernel, where unsigned
+    # measured 8 % slower (H200: 26.8 against 29.1 G/s at 512x512x256; the physics scene 12-16 % faster,
+    # order 4 4 %: BENCHMARKS.md, "The Yee stepwise kernel's instructions").  The same values either way:
+    # no index is negative.
+    U = uint64 if (PML or POINTS or DRUDE or M == 2) else int64  # noqa: N806
     PML_XY = bool(pml_xy)  # noqa: N806
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
@@ -112,23 +118,24 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     # derivatives of flat field ``a`` at flat offset p along stride s: forward (H points), backward (E points)
     @cuda.jit(device=True)
     def fwd(a, p, s):
-        v = w1 * (a[p + s] - a[p])
+        v = w1 * (a[U(p + s)] - a[U(p)])
         if M == 2:
-            v += w2 * (a[p + 2 * s] - a[p - s])
+            v += w2 * (a[U(p + 2 * s)] - a[U(p - s)])
         return v
 
     @cuda.jit(device=True)
     def bwd(a, p, s):
-        v = w1 * (a[p] - a[p - s])
+        v = w1 * (a[U(p)] - a[U(p - s)])
         if M == 2:
-            v += w2 * (a[p + s] - a[p - 2 * s])
+            v += w2 * (a[U(p + s)] - a[U(p - 2 * s)])
         return v
 
     @cuda.jit(device=True)
     def layer(psi, k, i, j, m, b, a, d):
         """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own), then ``d + psi``."""
-        psi[k, i, j, m] = b * psi[k, i, j, m] + a * d
-        return d + psi[k, i, j, m]
+        at = (U(k), U(i), U(j), U(m))
+        psi[at] = b * psi[at] + a * d
+        return d + psi[at]
 
     @cuda.jit(device=True)
     def damp(x, y, z, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, d01, d12, d02):
@@ -137,18 +144,18 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         step, 0 and 1 in the E half step)."""
         # the three layer indices are loaded before any branch: a load issued after the x and y layers'
         # branches waits alone, which cost the physics scene's order-4 half step 6-14 % (BENCHMARKS.md)
-        iz = lz[z]
+        iz = lz[U(z)]
         if PML_XY:
-            ix, iy = lx[x], ly[y]
+            ix, iy = lx[U(x)], ly[U(y)]
             if ix >= 0:
-                d20 = layer(psix, k, ix, y, z, pb[0, x], pa[0, x], d20)
-                d10 = layer(psix, k + 1, ix, y, z, pb[0, x], pa[0, x], d10)
+                d20 = layer(psix, k, ix, y, z, pb[0, U(x)], pa[0, U(x)], d20)
+                d10 = layer(psix, k + 1, ix, y, z, pb[0, U(x)], pa[0, U(x)], d10)
             if iy >= 0:
-                d21 = layer(psiy, k, x, iy, z, pb[1, y], pa[1, y], d21)
-                d01 = layer(psiy, k + 1, x, iy, z, pb[1, y], pa[1, y], d01)
+                d21 = layer(psiy, k, x, iy, z, pb[1, U(y)], pa[1, U(y)], d21)
+                d01 = layer(psiy, k + 1, x, iy, z, pb[1, U(y)], pa[1, U(y)], d01)
         if iz >= 0:
-            d12 = layer(psiz, k, x, y, iz, pb[2, z], pa[2, z], d12)
-            d02 = layer(psiz, k + 1, x, y, iz, pb[2, z], pa[2, z], d02)
+            d12 = layer(psiz, k, x, y, iz, pb[2, U(z)], pa[2, U(z)], d12)
+            d02 = layer(psiz, k + 1, x, y, iz, pb[2, U(z)], pa[2, U(z)], d02)
         return d20, d10, d21, d01, d12, d02
 
     @cuda.jit(device=True)
@@ -173,18 +180,19 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             damped = damp(u, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, 2, dez_dx, dey_dx, dez_dy, dex_dy,
                           dey_dz, dex_dz)
             dez_dx, dey_dx, dez_dy, dex_dy, dey_dz, dex_dz = damped
-        H[p] = H[p] - table[mat[q] * 8 + 4] * (dez_dy - dey_dz)
-        H[n + p] = H[n + p] - table[mat[nu + q] * 8 + 4] * (dex_dz - dez_dx)
-        H[2 * n + p] = H[2 * n + p] - table[mat[2 * nu + q] * 8 + 4] * (dey_dx - dex_dy)
+        H[U(p)] = H[U(p)] - table[U(mat[U(q)] * 8 + 4)] * (dez_dy - dey_dz)
+        H[U(n + p)] = H[U(n + p)] - table[U(mat[U(nu + q)] * 8 + 4)] * (dex_dz - dez_dx)
+        H[U(2 * n + p)] = H[U(2 * n + p)] - table[U(mat[U(2 * nu + q)] * 8 + 4)] * (dey_dx - dex_dy)
 
     @cuda.jit(device=True)
     def e_comp(E, J, p, m, table, curl, drude):
-        old = E[p]
-        if DRUDE and drude and table[m * 8 + 3] != 0:  # a Drude medium (elsewhere J stays 0 and adds 0)
-            cur = table[m * 8 + 2] * J[p] + table[m * 8 + 3] * old
-            J[p] = cur
+        old = E[U(p)]
+        t = m * 8
+        if DRUDE and drude and table[U(t + 3)] != 0:  # a Drude medium (elsewhere J stays 0 and adds 0)
+            cur = table[U(t + 2)] * J[U(p)] + table[U(t + 3)] * old
+            J[U(p)] = cur
             curl = curl - cur
-        E[p] = table[m * 8] * old + table[m * 8 + 1] * curl
+        E[U(p)] = table[U(t)] * old + table[U(t + 1)] * curl
 
     @cuda.jit(device=True)
     def e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
@@ -208,9 +216,9 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             damped = damp(u, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, 0, dhz_dx, dhy_dx, dhz_dy, dhx_dy,
                           dhy_dz, dhx_dz)
             dhz_dx, dhy_dx, dhz_dy, dhx_dy, dhy_dz, dhx_dz = damped
-        e_comp(E, J, p, mat[q], table, dhz_dy - dhy_dz, drude)
-        e_comp(E, J, n + p, mat[nu + q], table, dhx_dz - dhz_dx, drude)
-        e_comp(E, J, 2 * n + p, mat[2 * nu + q], table, dhy_dx - dhx_dy, drude)
+        e_comp(E, J, p, mat[U(q)], table, dhz_dy - dhy_dz, drude)
+        e_comp(E, J, n + p, mat[U(nu + q)], table, dhx_dz - dhz_dx, drude)
+        e_comp(E, J, 2 * n + p, mat[U(2 * nu + q)], table, dhy_dx - dhx_dy, drude)
 
     @cuda.jit(device=True)
     def cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
@@ -267,7 +275,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pbe, pae, psix, psiy, psiz)
         pz = lz.size + 2 * M
         sx = (ly.size + 2 * M) * pz
-        if POINTS and pt_cell[((X - M) * ly.size + Y - M) * lz.size + Z - M]:  # this cell has points
+        if POINTS and pt_cell[U(((X - M) * ly.size + Y - M) * lz.size + Z - M)]:  # this cell has points
             cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src,
                         rec, pz, sx)
         if wy or wz:
