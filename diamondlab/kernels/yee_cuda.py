@@ -110,6 +110,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     PML_XY = bool(pml_xy)  # noqa: N806
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
+    ZERO = np.float32(0.0)  # noqa: N806 - a compile-time constant
 
     row = cuda.jit(device=True)(tile_row_wrapped)
     wrap = cuda.jit(device=True)(wrap_y)
@@ -131,36 +132,56 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         return v
 
     @cuda.jit(device=True)
-    def layer(psi, k, i, j, m, b, a, d):
-        """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own), then ``d + psi``."""
-        at = (U(k), U(i), U(j), U(m))
-        psi[at] = b * psi[at] + a * d
-        return d + psi[at]
+    def psi_pair(psi, k, i, j, m, inside):
+        """The CPML memory of slots ``k`` and ``k + 1`` at ``(i, j, m)`` where the cell is ``inside`` a layer
+        (zeros elsewhere, nothing loaded)."""
+        if inside:
+            return psi[U(k), U(i), U(j), U(m)], psi[U(k + 1), U(i), U(j), U(m)]
+        return ZERO, ZERO
+
+    @cuda.jit(device=True)
+    def layer(psi, k, i, j, m, b, a, d, old):
+        """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own, ``old`` before), then ``d +
+        psi``."""
+        new = b * old + a * d
+        psi[U(k), U(i), U(j), U(m)] = new
+        return d + new
 
     @cuda.jit(device=True)
     def damp(x, y, z, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, d01, d12, d02):
         """The six differences of cell (x, y, z) (``dca``: component ``c`` along axis ``a``), damped where
         the cell lies in a layer of each axis: the ``psi`` slots ``k`` and ``k + 1`` (2 and 3 in the H half
         step, 0 and 1 in the E half step)."""
-        # the three layer indices are loaded before any branch: a load issued after the x and y layers'
-        # branches waits alone, which cost the physics scene's order-4 half step 6-14 % (BENCHMARKS.md)
+        # every layer's profile and memory is loaded before the first store (a load after a store waits for
+        # it: the compiler cannot tell the arrays apart), and the three layer indices before any branch (a
+        # load issued after the x and y layers' branches waits alone: BENCHMARKS.md)
         iz = lz[U(z)]
-        if PML_XY:
-            ix, iy = lx[U(x)], ly[U(y)]
-            if ix >= 0:
-                d20 = layer(psix, k, ix, y, z, pb[0, U(x)], pa[0, U(x)], d20)
-                d10 = layer(psix, k + 1, ix, y, z, pb[0, U(x)], pa[0, U(x)], d10)
-            if iy >= 0:
-                d21 = layer(psiy, k, x, iy, z, pb[1, U(y)], pa[1, U(y)], d21)
-                d01 = layer(psiy, k + 1, x, iy, z, pb[1, U(y)], pa[1, U(y)], d01)
-        if iz >= 0:
-            d12 = layer(psiz, k, x, y, iz, pb[2, U(z)], pa[2, U(z)], d12)
-            d02 = layer(psiz, k + 1, x, y, iz, pb[2, U(z)], pa[2, U(z)], d02)
+        ix, iy = (lx[U(x)], ly[U(y)]) if PML_XY else (iz, iz)
+        inx, iny, inz = PML_XY and ix >= 0, PML_XY and iy >= 0, iz >= 0
+        bx, ax = (pb[0, U(x)], pa[0, U(x)]) if inx else (ZERO, ZERO)
+        by, ay = (pb[1, U(y)], pa[1, U(y)]) if iny else (ZERO, ZERO)
+        bz, az = (pb[2, U(z)], pa[2, U(z)]) if inz else (ZERO, ZERO)
+        x0, x1 = psi_pair(psix, k, ix, y, z, inx)
+        y0, y1 = psi_pair(psiy, k, x, iy, z, iny)
+        z0, z1 = psi_pair(psiz, k, x, y, iz, inz)
+        if inx:
+            d20 = layer(psix, k, ix, y, z, bx, ax, d20, x0)
+            d10 = layer(psix, k + 1, ix, y, z, bx, ax, d10, x1)
+        if iny:
+            d21 = layer(psiy, k, x, iy, z, by, ay, d21, y0)
+            d01 = layer(psiy, k + 1, x, iy, z, by, ay, d01, y1)
+        if inz:
+            d12 = layer(psiz, k, x, y, iz, bz, az, d12, z0)
+            d02 = layer(psiz, k + 1, x, y, iz, bz, az, d02, z1)
         return d20, d10, d21, d01, d12, d02
 
     @cuda.jit(device=True)
     def h_cell(E, H, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
-        """``H <- H - dh curl E`` at padded (X, Y, Z), the CPML's psi where the cell is in a layer."""
+        """``H <- H - dh curl E`` at padded (X, Y, Z), the CPML's psi where the cell is in a layer.
+
+        Every load of the update comes before its first store: the compiler cannot tell that a store to
+        ``H`` leaves ``mat`` and ``table`` alone, so a load after a store waits for it (three dependent
+        index -> coefficient -> store chains a cell instead of one: BENCHMARKS.md, "Loads before stores")."""
         pz = lz.size + 2 * M  # the padded z extent (the y stride)
         ny, nz = ly.size, lz.size
         n = E.size // 3  # cells of one padded component
@@ -176,27 +197,32 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         dez_dx = fwd(E, ez, sx)
         dey_dx = fwd(E, ey, sx)
         dex_dy = fwd(E, ex, pz)
+        c0 = table[U(mat[U(q)] * 8 + 4)]
+        c1 = table[U(mat[U(nu + q)] * 8 + 4)]
+        c2 = table[U(mat[U(2 * nu + q)] * 8 + 4)]
+        h0, h1, h2 = H[U(p)], H[U(n + p)], H[U(2 * n + p)]
         if PML:
             damped = damp(u, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, 2, dez_dx, dey_dx, dez_dy, dex_dy,
                           dey_dz, dex_dz)
             dez_dx, dey_dx, dez_dy, dex_dy, dey_dz, dex_dz = damped
-        H[U(p)] = H[U(p)] - table[U(mat[U(q)] * 8 + 4)] * (dez_dy - dey_dz)
-        H[U(n + p)] = H[U(n + p)] - table[U(mat[U(nu + q)] * 8 + 4)] * (dex_dz - dez_dx)
-        H[U(2 * n + p)] = H[U(2 * n + p)] - table[U(mat[U(2 * nu + q)] * 8 + 4)] * (dey_dx - dex_dy)
+        H[U(p)] = h0 - c0 * (dez_dy - dey_dz)
+        H[U(n + p)] = h1 - c1 * (dex_dz - dez_dx)
+        H[U(2 * n + p)] = h2 - c2 * (dey_dx - dex_dy)
 
     @cuda.jit(device=True)
-    def e_comp(E, J, p, m, table, curl, drude):
-        old = E[U(p)]
-        t = m * 8
-        if DRUDE and drude and table[U(t + 3)] != 0:  # a Drude medium (elsewhere J stays 0 and adds 0)
-            cur = table[U(t + 2)] * J[U(p)] + table[U(t + 3)] * old
+    def e_comp(E, J, p, old, ca, cb, ke, t, table, curl, drude):
+        """``E[p] <- ca old + cb (curl - J)``, the Drude current ``J[p] <- table[t + 2] J[p] + ke old`` first
+        in a Drude medium (``ke = table[t + 3] != 0``; elsewhere J stays 0 and adds 0)."""
+        if DRUDE and drude and ke != 0:
+            cur = table[U(t + 2)] * J[U(p)] + ke * old
             J[U(p)] = cur
             curl = curl - cur
-        E[U(p)] = table[U(t)] * old + table[U(t + 1)] * curl
+        E[U(p)] = ca * old + cb * curl
 
     @cuda.jit(device=True)
     def e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
-        """``E <- ca E + cb (curl H - J)`` at padded (X, Y, Z), the Drude current first."""
+        """``E <- ca E + cb (curl H - J)`` at padded (X, Y, Z), the Drude current first; every load of a
+        plain cell's update before its first store, as in :func:`h_cell`."""
         pz = lz.size + 2 * M
         ny, nz = ly.size, lz.size
         n = E.size // 3
@@ -212,13 +238,21 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         dhz_dx = bwd(H, hz, sx)
         dhy_dx = bwd(H, hy, sx)
         dhx_dy = bwd(H, hx, pz)
+        t0, t1, t2 = mat[U(q)] * 8, mat[U(nu + q)] * 8, mat[U(2 * nu + q)] * 8
+        ca0, cb0 = table[U(t0)], table[U(t0 + 1)]
+        ca1, cb1 = table[U(t1)], table[U(t1 + 1)]
+        ca2, cb2 = table[U(t2)], table[U(t2 + 1)]
+        ke0 = table[U(t0 + 3)] if DRUDE else ZERO
+        ke1 = table[U(t1 + 3)] if DRUDE else ZERO
+        ke2 = table[U(t2 + 3)] if DRUDE else ZERO
+        e0, e1, e2 = E[U(p)], E[U(n + p)], E[U(2 * n + p)]
         if PML:
             damped = damp(u, v, w, lx, ly, lz, pb, pa, psix, psiy, psiz, 0, dhz_dx, dhy_dx, dhz_dy, dhx_dy,
                           dhy_dz, dhx_dz)
             dhz_dx, dhy_dx, dhz_dy, dhx_dy, dhy_dz, dhx_dz = damped
-        e_comp(E, J, p, mat[U(q)], table, dhz_dy - dhy_dz, drude)
-        e_comp(E, J, n + p, mat[U(nu + q)], table, dhx_dz - dhz_dx, drude)
-        e_comp(E, J, 2 * n + p, mat[U(2 * nu + q)], table, dhy_dx - dhx_dy, drude)
+        e_comp(E, J, p, e0, ca0, cb0, ke0, t0, table, dhz_dy - dhy_dz, drude)
+        e_comp(E, J, n + p, e1, ca1, cb1, ke1, t1, table, dhx_dz - dhz_dx, drude)
+        e_comp(E, J, 2 * n + p, e2, ca2, cb2, ke2, t2, table, dhy_dx - dhx_dy, drude)
 
     @cuda.jit(device=True)
     def cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
