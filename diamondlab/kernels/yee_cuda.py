@@ -97,16 +97,16 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     layers are (False: only its z layers, for columns no x or y layer crosses).
     """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
-    from numba import cuda, int64, uint64
+    from numba import cuda, uint64
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
-    # The type of every field, table and layer index: unsigned (no negative-index wraparound, a compare and
-    # a select an access) where it measured faster, signed in the plain order-2 kernel, where unsigned
-    # measured 8 % slower (H200: 26.8 against 29.1 G/s at 512x512x256; the physics scene 12-16 % faster,
-    # order 4 4 %: BENCHMARKS.md, "The Yee stepwise kernel's instructions").  The same values either way:
-    # no index is negative.
-    U = uint64 if (PML or POINTS or DRUDE or M == 2) else int64  # noqa: N806
+    # The type of every field, table and layer index: unsigned, so no access compares with zero and selects a
+    # wrapped index (the same values: no index is negative).  Measured on the H200 with every load of a cell
+    # before its first store, the plain order-2 kernel: 5-11 % faster than with signed indices at 256^3 and
+    # 512x512x256 (7 % slower at 128^3); the physics scene's kernels: 12-16 % faster (BENCHMARKS.md, "The Yee
+    # stepwise kernel's instructions" and "Loads before stores").
+    U = uint64  # noqa: N806
     PML_XY = bool(pml_xy)  # noqa: N806
     w1 = np.float32(1.0 if order == 2 else 9.0 / 8.0)
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
@@ -132,47 +132,32 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         return v
 
     @cuda.jit(device=True)
-    def psi_pair(psi, k, i, j, m, inside):
-        """The CPML memory of slots ``k`` and ``k + 1`` at ``(i, j, m)`` where the cell is ``inside`` a layer
-        (zeros elsewhere, nothing loaded)."""
-        if inside:
-            return psi[U(k), U(i), U(j), U(m)], psi[U(k + 1), U(i), U(j), U(m)]
-        return ZERO, ZERO
-
-    @cuda.jit(device=True)
-    def layer(psi, k, i, j, m, b, a, d, old):
-        """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own, ``old`` before), then ``d +
-        psi``."""
-        new = b * old + a * d
-        psi[U(k), U(i), U(j), U(m)] = new
-        return d + new
+    def layer(psi, k, i, j, m, b, a, d):
+        """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own), then ``d + psi`` (``a d``
+        fused, as the register-tile sweep's expression is: see :func:`e_comp`)."""
+        at = (U(k), U(i), U(j), U(m))
+        psi[at] = cuda.fma(a, d, b * psi[at])
+        return d + psi[at]
 
     @cuda.jit(device=True)
     def damp(x, y, z, lx, ly, lz, pb, pa, psix, psiy, psiz, k, d20, d10, d21, d01, d12, d02):
         """The six differences of cell (x, y, z) (``dca``: component ``c`` along axis ``a``), damped where
         the cell lies in a layer of each axis: the ``psi`` slots ``k`` and ``k + 1`` (2 and 3 in the H half
         step, 0 and 1 in the E half step)."""
-        # every layer's profile and memory is loaded before the first store (a load after a store waits for
-        # it: the compiler cannot tell the arrays apart), and the three layer indices before any branch (a
-        # load issued after the x and y layers' branches waits alone: BENCHMARKS.md)
+        # the three layer indices are loaded before any branch: a load issued after the x and y layers'
+        # branches waits alone, which cost the physics scene's order-4 half step 6-14 % (BENCHMARKS.md)
         iz = lz[U(z)]
-        ix, iy = (lx[U(x)], ly[U(y)]) if PML_XY else (iz, iz)
-        inx, iny, inz = PML_XY and ix >= 0, PML_XY and iy >= 0, iz >= 0
-        bx, ax = (pb[0, U(x)], pa[0, U(x)]) if inx else (ZERO, ZERO)
-        by, ay = (pb[1, U(y)], pa[1, U(y)]) if iny else (ZERO, ZERO)
-        bz, az = (pb[2, U(z)], pa[2, U(z)]) if inz else (ZERO, ZERO)
-        x0, x1 = psi_pair(psix, k, ix, y, z, inx)
-        y0, y1 = psi_pair(psiy, k, x, iy, z, iny)
-        z0, z1 = psi_pair(psiz, k, x, y, iz, inz)
-        if inx:
-            d20 = layer(psix, k, ix, y, z, bx, ax, d20, x0)
-            d10 = layer(psix, k + 1, ix, y, z, bx, ax, d10, x1)
-        if iny:
-            d21 = layer(psiy, k, x, iy, z, by, ay, d21, y0)
-            d01 = layer(psiy, k + 1, x, iy, z, by, ay, d01, y1)
-        if inz:
-            d12 = layer(psiz, k, x, y, iz, bz, az, d12, z0)
-            d02 = layer(psiz, k + 1, x, y, iz, bz, az, d02, z1)
+        if PML_XY:
+            ix, iy = lx[U(x)], ly[U(y)]
+            if ix >= 0:
+                d20 = layer(psix, k, ix, y, z, pb[0, U(x)], pa[0, U(x)], d20)
+                d10 = layer(psix, k + 1, ix, y, z, pb[0, U(x)], pa[0, U(x)], d10)
+            if iy >= 0:
+                d21 = layer(psiy, k, x, iy, z, pb[1, U(y)], pa[1, U(y)], d21)
+                d01 = layer(psiy, k + 1, x, iy, z, pb[1, U(y)], pa[1, U(y)], d01)
+        if iz >= 0:
+            d12 = layer(psiz, k, x, y, iz, pb[2, U(z)], pa[2, U(z)], d12)
+            d02 = layer(psiz, k + 1, x, y, iz, pb[2, U(z)], pa[2, U(z)], d02)
         return d20, d10, d21, d01, d12, d02
 
     @cuda.jit(device=True)
@@ -212,12 +197,17 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     @cuda.jit(device=True)
     def e_comp(E, J, p, old, ca, cb, ke, t, table, curl, drude):
         """``E[p] <- ca old + cb (curl - J)``, the Drude current ``J[p] <- table[t + 2] J[p] + ke old`` first
-        in a Drude medium (``ke = table[t + 3] != 0``; elsewhere J stays 0 and adds 0)."""
+        in a Drude medium (``ke = table[t + 3] != 0``; elsewhere J stays 0 and adds 0).
+
+        The product fused into each ``fma`` is named: NVVM contracts one product of ``a * b + c * d``, and
+        which one follows the order its operands were defined in, so the loads' order would decide the
+        rounding.  These are the products the register-tile sweep's printed expressions fuse (the first),
+        which keeps the sweeps bit for bit with this kernel (``.ci/yee-gpu-exact.py``)."""
         if DRUDE and drude and ke != 0:
-            cur = table[U(t + 2)] * J[U(p)] + ke * old
+            cur = cuda.fma(table[U(t + 2)], J[U(p)], ke * old)
             J[U(p)] = cur
             curl = curl - cur
-        E[U(p)] = ca * old + cb * curl
+        E[U(p)] = cuda.fma(ca, old, cb * curl)
 
     @cuda.jit(device=True)
     def e_cell(E, H, J, drude, mat, table, X, Y, Z, lx, ly, lz, pb, pa, psix, psiy, psiz):
