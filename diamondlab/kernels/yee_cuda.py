@@ -134,7 +134,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     @cuda.jit(device=True)
     def layer(psi, k, i, j, m, b, a, d):
         """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own), then ``d + psi`` (``a d``
-        fused, as the register-tile sweep's expression is: see :func:`e_comp`)."""
+        fused, as before the loads moved: see :func:`e_comp`)."""
         at = (U(k), U(i), U(j), U(m))
         psi[at] = cuda.fma(a, d, b * psi[at])
         return d + psi[at]
@@ -201,8 +201,9 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
         The product fused into each ``fma`` is named: NVVM contracts one product of ``a * b + c * d``, and
         which one follows the order its operands were defined in, so the loads' order would decide the
-        rounding.  These are the products the register-tile sweep's printed expressions fuse (the first),
-        which keeps the sweeps bit for bit with this kernel (``.ci/yee-gpu-exact.py``)."""
+        rounding.  These are the products the kernel fused before its loads moved (PTX, offline), the ones
+        the register-tile sweep's printed expressions get fused, so the sweeps stay bit for bit with this
+        kernel on the GPU (``.ci/yee-gpu-exact.py``; the simulator rounds both ways alike)."""
         if DRUDE and drude and ke != 0:
             cur = cuda.fma(table[U(t + 2)], J[U(p)], ke * old)
             J[U(p)] = cur
