@@ -281,6 +281,11 @@ class _YeeTorrePrinter:
         for u, v in self.y_halo(forward):
             for c in Y_READ:
                 e(2, f"{_reg('a', c, u, v)} = {self.load(read, c, u, v)}")
+        # the tile's material indices before the exchange's barrier (they need no exchange): the coefficient
+        # loads that wait on them leave the tier's critical path (+5-10 % a sweep, BENCHMARKS.md)
+        for u, v in plan.cells:
+            for c in range(3):
+                e(2, f"{_reg('mi', c, u, v)} = {self.medium(c, u, v)}")
         buf = "sbuf"
         e(2, f"sbuf = {half} * bufsize + (tz + M) * NSP")
         for u, v in plan.cells:
@@ -335,14 +340,13 @@ class _YeeTorrePrinter:
                  f"{2 if forward else 0}, {damped})")
         curls = (("d21", "d12"), ("d02", "d20"), ("d10", "d01"))
         for c, (plus, minus) in enumerate(curls):
-            b, mid = _reg("b", c, u, v), f"mi{c}"
-            e(2, f"{mid} = {self.medium(c, u, v)}")
+            b, mid = _reg("b", c, u, v), _reg("mi", c, u, v)
             if forward:
                 new = f"{b} - table[{mid} * 8 + 4] * ({plus} - {minus})"
             elif "drude" in features and not self.calm:  # a calm torre holds no Drude medium
                 new = f"e_new({b}, {plus} - {minus}, {mid}, table, J, {self.offset(c, u, v)}, ok)"
             else:
-                new = f"table[{mid} * 8] * {b} + table[{mid} * 8 + 1] * ({plus} - {minus})"
+                new = f"cuda.fma(table[{mid} * 8], {b}, table[{mid} * 8 + 1] * ({plus} - {minus}))"
             e(2, f"{b} = {new}" if self.interior else f"{b} = pick({self.guard(u, v)}, {new}, {b})")
         if "points" in features:
             cell = ", ".join(_reg("b", c, u, v) for c in range(3))
@@ -378,7 +382,7 @@ damp = yee_cuda_kernels(2 * M).damp  # the CPML's damped differences, the cache-
 @cuda.jit(device=True)
 def layer(psi, k, i, j, m, b, a, d):
     """A derivative ``d`` in the CPML: ``psi <- b psi + a d`` (this cell's own), then ``d + psi``."""
-    psi[k, i, j, m] = b * psi[k, i, j, m] + a * d
+    psi[k, i, j, m] = cuda.fma(a, d, b * psi[k, i, j, m])
     return d + psi[k, i, j, m]
 
 
@@ -405,10 +409,10 @@ def z_layer(x, y, z, ok, lz, pb, pa, psiz, k, d12, d02):
 def e_new(old, curl, m, table, J, p, ok):
     """``E <- ca E + cb (curl H - J)``, the Drude current first where the medium has one."""
     if ok and table[m * 8 + 3] != 0:
-        cur = table[m * 8 + 2] * J[p] + table[m * 8 + 3] * old
+        cur = cuda.fma(table[m * 8 + 2], J[p], table[m * 8 + 3] * old)
         J[p] = cur
         curl = curl - cur
-    return table[m * 8] * old + table[m * 8 + 1] * curl
+    return cuda.fma(table[m * 8], old, table[m * 8 + 1] * curl)
 
 
 @cuda.jit(device=True)
