@@ -86,6 +86,10 @@ def point_range():
     return cell_points_range
 
 
+#: The register cap of the stepwise kernels with a CPML (see :func:`yee_cuda_kernels`)
+STEPWISE_PML_REGISTERS = 48
+
+
 @functools.cache
 def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa: C901 - one closure per scheme
                      drude: bool = True, pml_xy: bool = True) -> SimpleNamespace:
@@ -97,7 +101,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     layers are (False: only its z layers, for columns no x or y layer crosses).
     """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
-    from numba import cuda, uint64
+    from numba import config, cuda, uint64
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
@@ -306,7 +310,15 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         if wy or wz:
             mirror(H if half == 0 else E, X, Y, Z, ly.size, lz.size, pz, sx, wy, wz)
 
-    @cuda.jit
+    # A kernel with the CPML's layers holds 54-56 registers uncapped; capped at 48 (no spill) a multiprocessor
+    # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
+    # H200 512x512x256 with the physics scene
+    # ran 22.2 -> 25.0 G/s at order 2 and 19.9 -> 21.3 at order 4 (BENCHMARKS.md, "Registers of the physics
+    # stepwise kernels").  The simulator takes no cap.
+    launch = (cuda.jit(max_registers=STEPWISE_PML_REGISTERS) if PML and not config.ENABLE_CUDASIM
+              else cuda.jit)
+
+    @launch
     def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
                  colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
         """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell: a block per (x, y) column."""
@@ -316,7 +328,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
-    @cuda.jit
+    @launch
     def stepwise_box(E, H, J, drude, mat, table, half, step, x0, y0, lx, ly, lz, pbh, pah, pbe, pae, psix,
                      psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy,
                      wz):
@@ -327,7 +339,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
-    @cuda.jit
+    @launch
     def stepwise_listed(E, H, J, drude, mat, table, half, step, columns, lx, ly, lz, pbh, pah, pbe, pae,
                         psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src,
                         rec, wy, wz):
