@@ -59,14 +59,6 @@ def gpu_present() -> bool:
         return False
 
 
-def pytest_xdist_auto_num_workers(config):
-    """``-n logical`` (pyproject.toml): one worker more than this process may use CPUs (``--maxprocesses``
-    caps it).  The browser tests, subprocesses and MPI ranks wait part of their time: with a worker per
-    CPU a 2-core run left a fifth of its CPU time idle (BENCHMARKS.md, "The test suite's idle CPU")."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cpus + 1
-
-
 def pytest_collection_modifyitems(config, items):
     # the long tests first (their order kept): xdist's workers start on them and end on short ones, so
     # neither finishes a long test alone at the end of the run; before them the ``first`` ones, one per
