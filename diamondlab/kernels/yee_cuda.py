@@ -312,9 +312,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
     # A kernel with the CPML's layers holds 54-56 registers uncapped; capped at 48 (no spill) a multiprocessor
     # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
-    # H200 512x512x256 with the physics scene
-    # ran 22.2 -> 25.0 G/s at order 2 and 19.9 -> 21.3 at order 4 (BENCHMARKS.md, "Registers of the physics
-    # stepwise kernels").  The simulator takes no cap.
+    # H200 512x512x256 with the physics scene ran 22.2 -> 24.9 G/s at order 2 and 19.9 -> 21.3 at order 4
+    # (BENCHMARKS.md, "... a register cap for the physics stepwise kernels").  The simulator takes no cap.
     launch = (cuda.jit(max_registers=STEPWISE_PML_REGISTERS) if PML and not config.ENABLE_CUDASIM
               else cuda.jit)
 
