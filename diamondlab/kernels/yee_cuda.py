@@ -205,8 +205,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
         The product fused into each ``fma`` is named: NVVM contracts one product of ``a * b + c * d``, and
         which one follows the order its operands were defined in, so the loads' order would decide the
-        rounding.  These are the products the kernel fused before its loads moved (PTX, offline), the ones
-        the register-tile sweep's printed expressions get fused, so the sweeps stay bit for bit with this
+        rounding.  These are the products the kernel fused before its loads moved (PTX, offline); the sweeps
+        name the same ones (:mod:`~diamondlab.kernels.yee_cuda_source`), so they stay bit for bit with this
         kernel on the GPU (``.ci/yee-gpu-exact.py``; the simulator rounds both ways alike)."""
         if DRUDE and drude and ke != 0:
             cur = cuda.fma(table[U(t + 2)], J[U(p)], ke * old)
