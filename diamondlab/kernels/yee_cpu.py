@@ -244,10 +244,14 @@ def mirror(F, X, Y, wy, wz):
     v = Y - M
     if wy and (v < M or v >= ny - M):
         for g in range(M):
-            if (g - M + M * ny) % ny == v:
-                F[:, X, g, :] = F[:, X, Y, :]
-            if g % ny == v:
-                F[:, X, M + ny + g, :] = F[:, X, Y, :]
+            below, above = (g - M + M * ny) % ny == v, g % ny == v  # ghost columns g, M + ny + g
+            # element by element: a slice copy compiles its shape checks and messages (seconds an order)
+            for c in range(3):
+                for z in range(F.shape[3]):
+                    if below:
+                        F[c, X, g, z] = F[c, X, Y, z]
+                    if above:
+                        F[c, X, M + ny + g, z] = F[c, X, Y, z]
 
 
 @njit(nogil=True)
