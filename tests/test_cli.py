@@ -90,7 +90,10 @@ def test_bench_prints_medians_spreads_the_flag_and_the_cpu_model_with_its_bound(
         assert float(r[9]) == pytest.approx(dt, rel=1e-3) and r[-1].endswith("-bound")
     flagged = [line for line in lines if "not a steady measurement" in line]
     text = "\n".join(lines)
-    assert all(("spread" in line and "(wide)" in line) or "busy" in line for line in flagged)
+    # each flagged line names one of the rule's reasons (a slowed machine: the pace probe, which a VM's host
+    # can trip in any run, BENCHMARKS.md "Five runs beside a browser on a fast day")
+    assert all(("spread" in line and "(wide)" in line) or "busy" in line or "machine slowed" in line
+               for line in flagged)
     assert "model: the CPU model" in text
 
 
