@@ -31,8 +31,21 @@ def test_slabs_cover_the_grid_once_and_hold_their_ghost_rows():
         assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
         assert max(b - a for a, b in bounds) - min(b - a for a, b in bounds) <= 1
     assert ghost_rows(4, 6) == 12
-    assert SlabBackend.slab_shape((20, 40, 8), 2, 4, 4, 0) == (20, 14, 8)  # rows 0..10 and 4 ghost rows
-    assert SlabBackend.slab_shape((20, 40, 8), 2, 4, 4, 1) == (20, 18, 8)  # 4 ghost rows on each side
+    # 4 ghost rows a side: the edge ranks own 12 rows (and 4 ghost rows), the middle ones 8 (and 2 x 4)
+    assert slab_bounds(40, 4, ghosts=4) == [(0, 12), (12, 20), (20, 28), (28, 40)]
+    assert [SlabBackend.slab_shape((20, 40, 8), 2, 4, 4, r) for r in range(4)] == [(20, 16, 8)] * 4
+
+
+def test_every_rank_computes_as_many_rows_where_the_grid_allows():
+    """The sweep every rank waits for is the longest: the edge ranks own ``G`` rows more than the middle
+    ones, so that owned and ghost rows come to the same count on every rank (to a row)."""
+    for n, ranks, ghosts in ((4096, 4, 32), (8192, 4, 32), (1000, 7, 16), (97, 3, 5), (64, 2, 9)):
+        bounds = slab_bounds(n, ranks, ghosts=ghosts)
+        computed = [min(n, hi + ghosts) - max(0, lo - ghosts) for lo, hi in bounds]
+        assert max(computed) - min(computed) <= 1, (n, ranks, ghosts, bounds)
+        assert bounds[0][0] == 0 and bounds[-1][1] == n
+    # too narrow for the ghost rows' full weight: every rank still owns a row
+    assert [hi - lo for lo, hi in slab_bounds(10, 3, ghosts=8)] == [5, 1, 4]
 
 
 def test_bad_mpi_runs_are_clear_errors_before_any_allocation():
@@ -42,7 +55,7 @@ def test_bad_mpi_runs_are_clear_errors_before_any_allocation():
         RunPlan.build((20, 20, 8), 2, backend="cpu", comm=FakeComm(2), halo="peer")
     with pytest.raises(ValueError, match=r"halo must be one of \('auto', 'host', 'peer'\); got 'nvlink'"):
         RunPlan.build((20, 20, 8), 2, backend="cpu", comm=FakeComm(2), halo="nvlink")
-    with pytest.raises(ValueError, match=r"comm: rank 0 of 10 holds 4 of ny=20 rows .* too few for this"):
+    with pytest.raises(ValueError, match=r"comm: rank 2 of 10 holds 5 of ny=20 rows .* too few for this"):
         RunPlan.build((20, 20, 8), 2, backend="cpu", size=3, nt=2, comm=FakeComm(10))
     plan = RunPlan.build((20, 20, 8), 2, backend="auto", size=1, nt=2, comm=FakeComm(2))
     assert plan.backend == "cpu" and plan.ranks == 2
@@ -233,7 +246,7 @@ def test_the_exchange_model_overlapped_hides_what_the_interior_covers():
     shape, args = (2048, 4096, 512), (2, 32, 4, 632.4e9)
     built, hidden = (predict_scaling(shape, *args, 450e9, overlap=o) for o in (False, True))
     assert built["hidden"] == 0 and built["speedup"] < hidden["speedup"] == pytest.approx(4.0)
-    assert built["compute"] == pytest.approx(hidden["compute"] * (1024 + 2 * 32) / 1024)  # the ghost rows
+    assert built["compute"] == pytest.approx(hidden["compute"] * (1008 + 2 * 32) / 1024)  # the ghost rows
     slow = predict_scaling(shape, *args, 1e8, overlap=True)  # 268 MB at 0.1 GB/s: 2.7 s, longer than a sweep
     interior = 2048 * (1024 - 4 * 32) * 512 * 32 / 632.4e9
     assert slow["hidden"] == pytest.approx(interior) and slow["exchange"] > slow["compute"]

@@ -10,7 +10,8 @@ acoustic equation: y; Maxwell's: x, whose rows are long runs of its
 arrays), the ghost rows ``G`` (:meth:`~diamondlab.engine.scale.subdomain.EquationParts.ghost_rows`:
 ``Nt * order / 2`` for the acoustic equation, twice that for Maxwell's two
 half steps a step) and its state.  The grid is split along that axis into
-``comm.size`` slabs of nearly equal width (:func:`slab_bounds`); rank ``r``
+``comm.size`` slabs whose owned and ghost rows together are nearly equal (:func:`slab_bounds`: an edge
+rank, with one inner side, owns ``G`` rows more than a middle one); rank ``r``
 owns rows ``[lo, hi)`` and holds the rows ``[lo - G, hi + G)`` clipped to
 the grid: the light cone of a sweep of ``Nt`` steps.  Before each
 sweep (or each call of ``step``) the ranks exchange the ghost rows of every
@@ -44,22 +45,35 @@ from diamondlab.engine.scale.subdomain import ACOUSTIC, ghost_rows, rows_index
 __all__ = ["SlabBackend", "predict_scaling", "slab_bounds"]
 
 
-def slab_bounds(n: int, ranks: int, axis: str = "y") -> list[tuple[int, int]]:
-    """The ``[lo, hi)`` rows of the split ``axis`` (``n`` cells) each of ``ranks`` ranks owns: widths
-    differ by at most one.
+def slab_bounds(n: int, ranks: int, axis: str = "y", ghosts: int = 0) -> list[tuple[int, int]]:
+    """The ``[lo, hi)`` rows of the split ``axis`` (``n`` cells) each of ``ranks`` ranks owns, so that every
+    rank computes as many rows.
+
+    A rank computes its own rows and ``ghosts`` rows on each inner side (one side for the two edge ranks,
+    two for the others): an edge rank owns ``ghosts`` rows more than a middle one, and the sweep of the
+    slowest rank, which every rank waits for, is as short as the split allows.  Where the grid is too
+    narrow for that (a middle rank would own no row), the ghost rows weigh only as much as leaves each
+    rank a row.  ``ghosts=0``: widths differ by at most one.
 
     >>> slab_bounds(10, 3)
     [(0, 4), (4, 7), (7, 10)]
+    >>> slab_bounds(4096, 4, ghosts=32)  # each rank computes 1072 rows: 1040 + 32, 1008 + 2 x 32
+    [(0, 1040), (1040, 2048), (2048, 3056), (3056, 4096)]
     """
     if not 1 <= ranks <= n:
         raise ValueError(f"{ranks} MPI ranks need n{axis} >= {ranks} (one row each at least); got "
                          f"n{axis}={n}")
-    base, extra = divmod(n, ranks)
-    bounds, lo = [], 0
+    sides = [(r > 0) + (r < ranks - 1) for r in range(ranks)]
+    weight = min(int(ghosts), (n - ranks) // 2) if ranks > 2 else 0  # two edge ranks alone: equal halves
+    # rank r's ideal width (n + weight * sum(sides)) / ranks - weight * sides[r]; the bounds are those
+    # widths' running sums, rounded up (numerators over ``ranks``, in integers: the first ranks the widest)
+    total = n + weight * sum(sides)
+    bounds, lo, numerator = [], 0, 0
     for r in range(ranks):
-        width = base + (r < extra)
-        bounds.append((lo, lo + width))
-        lo += width
+        numerator += total - ranks * weight * sides[r]
+        hi = -(-numerator // ranks)
+        bounds.append((lo, hi))
+        lo = hi
     return bounds
 
 
@@ -67,15 +81,16 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
                     latency: float = 20e-6, staged: float | None = None, overlap: bool = False) -> dict:
     """The y split's model: what ``ranks`` ranks of a ``shape`` grid get against one device of ``rate``.
 
-    As built (``overlap=False``): each rank computes its own ``ny / ranks``
-    rows plus ``G = Nt * order / 2`` ghost rows on each inner side, at
-    ``rate`` cell updates/s (a slab is taken to run at the one device's
-    rate); once a sweep it sends ``G`` rows of both levels (``8 G nx nz``
-    bytes) to each neighbour over ``link`` bytes/s each way, plus ``latency``
-    seconds and the run loop's one agreement a sweep (an allreduce:
-    ``latency * log2(ranks)``), then waits (the exchange is not overlapped
-    with the sweep).  ``staged`` (bytes/s), when given, adds a device-to-host
-    and a host-to-device copy of those bytes (host staging: MPI that is not
+    As built (``overlap=False``): each rank computes its own rows
+    (:func:`slab_bounds`: an edge rank owns ``G`` more than a middle one)
+    plus ``G = Nt * order / 2`` ghost rows on each inner side, at ``rate``
+    cell updates/s (a slab is taken to run at the one device's rate); once a
+    sweep it sends ``G`` rows of both levels (``8 G nx nz`` bytes) to each
+    neighbour over ``link`` bytes/s each way, plus ``latency`` seconds and
+    the run loop's one agreement a sweep (an allreduce: ``latency *
+    log2(ranks)``), then waits (the exchange is not overlapped with the
+    sweep).  ``staged`` (bytes/s), when given, adds a device-to-host and a
+    host-to-device copy of those bytes (host staging: MPI that is not
     CUDA-aware).
 
     ``overlap=True`` models the schedule that hides the exchange (not built:
@@ -97,7 +112,7 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
     (1.92, 29.3, 0.34)
     >>> [round(predict_scaling((2048, 4096, 512), 2, 32, 4, 632.4e9, 450e9, overlap=o)["speedup"], 2)
     ...  for o in (False, True)]
-    [3.72, 4.0]
+    [3.78, 4.0]
     """
     nx, ny, nz = (int(n) for n in shape)
     ghosts = ghost_rows(order, nt)
@@ -107,7 +122,7 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
         compute, exchange = one, 0.0
     else:
         width = -(-ny // ranks)
-        sides = 2 if ranks > 2 else 1  # the widest rank's inner sides: the one the others wait for
+        sides = 2 if ranks > 2 else 1  # a middle rank's inner sides: the most rows to hand over
         volume = 8.0 * ghosts * nx * nz  # both levels, float32
         exchange = volume / link + latency * (1 + math.log2(ranks))
         if staged is not None:
@@ -117,8 +132,10 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
             compute = nx * width * nz * nt / rate
             interior = nx * (width - edges) * nz * nt / rate
             hidden = min(exchange, interior)
-        else:
-            compute = nx * (width + ghosts * sides) * nz * nt / rate
+        else:  # the rank computing the most rows (slab_bounds evens them out), which the others wait for
+            bounds = slab_bounds(ny, ranks, ghosts=ghosts)
+            rows = max(min(ny, hi + ghosts) - max(0, lo - ghosts) for lo, hi in bounds)
+            compute = nx * rows * nz * nt / rate
     speedup = one / (compute + exchange - hidden)
     return {"compute": compute, "exchange": exchange, "hidden": hidden, "speedup": speedup,
             "efficiency": speedup / ranks}
@@ -154,7 +171,7 @@ class SlabBackend(Wrapper):
         self.axis = axis = self.parts.split_axis
         n = self.shape[axis]
         self.ghosts = self.parts.ghost_rows(self.params.order, self.nt)
-        self.bounds = slab_bounds(n, comm.size, "xyz"[axis])
+        self.bounds = slab_bounds(n, comm.size, "xyz"[axis], self.ghosts)
         self.extended = [_extended(self.bounds, r, self.ghosts, n) for r in range(comm.size)]
         self.owned = self.bounds[comm.rank]
         self.rows = self.extended[comm.rank]
@@ -180,8 +197,9 @@ class SlabBackend(Wrapper):
     def slab_shape(shape, order: int, nt: int, ranks: int, rank: int, parts=ACOUSTIC) -> tuple[int, int, int]:
         """The shape of the slab that ``rank`` holds (owned and ghost rows) of an equation's ``parts``."""
         axis = parts.split_axis
-        bounds = slab_bounds(int(shape[axis]), ranks, "xyz"[axis])
-        lo, hi = _extended(bounds, rank, parts.ghost_rows(order, nt), int(shape[axis]))
+        ghosts = parts.ghost_rows(order, nt)
+        bounds = slab_bounds(int(shape[axis]), ranks, "xyz"[axis], ghosts)
+        lo, hi = _extended(bounds, rank, ghosts, int(shape[axis]))
         return tuple(hi - lo if a == axis else int(n) for a, n in enumerate(shape))
 
     # ------------------------------------------------------------ the ghost exchange
