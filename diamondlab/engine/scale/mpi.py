@@ -78,7 +78,8 @@ def slab_bounds(n: int, ranks: int, axis: str = "y", ghosts: int = 0) -> list[tu
 
 
 def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: float,
-                    latency: float = 20e-6, staged: float | None = None, overlap: bool = False) -> dict:
+                    latency: float = 20e-6, staged: float | None = None, overlap: bool = False,
+                    shared: bool = True) -> dict:
     """The y split's model: what ``ranks`` ranks of a ``shape`` grid get against one device of ``rate``.
 
     As built (``overlap=False``): each rank computes its own rows
@@ -86,7 +87,10 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
     plus ``G = Nt * order / 2`` ghost rows on each inner side, at ``rate``
     cell updates/s (a slab is taken to run at the one device's rate); once a
     sweep it sends ``G`` rows of both levels (``8 G nx nz`` bytes) to each
-    neighbour over ``link`` bytes/s each way, plus ``latency`` seconds and
+    neighbour over ``link`` bytes/s each way (``shared=True``: a GPU's own,
+    which a middle rank's two sends share, as the NVLinks of a GPU on an
+    NVSwitch do; ``False``: a link a side, as where one side crosses to
+    another node), plus ``latency`` seconds and
     the run loop's one agreement a sweep (an allreduce: ``latency *
     log2(ranks)``), then waits (the exchange is not overlapped with the
     sweep).  ``staged`` (bytes/s), when given, adds a device-to-host and a
@@ -112,7 +116,7 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
     (1.92, 29.3, 0.34)
     >>> [round(predict_scaling((2048, 4096, 512), 2, 32, 4, 632.4e9, 450e9, overlap=o)["speedup"], 2)
     ...  for o in (False, True)]
-    [3.78, 4.0]
+    [3.74, 4.0]
     """
     nx, ny, nz = (int(n) for n in shape)
     ghosts = ghost_rows(order, nt)
@@ -124,9 +128,12 @@ def predict_scaling(shape, order: int, nt: int, ranks: int, rate: float, link: f
         width = -(-ny // ranks)
         sides = 2 if ranks > 2 else 1  # a middle rank's inner sides: the most rows to hand over
         volume = 8.0 * ghosts * nx * nz  # both levels, float32
-        exchange = volume / link + latency * (1 + math.log2(ranks))
+        # a middle rank sends to both neighbours through the same links: a GPU's NVLinks all reach the
+        # NVSwitch (a NIC is one link too), so its two sends share ``link``
+        through = sides if shared else 1
+        exchange = through * volume / link + latency * (1 + math.log2(ranks))
         if staged is not None:
-            exchange += 2 * volume / staged
+            exchange += 2 * through * volume / staged
         if overlap:
             edges = min(width, 2 * ghosts * sides)
             compute = nx * width * nz * nt / rate
