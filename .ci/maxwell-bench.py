@@ -66,7 +66,21 @@ def main() -> None:
     ap.add_argument("--stepwise-groups", action="store_true",
                     help="CUDA stepwise: a kernel per group of columns, the points after them "
                          "(YeeCUDABackend.stepwise_groups)")
+    ap.add_argument("--lean-stepwise", choices=("on", "off"), default=None,
+                    help="CUDA stepwise on plain scenes: the kernel with 32-bit offsets or the general one "
+                         "(YeeCUDABackend.lean_stepwise; default: the engine's choice by order)")
+    ap.add_argument("--block-order", choices=("xy", "yx"), default=None,
+                    help="CUDA stepwise: the launch's block order (YeeCUDABackend.block_order; default: the "
+                         "engine's choice by scene)")
     args = ap.parse_args()
+    if args.block_order:
+        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+        YeeCUDABackend.block_order = args.block_order
+    if args.lean_stepwise:
+        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+
+        YeeCUDABackend.lean_stepwise = args.lean_stepwise == "on"
     if args.stepwise_groups:
         from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
 

@@ -46,8 +46,8 @@ import numpy as np
 
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
-__all__ = ["MAX_NZ", "point_range", "segment_copy_kernels", "stepwise_launches", "yee_cuda_kernels",
-           "yee_register_sweep", "yee_shared_bytes"]
+__all__ = ["MAX_NZ", "plain_offsets", "point_range", "segment_copy_kernels", "stepwise_launches",
+           "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
@@ -101,7 +101,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     layers are (False: only its z layers, for columns no x or y layer crosses).
     """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
-    from numba import config, cuda, uint64
+    from numba import config, cuda, uint32, uint64
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
@@ -310,6 +310,76 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         if wy or wz:
             mirror(H if half == 0 else E, X, Y, Z, ly.size, lz.size, pz, sx, wy, wz)
 
+    # The plain scene's half steps (no CPML, points, Drude current or periodic face) with 32-bit offsets into
+    # the flat arrays: a load's address is one 32-bit add and one wide multiply-add from the array's base,
+    # where the general kernel's 64-bit offsets take four instructions; the whole half step is 97 thread
+    # instructions a cell at order 2 against 190 (ptxas 13.5 for sm_90, offline).  The same loads in the same
+    # order, the same arithmetic and fused products as :func:`h_cell` and :func:`e_cell`: the same values.
+    # The caller checks that every offset fits (:func:`plain_offsets`).  Half the instructions did not make it
+    # faster at order 2 (the loads' latency bounds it), 4-5 % at order 4 (BENCHMARKS.md, "The Yee stepwise
+    # kernel: columns launched in memory order"); ``stepwise_plain`` launches its blocks y fastest,
+    # ``stepwise_plain_xy`` x fastest.
+    @cuda.jit(device=True, inline=True)
+    def diff32(a, p, s, forward):
+        """:func:`fwd` (``forward``) or :func:`bwd` with ``uint32`` offsets."""
+        if forward:
+            v = w1 * (a[uint32(p + s)] - a[p])
+            if M == 2:
+                v += w2 * (a[uint32(p + 2 * s)] - a[uint32(p - s)])
+        else:
+            v = w1 * (a[p] - a[uint32(p - s)])
+            if M == 2:
+                v += w2 * (a[uint32(p + s)] - a[uint32(p - 2 * s)])
+        return v
+
+    @cuda.jit(device=True, inline=True)
+    def curl_terms32(F, px, py, pw, sx, pz, forward):
+        """The six differences of a half step's curl of ``F`` (components at ``px``, ``py``, ``pw``), in the
+        general kernel's order of loads: ``(dz/dy, dy/dz, dx/dz, dz/dx, dy/dx, dx/dy)``."""
+        one = uint32(1)
+        return (diff32(F, pw, pz, forward), diff32(F, py, one, forward), diff32(F, px, one, forward),
+                diff32(F, pw, sx, forward), diff32(F, py, sx, forward), diff32(F, px, pz, forward))
+
+    def plain_kernel(y_fastest: bool):
+        @cuda.jit
+        def stepwise_plain(E, H, mat, table, half, n, nu, sx, pz, ny, nz):
+            """Half step ``half`` (0: H, 1: E) of a plain scene: a block per (x, y) column, a thread a cell;
+            ``n``, ``nu``: cells of one padded and one unpadded component; ``sx``, ``pz``: the padded x and y
+            strides; all ``uint32``."""
+            if y_fastest:  # consecutive blocks: neighbouring columns in memory
+                X = uint32(cuda.blockIdx.y)  # noqa: N806
+                Y = uint32(cuda.blockIdx.x)  # noqa: N806
+            else:
+                X = uint32(cuda.blockIdx.x)  # noqa: N806
+                Y = uint32(cuda.blockIdx.y)  # noqa: N806
+            Z = uint32(cuda.threadIdx.x)  # noqa: N806
+            px = uint32((X + M) * sx + (Y + M) * pz + Z + M)
+            py, pw = uint32(px + n), uint32(px + 2 * n)
+            q0 = uint32((X * ny + Y) * nz + Z)
+            q1, q2 = uint32(q0 + nu), uint32(q0 + 2 * nu)
+            if half == 0:
+                dez_dy, dey_dz, dex_dz, dez_dx, dey_dx, dex_dy = curl_terms32(E, px, py, pw, sx, pz, True)
+                c0 = table[uint32(mat[q0] * 8 + 4)]
+                c1 = table[uint32(mat[q1] * 8 + 4)]
+                c2 = table[uint32(mat[q2] * 8 + 4)]
+                h0, h1, h2 = H[px], H[py], H[pw]
+                H[px] = h0 - c0 * (dez_dy - dey_dz)
+                H[py] = h1 - c1 * (dex_dz - dez_dx)
+                H[pw] = h2 - c2 * (dey_dx - dex_dy)
+            else:
+                dhz_dy, dhy_dz, dhx_dz, dhz_dx, dhy_dx, dhx_dy = curl_terms32(H, px, py, pw, sx, pz, False)
+                t0, t1, t2 = uint32(mat[q0] * 8), uint32(mat[q1] * 8), uint32(mat[q2] * 8)
+                ca0, cb0 = table[t0], table[uint32(t0 + 1)]
+                ca1, cb1 = table[t1], table[uint32(t1 + 1)]
+                ca2, cb2 = table[t2], table[uint32(t2 + 1)]
+                e0, e1, e2 = E[px], E[py], E[pw]
+                E[px] = cuda.fma(ca0, e0, cb0 * (dhz_dy - dhy_dz))
+                E[py] = cuda.fma(ca1, e1, cb1 * (dhx_dz - dhz_dx))
+                E[pw] = cuda.fma(ca2, e2, cb2 * (dhy_dx - dhx_dy))
+        return stepwise_plain
+
+    stepwise_plain, stepwise_plain_xy = plain_kernel(True), plain_kernel(False)
+
     # A kernel with the CPML's layers holds 54-56 registers uncapped; capped at 48 (no spill) a multiprocessor
     # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
     # H200 512x512x256 with the physics scene ran 22.2 -> 24.9 G/s at order 2 and 19.9 -> 21.3 at order 4
@@ -323,6 +393,17 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         """Half step ``half`` (0: H, 1: E) of step ``step`` of every cell: a block per (x, y) column."""
         X = cuda.blockIdx.x + M  # noqa: N806 - padded indices
         Y = cuda.blockIdx.y + M  # noqa: N806
+        Z = cuda.threadIdx.x + M  # noqa: N806
+        cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
+
+    @launch
+    def stepwise_yx(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
+                    colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz):
+        """As :func:`stepwise`, the launch's grid (ny, nx): consecutive blocks are neighbouring columns in
+        memory."""
+        X = cuda.blockIdx.y + M  # noqa: N806 - padded indices
+        Y = cuda.blockIdx.x + M  # noqa: N806
         Z = cuda.threadIdx.x + M  # noqa: N806
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
@@ -450,10 +531,31 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             YZ[i, j] = F[base + (X * py + yi) * pz + zj]
 
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, stepwise_box=stepwise_box,
-                           stepwise_listed=stepwise_listed,
+                           stepwise_listed=stepwise_listed, stepwise_plain=stepwise_plain,
+                           stepwise_plain_xy=stepwise_plain_xy, stepwise_yx=stepwise_yx,
                            points_after=points_after,
                            diamondtorre=diamondtorre,
                            gather_planes=gather_planes, damp=damp, e_comp=e_comp, cell_points=cell_points)
+
+
+def plain_offsets(shape: tuple[int, int, int], order: int) -> tuple[np.uint32, ...] | None:
+    """The ``uint32`` sizes :func:`yee_cuda_kernels`' ``stepwise_plain`` takes for a grid of ``shape`` (its
+    cells, unpadded) at ``order``: ``(n, nu, sx, pz, ny, nz)``; None where an offset into the three padded
+    components would not fit in 32 bits (more than 2**32 / 3 padded cells: the general kernel runs there).
+
+    >>> plain_offsets((4, 5, 6), 2)
+    (np.uint32(336), np.uint32(120), np.uint32(56), np.uint32(8), np.uint32(5), np.uint32(6))
+    >>> plain_offsets((2048, 2048, 512), 2) is None
+    True
+    """
+    m = order // 2
+    nx, ny, nz = shape
+    pz = nz + 2 * m
+    sx = (ny + 2 * m) * pz
+    n = (nx + 2 * m) * sx
+    if 3 * n >= 2**32:
+        return None
+    return tuple(np.uint32(v) for v in (n, nx * ny * nz, sx, pz, ny, nz))
 
 
 def stepwise_launches(x_layer, y_layer, drude_columns=None) -> list[tuple[bool, bool, tuple | np.ndarray]]:

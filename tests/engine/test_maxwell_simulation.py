@@ -191,8 +191,10 @@ def test_cuda_kernels_under_the_simulator():
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     # four cases (two with plane waves), the periodic one, two of them again stepwise by column groups, the
-    # bare kernels, the monitors, two register-tile sweeps, one with calm torres, a resumed GPU run
-    assert out.stdout.count(": ok") == 13, out.stdout
+    # bare kernels, the monitors, the stepwise kernels' variants at orders 2 and 4, two register-tile
+    # sweeps, one with calm torres, a resumed GPU run
+    assert out.stdout.count(": ok") == 15, out.stdout
+    assert out.stdout.count("equal to the general kernel: ok") == 2, out.stdout
     assert out.stdout.count("stepwise by column groups: ok") == 2, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
 

@@ -147,6 +147,58 @@ def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
             "torres): ok")
 
 
+def lean_case(order, shape=(9, 7, 6), steps=3) -> str:
+    """The stepwise kernels' variants equal the general kernel, x fastest, bit for bit (E, H and the probes'
+    records): on a plain scene (a magnetic, conducting dielectric sphere, its surface cells averaged per
+    component; a PEC box) the kernel with 32-bit offsets (``stepwise_plain``) and the general one, each with
+    its blocks x or y fastest; on a physics scene (a Drude sphere, a CPML, a dipole, a probe) the general
+    kernel y fastest.  The engine's defaults are checked too: on a plain scene y fastest, the 32-bit
+    kernel at order 4 only; on a physics scene x fastest."""
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+    from diamondlab.maxwell import PEC, Box, Dielectric, Dipole, Drude, Probe, Ricker, Sphere
+
+    c = tuple(n // 2 for n in shape)
+    sphere = Sphere(c, 2.5, Dielectric(4.0, mu=2.0, sigma=0.3))
+    plain = dict(materials=[sphere, Box((1, 1, 1), (3, 2, 2), PEC)])
+    physics = dict(materials=[Sphere(c, 1.5, Drude(1.0, 1.0, 0.1))], pml=2, probes=[Probe(c, "Ez")],
+                   sources=[Dipole((3, c[1], c[2]), "Ez", Ricker(0.2), amplitude=100.0)])
+    start = [np.random.default_rng(order + 7).standard_normal((3, *shape)).astype(np.float32)
+             for _ in range(2)]
+    kernels = {(True, "yx"): "stepwise_plain", (True, "xy"): "stepwise_plain_xy",
+               (False, "yx"): "stepwise_yx", (False, "xy"): "stepwise",
+               (None, None): "stepwise_plain" if order == 4 else "stepwise_yx"}
+
+    def run(scene, lean, block_order):
+        YeeCUDABackend.lean_stepwise, YeeCUDABackend.block_order = lean, block_order
+        sim = Simulation(shape, order, equation="maxwell", backend="cuda", algorithm="stepwise", **scene)
+        sim.reset(start)
+        sim.run(steps)
+        return [name for _, name, *_ in sim.backend._stepwise], [*sim.fields, sim.traces.copy()]
+
+    try:
+        _, general = run(plain, False, "xy")
+        for (lean, block_order), kernel in kernels.items():
+            names, fields = run(plain, lean, block_order)
+            if names != [kernel]:
+                raise SystemExit(f"lean case: a plain scene with {lean, block_order} launched {names}")
+            if not all(np.array_equal(a, b) for a, b in zip(general, fields, strict=True)):
+                raise SystemExit(f"lean case order {order}: {kernel} differs from the general kernel")
+        _, general = run(physics, None, "xy")
+        for block_order, kernel in (("yx", "stepwise_yx"), (None, "stepwise")):
+            names, fields = run(physics, None, block_order)
+            if names != [kernel]:
+                raise SystemExit(f"lean case: a physics scene with {block_order} launched {names}")
+            if not all(np.array_equal(a, b) for a, b in zip(general, fields, strict=True)):
+                raise SystemExit(f"lean case order {order}: the physics scene y fastest differs")
+    finally:
+        YeeCUDABackend.lean_stepwise = YeeCUDABackend.block_order = None
+    return (f"order {order} {shape} stepwise: 32-bit offsets and blocks y fastest equal to the general "
+            "kernel: ok")
+
+
 def calm_case(order=2, size=1, nt=2, shape=(22, 14, 12), steps=2) -> str:
     """A physics scene whose register-tile sweep has calm torres (no CPML layer across x or y, no Drude
     medium, points on a few z planes: a z layer and the points left to their threads) beside physics ones:
@@ -285,6 +337,8 @@ if __name__ == "__main__":
                                                                        bare["cpu", "stepwise"], strict=True)):
         raise SystemExit("bare kernels: GPU and CPU differ beyond float32 rounding")
     print("bare kernels (no CPML, points, Drude): ok", flush=True)
+    print(lean_case(2), flush=True)
+    print(lean_case(4), flush=True)
     print(register_case(2, 2, 2, (14, 10, 4)), flush=True)
     print(register_case(4, 1, 2, (16, 11, 4), physics=True), flush=True)
     print(calm_case(), flush=True)

@@ -25,6 +25,7 @@ from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.cuda import launch_generated
 from diamondlab.kernels.yee_cuda import (
     MAX_NZ,
+    plain_offsets,
     segment_copy_kernels,
     stepwise_launches,
     yee_cuda_kernels,
@@ -112,6 +113,16 @@ class YeeCUDABackend(YeeCPUBackend):
     #: where seven launches a half step cost more than the work they save (BENCHMARKS.md, "Maxwell stepwise
     #: physics by column groups"), so it is off by default
     stepwise_groups = False
+    #: whether a plain scene's stepwise half steps run the kernel with 32-bit offsets (``stepwise_plain``:
+    #: half the general kernel's instructions a cell, the same values) where every offset fits in 32 bits;
+    #: None: at order 4, where an H200 ran it 2-5 % faster than the general kernel, not at order 2, where
+    #: it ran 3 % slower (BENCHMARKS.md, "The Yee stepwise kernel: columns launched in memory order")
+    lean_stepwise: bool | None = None
+    #: the order of a stepwise launch's blocks (a block a column): ``"yx"``, y fastest, so that consecutive
+    #: blocks take neighbouring columns in memory, or ``"xy"``, x fastest (columns a padded y-z plane
+    #: apart); None: ``"yx"`` on a plain scene (an H200 ran it 9-13 % faster at order 2, 2-5 % at order
+    #: 4), ``"xy"`` on a scene with a CPML, points or Drude media (4-5 % slower with ``"yx"``)
+    block_order: str | None = None
 
     @staticmethod
     def plain_scene(pml: bool, points: bool, drude: bool, periodic: str) -> bool:
@@ -232,8 +243,18 @@ class YeeCUDABackend(YeeCPUBackend):
         none with the points'; then, where the scene has points, a thread a cell with points adds them
         (``points_after``: the same values; BENCHMARKS.md, "Maxwell stepwise physics by column groups")."""
         to = self._cuda.to_device
+        lean = self.params.order == 4 if self.lean_stepwise is None else self.lean_stepwise
+        sizes = plain_offsets(self.shape, self.params.order) if lean and self.plain else None
+        yx = (self.block_order or ("yx" if self.plain else "xy")) == "yx"
+        if sizes is not None:  # a plain scene whose offsets fit in 32 bits: the lean kernel
+            name = "stepwise_plain" if yx else "stepwise_plain_xy"
+            self._stepwise = [(self.kernels, name, self.shape[1::-1] if yx else self.shape[:2], sizes)]
+            self._point_cells = None
+            return
         if not self.stepwise_groups:  # one kernel, the scene's features (points too) for every cell
-            self._stepwise, self._point_cells = [(self.kernels, "stepwise", self.shape[:2], ())], None
+            name = "stepwise_yx" if yx else "stepwise"
+            self._stepwise = [(self.kernels, name, self.shape[1::-1] if yx else self.shape[:2], ())]
+            self._point_cells = None
             return
         z_layers = bool((prof[2].layer >= 0).any())
         launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0,
@@ -465,7 +486,9 @@ class YeeCUDABackend(YeeCPUBackend):
         # this run's stepwise kernels, each on all of the probe's columns (as a box or as a list)
         grid = probe._stepwise[0][2]
         every = np.indices(grid[::-1]).reshape(2, -1)[::-1].astype(np.int32)  # (x, y), x fastest
-        where = {"stepwise": (grid, ()), "stepwise_box": (grid, (0, 0)),
+        sizes = plain_offsets(probe.shape, self.params.order)
+        where = {"stepwise": (grid, ()), "stepwise_yx": (grid, ()), "stepwise_box": (grid, (0, 0)),
+                 "stepwise_plain": (grid, sizes), "stepwise_plain_xy": (grid, sizes),
                  "stepwise_listed": (every.shape[1], (self._cuda.to_device(every),))}
         probe._stepwise = [(kernels, name, *where[name]) for kernels, name, *_ in self._stepwise]
         probe.tile_in_registers = self.tile_in_registers
@@ -518,7 +541,11 @@ class YeeCUDABackend(YeeCPUBackend):
         fields = (self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table)
         for k in range(2 * nsteps):
             for kernels, name, grid, where in self._stepwise:
-                launch_generated(kernels, name, (*fields, k % 2, k // 2, *where, *args), grid, threads)
+                if name.startswith("stepwise_plain"):  # where: the grid's sizes (plain_offsets)
+                    launch_generated(kernels, name, (self._e, self._h, self._d_index, self._d_table, k % 2,
+                                                     *where), grid, threads)
+                else:
+                    launch_generated(kernels, name, (*fields, k % 2, k // 2, *where, *args), grid, threads)
             if cells is not None:
                 launch_generated(self.kernels, "points_after", (self._e, self._h, k % 2, k // 2, cells,
                                                                 *self._d_points[:6], src, rec, wy, wz),
