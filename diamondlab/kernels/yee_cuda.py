@@ -317,8 +317,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     # order, the same arithmetic and fused products as :func:`h_cell` and :func:`e_cell`: the same values.
     # The caller checks that every offset fits (:func:`plain_offsets`).  Half the instructions did not make it
     # faster at order 2 (the loads' latency bounds it), 4-5 % at order 4 (BENCHMARKS.md, "The Yee stepwise
-    # kernel: columns launched in memory order"); ``stepwise_plain`` launches its blocks y fastest,
-    # ``stepwise_plain_xy`` x fastest.
+    # kernel: columns launched in memory order"); ``stepwise_plain`` launches its blocks x fastest, as
+    # :func:`stepwise` does, ``stepwise_plain_yx`` y fastest, as :func:`stepwise_yx` does.
     @cuda.jit(device=True, inline=True)
     def diff32(a, p, s, forward):
         """:func:`fwd` (``forward``) or :func:`bwd` with ``uint32`` offsets."""
@@ -378,7 +378,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                 E[pw] = cuda.fma(ca2, e2, cb2 * (dhy_dx - dhx_dy))
         return stepwise_plain
 
-    stepwise_plain, stepwise_plain_xy = plain_kernel(True), plain_kernel(False)
+    stepwise_plain_yx, stepwise_plain = plain_kernel(True), plain_kernel(False)
 
     # A kernel with the CPML's layers holds 54-56 registers uncapped; capped at 48 (no spill) a multiprocessor
     # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
@@ -532,7 +532,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
 
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, stepwise_box=stepwise_box,
                            stepwise_listed=stepwise_listed, stepwise_plain=stepwise_plain,
-                           stepwise_plain_xy=stepwise_plain_xy, stepwise_yx=stepwise_yx,
+                           stepwise_plain_yx=stepwise_plain_yx, stepwise_yx=stepwise_yx,
                            points_after=points_after,
                            diamondtorre=diamondtorre,
                            gather_planes=gather_planes, damp=damp, e_comp=e_comp, cell_points=cell_points)

@@ -167,9 +167,9 @@ def lean_case(order, shape=(9, 7, 6), steps=3) -> str:
                    sources=[Dipole((3, c[1], c[2]), "Ez", Ricker(0.2), amplitude=100.0)])
     start = [np.random.default_rng(order + 7).standard_normal((3, *shape)).astype(np.float32)
              for _ in range(2)]
-    kernels = {(True, "yx"): "stepwise_plain", (True, "xy"): "stepwise_plain_xy",
+    kernels = {(True, "yx"): "stepwise_plain_yx", (True, "xy"): "stepwise_plain",
                (False, "yx"): "stepwise_yx", (False, "xy"): "stepwise",
-               (None, None): "stepwise_plain" if order == 4 else "stepwise_yx"}
+               (None, None): "stepwise_plain_yx" if order == 4 else "stepwise_yx"}
 
     def run(scene, lean, block_order):
         YeeCUDABackend.lean_stepwise, YeeCUDABackend.block_order = lean, block_order

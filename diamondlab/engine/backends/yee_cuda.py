@@ -113,8 +113,9 @@ class YeeCUDABackend(YeeCPUBackend):
     #: where seven launches a half step cost more than the work they save (BENCHMARKS.md, "Maxwell stepwise
     #: physics by column groups"), so it is off by default
     stepwise_groups = False
-    #: whether a plain scene's stepwise half steps run the kernel with 32-bit offsets (``stepwise_plain``:
-    #: half the general kernel's instructions a cell, the same values) where every offset fits in 32 bits;
+    #: whether a plain scene's stepwise half steps run the kernel with 32-bit offsets (``stepwise_plain`` and
+    #: ``stepwise_plain_yx``: half the general kernel's instructions a cell, the same values) where every
+    #: offset fits in 32 bits;
     #: None: at order 4, where an H200 ran it 2-5 % faster than the general kernel, not at order 2, where
     #: it ran 3 % slower (BENCHMARKS.md, "The Yee stepwise kernel: columns launched in memory order")
     lean_stepwise: bool | None = None
@@ -236,8 +237,9 @@ class YeeCUDABackend(YeeCPUBackend):
         self.reset()
 
     def _stepwise_launches(self, prof, cells) -> None:
-        """What a stepwise half step launches: one kernel with the scene's features for every column, or,
-        with :attr:`stepwise_groups`, a kernel per box or list of columns
+        """What a stepwise half step launches: one kernel with the scene's features for every column (a
+        plain scene's with 32-bit offsets where :attr:`lean_stepwise` says so; its blocks in
+        :attr:`block_order`), or, with :attr:`stepwise_groups`, a kernel per box or list of columns
         (:func:`~diamondlab.kernels.yee_cuda.stepwise_launches`: the columns an x or y layer of the CPML
         crosses, the box of the Drude columns, the rest), each with only its columns' loads and branches,
         none with the points'; then, where the scene has points, a thread a cell with points adds them
@@ -246,15 +248,11 @@ class YeeCUDABackend(YeeCPUBackend):
         lean = self.params.order == 4 if self.lean_stepwise is None else self.lean_stepwise
         sizes = plain_offsets(self.shape, self.params.order) if lean and self.plain else None
         yx = (self.block_order or ("yx" if self.plain else "xy")) == "yx"
-        if sizes is not None:  # a plain scene whose offsets fit in 32 bits: the lean kernel
-            name = "stepwise_plain" if yx else "stepwise_plain_xy"
-            self._stepwise = [(self.kernels, name, self.shape[1::-1] if yx else self.shape[:2], sizes)]
-            self._point_cells = None
-            return
-        if not self.stepwise_groups:  # one kernel, the scene's features (points too) for every cell
-            name = "stepwise_yx" if yx else "stepwise"
-            self._stepwise = [(self.kernels, name, self.shape[1::-1] if yx else self.shape[:2], ())]
-            self._point_cells = None
+        if sizes is not None or not self.stepwise_groups:  # one kernel for every cell (points too)
+            # a plain scene whose offsets fit in 32 bits: the lean kernel (its sizes the launch's values)
+            name = ("stepwise_plain" if sizes is not None else "stepwise") + ("_yx" if yx else "")
+            grid = self.shape[1::-1] if yx else self.shape[:2]
+            self._stepwise, self._point_cells = [(self.kernels, name, grid, sizes or ())], None
             return
         z_layers = bool((prof[2].layer >= 0).any())
         launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0,
@@ -488,7 +486,7 @@ class YeeCUDABackend(YeeCPUBackend):
         every = np.indices(grid[::-1]).reshape(2, -1)[::-1].astype(np.int32)  # (x, y), x fastest
         sizes = plain_offsets(probe.shape, self.params.order)
         where = {"stepwise": (grid, ()), "stepwise_yx": (grid, ()), "stepwise_box": (grid, (0, 0)),
-                 "stepwise_plain": (grid, sizes), "stepwise_plain_xy": (grid, sizes),
+                 "stepwise_plain": (grid, sizes), "stepwise_plain_yx": (grid, sizes),
                  "stepwise_listed": (every.shape[1], (self._cuda.to_device(every),))}
         probe._stepwise = [(kernels, name, *where[name]) for kernels, name, *_ in self._stepwise]
         probe.tile_in_registers = self.tile_in_registers
