@@ -73,18 +73,14 @@ def main() -> None:
                     help="CUDA stepwise: the launch's block order (YeeCUDABackend.block_order; default: the "
                          "engine's choice by scene)")
     args = ap.parse_args()
-    if args.block_order:
+    stepwise = {"block_order": args.block_order, "stepwise_groups": args.stepwise_groups or None,
+                "lean_stepwise": None if args.lean_stepwise is None else args.lean_stepwise == "on"}
+    if any(v is not None for v in stepwise.values()):  # the CUDA stepwise options asked for, on the class
         from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
 
-        YeeCUDABackend.block_order = args.block_order
-    if args.lean_stepwise:
-        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
-
-        YeeCUDABackend.lean_stepwise = args.lean_stepwise == "on"
-    if args.stepwise_groups:
-        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
-
-        YeeCUDABackend.stepwise_groups = True
+        for name, value in stepwise.items():
+            if value is not None:
+                setattr(YeeCUDABackend, name, value)
     shapes = ([tuple(int(n) for n in g.split("x")) for g in args.grids] if args.grids else
               [tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)])
     parts = tuple(args.parts or (PARTS if args.physics else ()))
