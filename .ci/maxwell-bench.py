@@ -72,10 +72,13 @@ def main() -> None:
     ap.add_argument("--block-order", choices=("xy", "yx"), default=None,
                     help="CUDA stepwise: the launch's block order (YeeCUDABackend.block_order; default: the "
                          "engine's choice by scene)")
+    ap.add_argument("--prefetch", type=int, choices=(0, 1, 2), default=None,
+                    help="CUDA register-tile sweep: L2 prefetch, tiers ahead (YeeCUDABackend.prefetch)")
     args = ap.parse_args()
     stepwise = {"block_order": args.block_order, "stepwise_groups": args.stepwise_groups or None,
-                "lean_stepwise": None if args.lean_stepwise is None else args.lean_stepwise == "on"}
-    if any(v is not None for v in stepwise.values()):  # the CUDA stepwise options asked for, on the class
+                "lean_stepwise": None if args.lean_stepwise is None else args.lean_stepwise == "on",
+                "prefetch": args.prefetch}
+    if any(v is not None for v in stepwise.values()):  # the CUDA options asked for, on the class
         from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
 
         for name, value in stepwise.items():
@@ -138,6 +141,7 @@ def _bench(args, shape, parts, device) -> None:
                 out = dict(backend=args.backend, order=order, algorithm=alg, shape=shape, size=sim.size,
                            nt=sim.nt, chunk=getattr(sim.backend, "chunk", None),
                            band=getattr(sim.backend, "band", None),
+                           prefetch=getattr(sim.backend, "prefetch", None) if alg == "diamondtorre" else None,
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
                            median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
                            bit_equal=row["bit_equal"], calm=_calm_share(sim),

@@ -113,7 +113,7 @@ def ptxas(ptx: str, nvcc: Path, cap: int | None) -> dict:
     return dict(registers=max(regs), spill_stores=max(stores), spill_loads=max(loads), stack=max(frame))
 
 
-def compile_all(types: dict, nvcc: Path, threads: int, caps=None) -> list[dict]:
+def compile_all(types: dict, nvcc: Path, threads: int, caps=None, prefetches=(0,)) -> list[dict]:
     from types import SimpleNamespace
 
     import numba.cuda.dispatcher as dispatcher
@@ -129,14 +129,15 @@ def compile_all(types: dict, nvcc: Path, threads: int, caps=None) -> list[dict]:
     for key, rec in types.items():
         order, size, scene = key
         engine = yee_register_cap(order, size, threads, physics=not rec["plain"])
-        text = generate_yee_source(order, size, False, None, **rec["features"])
-        module = load_generated(text, f"ptx_yee_no{order}_dts{size}_{scene}")
-        ptx, _ = cuda.compile_ptx(module.yee_sweep.py_func, rec["sweep"], cc=(9, 0))
-        for cap in caps or [engine]:  # the cap is ptxas's (the engine passes it as max_registers)
-            cap = None if cap in (0, None) else cap
-            rows.append(dict(kernel="register-tile sweep", order=order, dts=size, scene=scene, cap=cap,
-                             engine_cap=engine, **ptxas(ptx, nvcc, cap)))
-            print(json.dumps(rows[-1]), flush=True)
+        for ahead in prefetches:
+            text = generate_yee_source(order, size, False, None, **rec["features"], prefetch=ahead)
+            module = load_generated(text, f"ptx_yee_no{order}_dts{size}_{scene}")
+            ptx, _ = cuda.compile_ptx(module.yee_sweep.py_func, rec["sweep"], cc=(9, 0))
+            for cap in caps or [engine]:  # the cap is ptxas's (the engine passes it as max_registers)
+                cap = None if cap in (0, None) else cap
+                rows.append(dict(kernel="register-tile sweep", order=order, dts=size, scene=scene, cap=cap,
+                                 engine_cap=engine, prefetch=ahead, **ptxas(ptx, nvcc, cap)))
+                print(json.dumps(rows[-1]), flush=True)
     return rows
 
 
@@ -149,6 +150,8 @@ def main() -> None:
     ap.add_argument("--nvcc", default="/tmp/nvcc", help="where the NVIDIA wheels are installed (--target)")
     ap.add_argument("--caps", type=int, nargs="+", default=None,
                     help="register caps to assemble the sweep with (0: none; default: the engine's)")
+    ap.add_argument("--prefetch", type=int, nargs="+", default=[0],
+                    help="the sweep's L2 prefetch, tiers ahead (0: none)")
     ap.add_argument("--record", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.record:
@@ -163,7 +166,7 @@ def main() -> None:
         subprocess.run(cmd, env=env, check=True, cwd=ROOT)
         types = pickle.loads(path.read_bytes())
     sys.path.insert(0, str(nvcc))  # cuda-pathfinder finds NVVM and NVRTC in the wheels' site folder
-    compile_all(types, nvcc, args.threads, args.caps)
+    compile_all(types, nvcc, args.threads, args.caps, args.prefetch)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,11 @@ many torres in flight (the waits on progress flags are what keeps it exact), per
 Both run the sweep with its tile in registers (the physics scene with the run's features compiled in: CPML,
 points, Drude, as ``YeeCUDABackend.registers_for_physics`` turns on; ``caches`` as a second argument runs the
 physics scene through the cache-read sweep instead).
+
+    python .ci/yee-gpu-exact.py plain prefetch=1 tiled   # the L2 prefetch one tier ahead, the engine's tiles
+
+``prefetch=N`` sets ``YeeCUDABackend.prefetch`` (tiers ahead); ``tiled`` runs only the engine's DTS per
+order (``YeeCUDABackend.TILING``).
 """
 
 import sys
@@ -45,10 +50,11 @@ def plain_scene(order):
     return dict(materials=[Sphere(c, 20, Dielectric(4.0)), Box((10, 10, 10), (30, 40, 20), PEC)])
 
 
-def main(plain: bool, physics_in_registers: bool = True) -> int:
+def main(plain: bool, physics_in_registers: bool = True, prefetch: int = 0, tiled: bool = False) -> int:
     from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
 
     YeeCUDABackend.registers_for_physics = physics_in_registers
+    YeeCUDABackend.prefetch = prefetch
     bad = 0
     make = plain_scene if plain else scene
     start = [np.random.default_rng(7).standard_normal((3, *SHAPE)).astype(np.float32) for _ in range(2)]
@@ -59,7 +65,8 @@ def main(plain: bool, physics_in_registers: bool = True) -> int:
             ref.reset(start)
         ref.run(48)
         e0, h0 = ref.fields
-        for size in ((1, 2, 3) if order == 2 else (1, 2)) if plain else ((1, 2) if order == 2 else (1,)):
+        sizes = ((1, 2, 3) if order == 2 else (1, 2)) if plain else ((1, 2) if order == 2 else (1,))
+        for size in (YeeCUDABackend.TILING[order][0],) if tiled else sizes:
             for nt, chunk, band in ((8, 2, None), (8, 1, None), (16, 4, 4), (4, 8, 2)):
                 sim = Simulation(SHAPE, order, equation="maxwell", backend="cuda", algorithm="diamondtorre",
                                  size=size, nt=nt, **make(order))
@@ -74,11 +81,14 @@ def main(plain: bool, physics_in_registers: bool = True) -> int:
                 diff = max(float(np.abs(e - e0).max()), float(np.abs(h - h0).max()))
                 calm = sim.backend._calm.get(nt) if physics_in_registers and not plain else None
                 share = "" if calm is None else f" ({int(calm[0].copy_to_host().sum())} calm torres)"
-                print(f"order {order} DTS {size} Nt {nt} chunk {chunk} band {band}{share}: "
+                print(f"order {order} DTS {size} Nt {nt} chunk {chunk} band {band}{share} "
+                      f"prefetch {prefetch}: "
                       f"{'bit for bit' if ok else f'MISMATCH max |diff| {diff:.3g}'}", flush=True)
                 bad += not ok
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main("plain" in sys.argv[1:], "caches" not in sys.argv[1:]))
+    words = sys.argv[1:]
+    ahead = next((int(w.split("=")[1]) for w in words if w.startswith("prefetch=")), 0)
+    sys.exit(main("plain" in words, "caches" not in words, ahead, "tiled" in words))

@@ -285,6 +285,43 @@ def ldcg_intrinsic():
 
 
 @functools.cache
+def prefetch_l2_intrinsic():
+    """``prefetch_l2(array, i)``: PTX ``prefetch.global.L2`` of element ``i`` of a 1D array (no value, no
+    register held: the line is on its way to L2 when a later ``ld.global.cg`` asks for it).
+
+    The register-tile sweeps load each tier's entering cells at the tier's start
+    and wait for DRAM before the tier's barrier; a prefetch issued a tier ahead
+    leaves them an L2 hit.  L2 is the device's point of coherence, so a line
+    fetched before its writer stores is replaced by the store: a prefetch never
+    changes a value read.  Built on first use (imports numba.cuda).
+    """
+    from llvmlite import ir
+    from numba.core import types as nbtypes
+    from numba.cuda import cgutils
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def prefetch_l2(typingctx, array, index):
+        if not (isinstance(array, nbtypes.Array) and array.ndim == 1 and isinstance(index, nbtypes.Integer)):
+            return None
+        signature = nbtypes.void(array, index)
+
+        def codegen(context, builder, sig, args):
+            array_type, index_type = sig.args
+            ary, idx = args
+            idx = context.cast(builder, idx, index_type, nbtypes.intp)
+            struct = context.make_array(array_type)(context, builder, value=ary)
+            ptr = cgutils.get_item_pointer(context, builder, array_type, struct, [idx], wraparound=False)
+            fn = ir.FunctionType(ir.VoidType(), [ptr.type])
+            builder.call(ir.InlineAsm(fn, "prefetch.global.L2 [$0];", "l", side_effect=True), [ptr])
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    return prefetch_l2
+
+
+@functools.cache
 def bar_sync_intrinsic():
     """``bar_sync(barrier, count)``: PTX ``bar.sync barrier, count`` (a named barrier of ``count`` threads).
 

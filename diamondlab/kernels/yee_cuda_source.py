@@ -151,10 +151,11 @@ class _YeeTorrePrinter:
     torre of :func:`calm_torres`, the physics left to the threads it concerns)."""
 
     def __init__(self, plan: TilePlan, interior: bool, sim: bool, features: frozenset = frozenset(),
-                 calm: bool = False):
+                 calm: bool = False, prefetch: int = 0):
         if calm and not interior:
             raise ValueError("a calm torre is an interior torre")
         self.plan, self.interior, self.sim, self.features, self.calm = plan, interior, sim, features, calm
+        self.prefetch = prefetch if interior else 0  # tiers ahead (interior torres)
         self.m = plan.shs
         self.e = _Emitter()
         self.slot = {c: 2 * j for j, c in enumerate(plan.cells)}  # a cell's x component in a z row
@@ -286,6 +287,8 @@ class _YeeTorrePrinter:
         for u, v in plan.cells:
             for c in range(3):
                 e(2, f"{_reg('mi', c, u, v)} = {self.medium(c, u, v)}")
+        if self.prefetch:
+            self.prefetches(half, read, written)
         buf = "sbuf"
         e(2, f"sbuf = {half} * bufsize + (tz + M) * NSP")
         for u, v in plan.cells:
@@ -313,6 +316,28 @@ class _YeeTorrePrinter:
         for u, v in plan.cells:
             for c in range(3):
                 e(2, f"{_reg('b', c, u, v)} = {_reg('t', c, u, v)}")
+
+    def prefetches(self, half: int, read: str, written: str) -> None:
+        """L2 prefetches of what tier ``k + D`` (``D``: :attr:`prefetch`) loads that no tier before it did:
+        its entering cells and y-halo rows (of ``written`` where ``D`` is odd) and the material indices of its
+        tile's front cells, at this tier's anchor moved ``D M`` along x.  Issued with this tier's own loads,
+        they reach L2 while this tier waits for its loads, exchanges and updates."""
+        plan, e, m, ahead = self.plan, self.e, self.m, self.prefetch
+        field = written if ahead % 2 else read
+        forward = (half + ahead) % 2 == 0
+        e(2, f"if k + {ahead} < nt2:")
+        for u, v in plan.entering:
+            for c in range(3):
+                e(3, f"PREFETCH({field}, {self.offset(c, u + ahead * m, v)})")
+        for u, v in self.y_halo(forward):
+            for c in Y_READ:
+                e(3, f"PREFETCH({field}, {self.offset(c, u + ahead * m, v)})")
+        cells = set(plan.cells)
+        for u, v in plan.cells:
+            if (u + m, v) not in cells:  # the tile's front: a cell no earlier tier's tile held
+                for c in range(3):
+                    at = f"q + {('0', 'nu', 'nu2')[c]} + ({u + ahead * m}) * nyz + ({v}) * nz"
+                    e(3, f"PREFETCH(mat, {at})")
 
     def update(self, u: int, v: int, forward: bool, buf: str) -> None:
         """One cell's three components, as ``h_cell``/``e_cell`` compute them: the six differences (``dca``:
@@ -484,9 +509,20 @@ def index_if(A, i, ok):
 '''
 
 _LDCG_IMPORT = """
-from diamondlab.kernels.cuda import ldcg_intrinsic
+from diamondlab.kernels.cuda import ldcg_intrinsic, prefetch_l2_intrinsic
 
 LDCG = ldcg_intrinsic()  # ld.global.cg: values other blocks wrote in this launch, never a stale L1 line
+PREFETCH = prefetch_l2_intrinsic()  # prefetch.global.L2: a later tier's lines on their way to L2
+"""
+
+
+_PREFETCH_CHECK = """
+
+@cuda.jit(device=True)
+def PREFETCH(A, i):
+    \"\"\"The simulator's prefetch: the element must lie in the array (a GPU's prefetch is only a hint).\"\"\"
+    if i < 0 or i >= A.size:
+        raise IndexError("a prefetch outside its array")
 """
 
 
@@ -531,12 +567,15 @@ def _sweep_kernel(plan: TilePlan, jit_opts: str, calm: bool) -> str:
 
 def generate_yee_source(order: int, size: int, simulator: bool = False,
                         max_registers: int | None = None, pml: bool = False, points: bool = False,
-                        drude: bool = False) -> str:
+                        drude: bool = False, prefetch: int = 0) -> str:
     """Python source of the register-tile Yee sweep of ``order`` (2 or 4) and tile size ``size`` (DTS).
 
     ``simulator``: plain indexing instead of the CUDA-only ``ld.global.cg`` and ``nanosleep``.
     ``pml``, ``points``, ``drude``: the CPML's ``psi``, the source and probe points, the Drude current are
     handled (a run without one gets a kernel without its loads and branches, as the cache-read sweep).
+    ``prefetch``: interior torres prefetch into L2, with each tier's loads, what the tier ``prefetch``
+    tiers later loads first (0: none; under the simulator a prefetch checks that its element lies in its
+    array).  Values and results are the same.
 
     Examples
     --------
@@ -561,16 +600,19 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
         fwd_main=f"{names[1]} - {names[0]}", bwd_main=f"{names[0]} - {names[-1]}",
         fwd_more=f"    v += W2 * ({names[2]} - {names[-1]})\n" if more else "",
         bwd_more=f"    v += W2 * ({names[1]} - {names[-2]})\n" if more else "",
-        ldcg_import="" if simulator else _LDCG_IMPORT,
+        ldcg_import=_PREFETCH_CHECK if simulator else _LDCG_IMPORT,
         guarded_access=guarded_access(simulator),
     )
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
     sweep_opts = opts + (f", max_registers={int(max_registers)}" if max_registers and not simulator else "")
     features = frozenset(f for f, on in (("pml", pml), ("points", points), ("drude", drude)) if on)
     parts = [header, _PHYSICS if features else ""]
-    parts += [_YeeTorrePrinter(plan, interior, simulator, features).print(name) + "\n"
+    if prefetch not in range(3):
+        raise ValueError(f"prefetch must be 0, 1 or 2 tiers ahead; got {prefetch!r}")
+    parts += [_YeeTorrePrinter(plan, interior, simulator, features, prefetch=prefetch).print(name) + "\n"
               for name, interior in (("torre_interior", True), ("torre_boundary", False))]
     if features:  # the physics scene's calm torres (calm_torres)
-        parts.append(_YeeTorrePrinter(plan, True, simulator, features, calm=True).print("torre_calm") + "\n")
+        calm = _YeeTorrePrinter(plan, True, simulator, features, calm=True, prefetch=prefetch)
+        parts.append(calm.print("torre_calm") + "\n")
     parts += ["", _sweep_kernel(plan, sweep_opts, bool(features)), ""]
     return "\n".join(parts)

@@ -192,11 +192,12 @@ def test_cuda_kernels_under_the_simulator():
     assert out.returncode == 0, out.stdout + out.stderr
     # four cases (two with plane waves), the periodic one, two of them again stepwise by column groups, the
     # bare kernels, the monitors, the stepwise kernels' variants at orders 2 and 4, two register-tile
-    # sweeps, one with calm torres, a resumed GPU run
+    # sweeps (prefetching 1 and 2 tiers ahead), one with calm torres, a resumed GPU run
     assert out.stdout.count(": ok") == 15, out.stdout
     assert out.stdout.count("equal to the general kernel: ok") == 2, out.stdout
     assert out.stdout.count("stepwise by column groups: ok") == 2, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
+    assert "prefetch 1): ok" in out.stdout and "prefetch 2): ok" in out.stdout, out.stdout
 
 
 @pytest.mark.gpu

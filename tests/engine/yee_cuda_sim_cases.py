@@ -100,21 +100,22 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, gr
     return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
 
-def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
+def register_case(order, size, nt, shape, steps=3, physics=False, prefetch=0) -> str:
     """A plain scene (a dielectric sphere, a PEC box; with ``physics`` a Drude sphere, a CPML, a dipole and
     a probe too): the sweep with its tile in registers, with interior and boundary torres, equals stepwise
-    bit for bit."""
+    bit for bit (``prefetch``: its interior torres prefetch that many tiers ahead, each element checked to
+    lie in its array)."""
     import numpy as np
 
     from diamondlab import Simulation
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
     from diamondlab.kernels.yee_cuda_source import interior_torres
     from diamondlab.maxwell import CPML, PEC, Box, Dielectric, Dipole, Drude, Probe, Ricker, Sphere
 
     c = tuple(n // 2 for n in shape)
     scene = dict(materials=[Sphere(c, 2.5, Dielectric(4.0)), Box((1, 1, 1), (3, 2, 2), PEC)])
+    YeeCUDABackend.prefetch = prefetch
     if physics:  # the register-tile sweep with the physics compiled in (off by default: slower there)
-        from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
-
         YeeCUDABackend.registers_for_physics = True
         scene = dict(materials=[Sphere(c, 2.5, Drude(1.0, 1.0, 0.1)), Box((1, 1, 1), (3, 2, 2), PEC)],
                      pml=CPML(2, axes="xy"),
@@ -139,12 +140,11 @@ def register_case(order, size, nt, shape, steps=3, physics=False) -> str:
         raise SystemExit(f"register case {order, size, shape}: the probes recorded nothing")
     if not all(np.array_equal(a, d) for a, d in zip(fields["stepwise"], fields["diamondtorre"], strict=True)):
         raise SystemExit(f"register case {order, size, shape}: DiamondTorre differs from stepwise")
-    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
-
     YeeCUDABackend.registers_for_physics = False
+    YeeCUDABackend.prefetch = 0
     kind = " with Drude, CPML, dipole, probes" if physics else ""
     return (f"order {order} DTS {size} {shape}{kind} tile in registers ({int(inner.sum())} interior "
-            "torres): ok")
+            f"torres, prefetch {prefetch}): ok")
 
 
 def lean_case(order, shape=(9, 7, 6), steps=3) -> str:
@@ -339,8 +339,8 @@ if __name__ == "__main__":
     print("bare kernels (no CPML, points, Drude): ok", flush=True)
     print(lean_case(2), flush=True)
     print(lean_case(4), flush=True)
-    print(register_case(2, 2, 2, (14, 10, 4)), flush=True)
-    print(register_case(4, 1, 2, (16, 11, 4), physics=True), flush=True)
+    print(register_case(2, 2, 2, (14, 10, 4), prefetch=1), flush=True)
+    print(register_case(4, 1, 2, (16, 11, 4), physics=True, prefetch=2), flush=True)
     print(calm_case(), flush=True)
     plain = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan
     physics = Simulation((8, 8, 8), 2, equation="maxwell", backend="cuda", pml=2).plan

@@ -94,6 +94,9 @@ class YeeCUDABackend(YeeCPUBackend):
     chunk = 2
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
+    #: the register-tile sweep's L2 prefetch: each tier of an interior torre prefetches what the tier this
+    #: many tiers later loads first (0: none; the values are the same)
+    prefetch = 0
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
     #: False: the sweep that reads every value through the caches runs every scene
     tile_in_registers = True
@@ -602,7 +605,8 @@ class YeeCUDABackend(YeeCPUBackend):
 
         threads, sim = self.shape[2], simulator_enabled()
         cap = None if sim else _device_register_cap(self.params.order, self.size, threads, not self.plain)
-        module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features)
+        module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features,
+                                    prefetch=self.prefetch)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
         i64 = np.int64
