@@ -73,7 +73,8 @@ def main() -> None:
                     help="CUDA stepwise: the launch's block order (YeeCUDABackend.block_order; default: the "
                          "engine's choice by scene)")
     ap.add_argument("--prefetch", type=int, choices=(0, 1, 2), default=None,
-                    help="CUDA register-tile sweep: L2 prefetch, tiers ahead (YeeCUDABackend.prefetch)")
+                    help="CUDA register-tile sweep: L2 prefetch, tiers ahead (YeeCUDABackend.prefetch; "
+                         "default: the engine's per order)")
     args = ap.parse_args()
     stepwise = {"block_order": args.block_order, "stepwise_groups": args.stepwise_groups or None,
                 "lean_stepwise": None if args.lean_stepwise is None else args.lean_stepwise == "on",
@@ -141,7 +142,8 @@ def _bench(args, shape, parts, device) -> None:
                 out = dict(backend=args.backend, order=order, algorithm=alg, shape=shape, size=sim.size,
                            nt=sim.nt, chunk=getattr(sim.backend, "chunk", None),
                            band=getattr(sim.backend, "band", None),
-                           prefetch=getattr(sim.backend, "prefetch", None) if alg == "diamondtorre" else None,
+                           prefetch=(getattr(sim.backend, "tiers_prefetched", None)
+                                     if alg == "diamondtorre" else None),
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
                            median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
                            bit_equal=row["bit_equal"], calm=_calm_share(sim),

@@ -21,7 +21,9 @@ def main() -> None:
     ap.add_argument("--dts", type=int, default=1)
     ap.add_argument("--nt", type=int, default=4)
     ap.add_argument("--caps", type=int, nargs="+", default=[0])
+    ap.add_argument("--prefetch", type=int, default=None, help="tiers ahead (default: the engine's)")
     args = ap.parse_args()
+    backend.YeeCUDABackend.prefetch = args.prefetch
     automatic = backend.yee_register_cap
     for cap in args.caps:
         backend.yee_register_cap = (lambda *a, c=cap: c) if cap else automatic
@@ -36,7 +38,7 @@ def main() -> None:
             sim.backend.synchronize()
             rates.append(sim.cells * 32 / (time.perf_counter() - t0) / 1e9)
         used = backend.yee_register_cap(args.order, args.dts, args.shape[2])
-        module = yee_register_sweep(args.order, args.dts, False, used)
+        module = yee_register_sweep(args.order, args.dts, False, used, prefetch=sim.backend.tiers_prefetched)
         res = [kernel_resources(k) for k in module.compiled.values()]
         print(json.dumps(dict(shape=args.shape, order=args.order, dts=args.dts, nt=args.nt, cap=used,
                               median=statistics.median(rates), resources=res)), flush=True)

@@ -141,7 +141,7 @@ def register_case(order, size, nt, shape, steps=3, physics=False, prefetch=0) ->
     if not all(np.array_equal(a, d) for a, d in zip(fields["stepwise"], fields["diamondtorre"], strict=True)):
         raise SystemExit(f"register case {order, size, shape}: DiamondTorre differs from stepwise")
     YeeCUDABackend.registers_for_physics = False
-    YeeCUDABackend.prefetch = 0
+    YeeCUDABackend.prefetch = None
     kind = " with Drude, CPML, dipole, probes" if physics else ""
     return (f"order {order} DTS {size} {shape}{kind} tile in registers ({int(inner.sum())} interior "
             f"torres, prefetch {prefetch}): ok")

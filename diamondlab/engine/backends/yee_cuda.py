@@ -94,9 +94,14 @@ class YeeCUDABackend(YeeCPUBackend):
     chunk = 2
     #: launch order: None stage by stage, B diagonal bands of B torres
     band = None
-    #: the register-tile sweep's L2 prefetch: each tier of an interior torre prefetches what the tier this
-    #: many tiers later loads first (0: none; the values are the same)
-    prefetch = 0
+    #: the register-tile sweep's L2 prefetch per order: each tier of an interior torre prefetches what the
+    #: tier this many tiers later loads first; the fastest on an H200 at 768x512x256 (order 2: 2 tiers,
+    #: 52.7 against 48.7 G/s, 1 tier 44.4; order 4: 1 tier, 33.3 against 29.8; BENCHMARKS.md "The Yee
+    #: register-tile sweep: the tier ahead's lines prefetched into L2")
+    PREFETCH = {2: 2, 4: 1}
+    #: tiers ahead the register-tile sweep prefetches (0: none; None: :attr:`PREFETCH`'s); the values are the
+    #: same either way
+    prefetch = None
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
     #: False: the sweep that reads every value through the caches runs every scene
     tile_in_registers = True
@@ -597,6 +602,12 @@ class YeeCUDABackend(YeeCPUBackend):
                 e, h, j, self._drude, self._d_index, self._d_table, radius, x0, yc, order, deps, done,
                 self._counter, self._tickets, flag0, 2 * height, self.chunk, *args)
 
+    @property
+    def tiers_prefetched(self) -> int:
+        """Tiers ahead the register-tile sweep prefetches: :attr:`prefetch`, or :attr:`PREFETCH`'s for the
+        order."""
+        return self.PREFETCH.get(self.params.order, 0) if self.prefetch is None else self.prefetch
+
     def _register_sweep(self, height: int, fields: tuple, x0, yc, order, deps, done, blocks: int, flag0: int,
                         args: tuple, stream=0):
         """The sweep with its tile in registers: the same tickets, waits and flags as the cache-read one, the
@@ -606,7 +617,7 @@ class YeeCUDABackend(YeeCPUBackend):
         threads, sim = self.shape[2], simulator_enabled()
         cap = None if sim else _device_register_cap(self.params.order, self.size, threads, not self.plain)
         module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features,
-                                    prefetch=self.prefetch)
+                                    prefetch=self.tiers_prefetched)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
         i64 = np.int64
