@@ -177,6 +177,9 @@ class CUDATuning:
     #: what a sweep's z exchange waits for: ``"block"`` (every warp) or ``"neighbours"`` (the warps above and
     #: below; :class:`~diamondlab.kernels.cuda_source.TorreVariant`)
     exchange_barrier: str = "block"
+    #: tiers ahead whose loads a sweep's tier prefetches into L2, per (NO, DTS) where not 0
+    #: (:class:`~diamondlab.kernels.cuda_source.TorreVariant`)
+    prefetch: dict = field(default_factory=dict)
     #: (band, chunk) of the (NO, DTS) pairs whose pipelined sweep measured faster than whole-torre waits
     pipelined: dict = field(default_factory=dict)
     #: register cap of the generic sweep per (NO, DTS) (128: two 256-thread blocks a multiprocessor)

@@ -476,7 +476,8 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                  yz: tuple[int, int] | None = None, left_from_memory: bool = False,
                  medium: str | None = None, points: bool = False, pipelined: bool = False,
                  kappa_in_registers: bool = False, boundary_profiles: str = "held",
-                 segments: int | None = None, exchange_barrier: str = "block") -> ModuleType:
+                 segments: int | None = None, exchange_barrier: str = "block",
+                 prefetch: int = 0) -> ModuleType:
     """The generated kernel module for ``(NO, DTS)`` (built once per process).
 
     ``max_registers`` caps the sweep kernel's registers (default: the
@@ -489,7 +490,8 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
     sweep with tier-level waits; ``boundary_profiles`` where a boundary torre keeps its damping factors
     (:class:`~diamondlab.kernels.cuda_source.TorreVariant`); ``segments`` where the tile's level n-1 lives
     (:func:`sweep_segments` of the grid's nz; default: the pair's :data:`SHARED_PREVIOUS_SEGMENTS`);
-    ``exchange_barrier`` what a tier's z exchange waits for (the block, or the neighbouring warps).
+    ``exchange_barrier`` what a tier's z exchange waits for (the block, or the neighbouring warps);
+    ``prefetch`` the tiers ahead whose loads each tier prefetches into L2 (0: none).
 
     Its kernels: ``stepwise_step``, ``apply_points`` and ``diamondtorre_sweep``, whose parameters
     it records by name (``STEPWISE_PARAMETERS``, ``POINTS_PARAMETERS``, ``SWEEP_PARAMETERS``;
@@ -505,12 +507,13 @@ def cuda_kernels(order: int, size: int, max_registers: int | None = None,
                              left_from_memory=left_from_memory, medium=medium, points=points,
                              pipelined=pipelined, segments=segments,
                              kappa_in_registers=kappa_in_registers, boundary_profiles=boundary_profiles,
-                             exchange_barrier=exchange_barrier)
+                             exchange_barrier=exchange_barrier, prefetch=prefetch)
     variant = (f"_{medium}" if medium else "") + ("_kreg" if kappa_in_registers else "")
     variant += "" if segments == preset else f"_s{segments}"
     variant += "" if boundary_profiles == "held" else f"_b{boundary_profiles.replace('_', '')}"
     variant += "_points" if points else ""
     variant += "_nbar" if exchange_barrier == "neighbours" else ""
+    variant += f"_pf{prefetch}" if prefetch else ""
     variant += ("_pipelined" if pipelined else "") + ("_sim" if sim else "")
     module = load_generated(source, f"diamondlab_cuda_no{order}_dts{size}{variant}")
     module.compiled = {}

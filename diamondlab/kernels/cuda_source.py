@@ -113,6 +113,8 @@ class _Emitter:
 BOUNDARY_PROFILES = ("held", "x_at_use", "at_use")
 #: What a tier's z exchange waits for (:class:`TorreVariant`): the whole block, or the neighbouring warps.
 EXCHANGE_BARRIERS = ("block", "neighbours")
+#: Tiers ahead a sweep's L2 prefetch may reach (:class:`TorreVariant`; 0: none).
+PREFETCH_TIERS = (0, 1, 2)
 #: The most warps a block may have with ``exchange_barrier="neighbours"`` (pairs of warps on the named
 #: barriers 1..15; barrier 0 is the block's).
 NEIGHBOUR_BARRIER_WARPS = 16
@@ -157,6 +159,11 @@ class TorreVariant:
     warps the lower, so that a slow warp holds up its neighbours, not the
     block.  Safe with the double buffer: a warp writes a buffer again only
     after its neighbours passed the next barrier, so after they read it.
+    ``prefetch`` (interior torres): with its first group's loads, a tier
+    prefetches into L2 what the tier ``prefetch`` tiers later loads (level n of
+    its entering cells and, with a per-cell ``K``, the entering cells' ``K``);
+    0: none.  Under the simulator a prefetch checks that its element lies in its
+    array.
     """
 
     interior: bool
@@ -169,6 +176,7 @@ class TorreVariant:
     calm: bool = False
     boundary_profiles: str = "held"
     exchange_barrier: str = "block"
+    prefetch: int = 0
 
     def check(self, plan: TilePlan) -> None:
         """``ValueError`` for a combination no sweep builds."""
@@ -180,6 +188,8 @@ class TorreVariant:
         if self.exchange_barrier not in EXCHANGE_BARRIERS:
             raise ValueError(f"exchange_barrier must be one of {EXCHANGE_BARRIERS}; "
                              f"got {self.exchange_barrier!r}")
+        if self.prefetch not in PREFETCH_TIERS:
+            raise ValueError(f"prefetch must be one of {PREFETCH_TIERS} tiers ahead; got {self.prefetch!r}")
         if self.boundary_profiles not in BOUNDARY_PROFILES:
             raise ValueError(f"boundary_profiles must be one of {BOUNDARY_PROFILES}; "
                              f"got {self.boundary_profiles!r}")
@@ -402,6 +412,8 @@ class _TorrePrinter:
                         e(2, f"{p}x_{_enc(u)} = {p.upper()}X[ax + ({u})]")
                     else:
                         e(2, f"{p}x_{_enc(u)} = load_ro_if({p.upper()}X, ax + ({u}), xin_{_enc(u)}, ONE)")
+        if i == 0 and var.prefetch and var.interior:
+            self.prefetches()
         buf = f"sb{i % 2}" if self.in_shared else "sbuf"
         index = {c: j for j, c in enumerate(group)}
         for (u, v), j in index.items():
@@ -409,6 +421,19 @@ class _TorrePrinter:
         e(2, "neighbour_sync(bar_a, bar_b)" if var.exchange_barrier == "neighbours" else "cuda.syncthreads()")
         for (u, v), j in index.items():
             self.update(u, v, j, buf)
+
+    def prefetches(self) -> None:
+        """L2 prefetches, ``D`` (``prefetch``) tiers ahead, of that tier's level-n loads (from ``B`` where
+        ``D`` is odd: the array this tier writes, which that tier reads) and, with a per-cell ``K``, its
+        entering cells' ``K``: this tier's addresses moved ``D ShS`` along x."""
+        plan, e, ahead = self.plan, self.e, self.var.prefetch
+        field, shift = ("B" if ahead % 2 else "A"), ahead * self.shs
+        e(2, f"if k + {ahead} < nt:")
+        for u, v in plan.loads:
+            e(3, f"PREFETCH({field}, {self.addr(u + shift, v)})")
+        if self.var.medium == "model":
+            for u, v in plan.kappa_entering:
+                e(3, f"PREFETCH(Kappa, {self.addr(u + shift, v)})")
 
     def update(self, u: int, v: int, j: int, buf: str) -> None:
         var, e = self.var, self.e
@@ -641,9 +666,20 @@ def _printed(names: tuple[str, ...], medium: str | None) -> str:
 
 
 _LDCG_IMPORT = """
-from diamondlab.kernels.cuda import ldcg_intrinsic
+from diamondlab.kernels.cuda import ldcg_intrinsic, prefetch_l2_intrinsic
 
 LDCG = ldcg_intrinsic()  # ld.global.cg without the negative-index check
+PREFETCH = prefetch_l2_intrinsic()  # prefetch.global.L2: a later tier's lines on their way to L2
+"""
+
+#: The simulator's ``PREFETCH`` (a GPU's prefetch is only a hint): the element must lie in its array.
+PREFETCH_CHECK = """
+
+@cuda.jit(device=True)
+def PREFETCH(A, i):
+    \"\"\"The simulator's prefetch: the element must lie in the array (a GPU's prefetch is only a hint).\"\"\"
+    if i < 0 or i >= A.size:
+        raise IndexError("a prefetch outside its array")
 """
 
 
@@ -829,6 +865,7 @@ def generate_source(
     kappa_in_registers: bool = False,
     boundary_profiles: str = "held",
     exchange_barrier: str = "block",
+    prefetch: int = 0,
 ) -> str:
     """Python source of the kernel module for ``(NO, DTS)``.
 
@@ -880,6 +917,9 @@ def generate_source(
         What the sweep's z exchange waits for (:class:`TorreVariant`); with
         ``"neighbours"`` the kernel must be launched on blocks of at most
         :data:`NEIGHBOUR_BARRIER_WARPS` warps.
+    prefetch : {0, 1, 2}
+        Tiers ahead whose loads an interior torre's tier prefetches into L2
+        (:class:`TorreVariant`); 0: none.
 
     Examples
     --------
@@ -893,7 +933,8 @@ def generate_source(
     plan = TilePlan(DiamondTile(order, size), segments, left_from_memory)
     variant = TorreVariant(interior=True, sim=simulator, yz=yz, medium=medium, points=points,
                            pipelined=pipelined, kappa_in_registers=kappa_in_registers,
-                           boundary_profiles=boundary_profiles, exchange_barrier=exchange_barrier)
+                           boundary_profiles=boundary_profiles, exchange_barrier=exchange_barrier,
+                           prefetch=prefetch)
     nb_args = ", ".join(f"x{d}m, x{d}p, y{d}m, y{d}p, z{d}m, z{d}p" for d in range(1, shs + 1))
     coeff_args = ", ".join(f"c{i}" for i in range(shs + 1))
     lap = "\n".join(
@@ -912,7 +953,7 @@ def generate_source(
             nb_args=nb_args,
             lap_lines=lap,
             simnote=" (simulator)" if simulator else "",
-            ldcg_import="" if simulator else _LDCG_IMPORT,
+            ldcg_import=PREFETCH_CHECK if simulator else _LDCG_IMPORT,
             guarded_access=guarded_access(simulator),
             neighbour_sync=_neighbour_sync(simulator) if exchange_barrier == "neighbours" else "",
         ),

@@ -40,7 +40,15 @@ from __future__ import annotations
 import numpy as np
 
 from diamondlab.geometry import DiamondTile
-from diamondlab.kernels.cuda_source import _Emitter, _enc, guarded_access, print_torre_calls, print_waits
+from diamondlab.kernels.cuda_source import (
+    PREFETCH_CHECK,
+    PREFETCH_TIERS,
+    _Emitter,
+    _enc,
+    guarded_access,
+    print_torre_calls,
+    print_waits,
+)
 from diamondlab.kernels.tile_plan import TilePlan
 
 __all__ = ["CALM_POINT_PLANES", "calm_torres", "generate_yee_source", "interior_torres", "yee_shared_row"]
@@ -516,16 +524,6 @@ PREFETCH = prefetch_l2_intrinsic()  # prefetch.global.L2: a later tier's lines o
 """
 
 
-_PREFETCH_CHECK = """
-
-@cuda.jit(device=True)
-def PREFETCH(A, i):
-    \"\"\"The simulator's prefetch: the element must lie in the array (a GPU's prefetch is only a hint).\"\"\"
-    if i < 0 or i >= A.size:
-        raise IndexError("a prefetch outside its array")
-"""
-
-
 def _sweep_kernel(plan: TilePlan, jit_opts: str, calm: bool) -> str:
     e, m = _Emitter(), plan.shs
     e(0, f"@cuda.jit({jit_opts})")
@@ -600,15 +598,15 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
         fwd_main=f"{names[1]} - {names[0]}", bwd_main=f"{names[0]} - {names[-1]}",
         fwd_more=f"    v += W2 * ({names[2]} - {names[-1]})\n" if more else "",
         bwd_more=f"    v += W2 * ({names[1]} - {names[-2]})\n" if more else "",
-        ldcg_import=_PREFETCH_CHECK if simulator else _LDCG_IMPORT,
+        ldcg_import=PREFETCH_CHECK if simulator else _LDCG_IMPORT,
         guarded_access=guarded_access(simulator),
     )
     opts = "fastmath=False" if simulator else "fastmath=False, cache=True"
     sweep_opts = opts + (f", max_registers={int(max_registers)}" if max_registers and not simulator else "")
     features = frozenset(f for f, on in (("pml", pml), ("points", points), ("drude", drude)) if on)
     parts = [header, _PHYSICS if features else ""]
-    if prefetch not in range(3):
-        raise ValueError(f"prefetch must be 0, 1 or 2 tiers ahead; got {prefetch!r}")
+    if prefetch not in PREFETCH_TIERS:
+        raise ValueError(f"prefetch must be one of {PREFETCH_TIERS} tiers ahead; got {prefetch!r}")
     parts += [_YeeTorrePrinter(plan, interior, simulator, features, prefetch=prefetch).print(name) + "\n"
               for name, interior in (("torre_interior", True), ("torre_boundary", False))]
     if features:  # the physics scene's calm torres (calm_torres)

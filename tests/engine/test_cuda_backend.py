@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -283,6 +285,13 @@ def test_boundary_profiles_are_checked_before_any_work():
     allowed = r"\('held', 'x_at_use', 'at_use'\)"
     with pytest.raises(ValueError, match=rf"boundary_profiles must be one of {allowed}; got 'in_shared'"):
         CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, boundary_profiles="in_shared")
+
+
+@pytest.mark.parametrize("prefetch", [3, -1, True, 1.5])
+def test_prefetch_is_checked_before_any_work(prefetch):
+    expected = rf"prefetch must be one of \(0, 1, 2\) \(tiers ahead\); got {re.escape(repr(prefetch))}"
+    with pytest.raises(ValueError, match=expected):
+        CUDABackend(WaveParameters(order=2), (16, 16, 16), 1, 4, prefetch=prefetch)
 
 
 def test_exchange_barrier_is_checked_before_any_work():

@@ -116,12 +116,14 @@ PHYSICS_CASES = [
     # tier waits; the z exchange waiting for the neighbouring warps (named barriers: the block's here)
     (2, 2, 3, (13, 12, 4), (3, 2), "sponge", True, True, None, None, "sweep", None, "x_at_use", None,
      "neighbours"),
-    (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2),  # diagonal bands of 3, chunks of 2
+    # diagonal bands of 3, chunks of 2; the next tier's level n and K prefetched (each element checked)
+    (2, 1, 3, (15, 13, 4), (3, 2), "model", True, True, 3, 2, "sweep", None, None, None, None, 1),
     (6, 2, 2, (30, 23, 3), (2, 1), "model", True, True, 2, 1),  # level n-1 in shared memory
     (2, 1, 3, (11, 10, 4), (3, 2), "model", True, False, None, None, "per-stage"),  # a launch per stage
     (2, 2, 3, (13, 11, 5), (3, 2), "layered"),  # K per depth (== the per-cell model kernel, bit for bit)
     (2, 1, 2, (14, 12, 4), (2, 1), "sponge", False),  # calm torres: interior, no x or y damping
-    (4, 1, 3, (12, 11, 4), (3, 1), "model", True, None, None, None, "sweep", True),  # K kept in registers
+    # K kept in registers; level n two tiers ahead prefetched
+    (4, 1, 3, (12, 11, 4), (3, 1), "model", True, None, None, None, "sweep", True, None, None, None, 2),
     (6, 1, 2, (16, 14, 3), (2, 1), "model", False, None, None, None, "sweep", True),  # rows narrower than ShS
     (8, 1, 2, (18, 16, 5), (2, 1), "sponge", True, None, None, None, "sweep", None, None, 4),  # a tall column
 ]
@@ -145,7 +147,7 @@ def physics_inputs(shape, params, seed):
 
 def run_physics_case(order, size, nt, shape, heights, medium="model", points=True, pipelined=None,
                      band=None, chunk=None, launch="sweep", kappa_in_registers=None,
-                     boundary_profiles=None, tall_from=None, exchange_barrier=None) -> str:
+                     boundary_profiles=None, tall_from=None, exchange_barrier=None, prefetch=None) -> str:
     """With K per cell, a sponge, sources and receivers: DT == stepwise bit for bit, == CPU to rounding.
 
     ``medium="layered"``: K per depth on the GPU and the CPU, the stepwise reference given the same K
@@ -163,7 +165,7 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
     curr = rng.standard_normal(shape).astype(np.float32)
     options = {"pipelined": pipelined, "band": band, "chunk": chunk, "launch": launch,
                "kappa_in_registers": kappa_in_registers, "boundary_profiles": boundary_profiles,
-               "exchange_barrier": exchange_barrier}
+               "exchange_barrier": exchange_barrier, "prefetch": prefetch}
     with tall_columns_from(tall_from):
         backends = [CUDABackend(params, shape, size, nt, **options),
                     CUDABackend(params, shape, size, nt), CPUBackend(params, shape, size, nt)]
@@ -209,7 +211,7 @@ def run_physics_case(order, size, nt, shape, heights, medium="model", points=Tru
             f"chunk={backends[0].chunk} launch={backends[0].launch} "
             f"kappa_in_registers={backends[0].kappa_in_registers} "
             f"boundary_profiles={backends[0].boundary_profiles} segments={backends[0].segments} "
-            f"exchange_barrier={backends[0].exchange_barrier} "
+            f"exchange_barrier={backends[0].exchange_barrier} prefetch={backends[0].prefetch} "
             f"cpu_rel={rel:.1e}")
 
 

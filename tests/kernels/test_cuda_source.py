@@ -1,9 +1,11 @@
-"""The CUDA generator's text, read without a GPU: the neighbour exchange's barrier schedule."""
+"""The CUDA generator's text, read without a GPU: the neighbour exchange's barrier schedule, the L2
+prefetches."""
 
 import re
 
 import pytest
 
+from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.cuda_source import NEIGHBOUR_BARRIER_WARPS, TorreVariant, generate_source
 from diamondlab.kernels.tile_plan import TilePlan
 
@@ -71,3 +73,36 @@ def test_an_unknown_exchange_barrier_is_refused():
     with pytest.raises(ValueError, match=r"exchange_barrier must be one of \('block', 'neighbours'\); "
                                          r"got 'warp'"):
         TorreVariant(interior=True, exchange_barrier="warp").check(plan)
+
+
+LEVEL_N = re.compile(r"(LDCG\(A|PREFETCH\(A|PREFETCH\(B|PREFETCH\(Kappa|Kappa\[uint64\()"
+                     r"(?:, )?base \+ \((-?\d+)\) \* sx \+ \((-?\d+)\) \* nz")
+
+
+@pytest.mark.parametrize(("order", "size", "medium"), [(2, 2, None), (4, 1, "model"), (8, 1, "sponge")])
+@pytest.mark.parametrize("ahead", [1, 2])
+def test_a_tier_prefetches_the_loads_of_the_tier_ahead(order, size, medium, ahead):
+    """Tier k prefetches the level-n cells tier k + ahead loads (from the array it reads: ``B``, the one
+    tier k writes, when ``ahead`` is odd) and, with a per-cell K, the K of its entering cells; the boundary
+    torres prefetch nothing."""
+    shs = order // 2
+    source = generate_source(order, size, medium=medium, prefetch=ahead)
+    tier = source.split("def torre_interior(")[1].split("\n@cuda.jit")[0].split("while k < nt:")[1]
+    found: dict[str, set] = {}
+    for what, u, v in LEVEL_N.findall(tier):
+        found.setdefault(what, set()).add((int(u), int(v)))
+    loads = found.pop("LDCG(A")
+    assert found.pop(f"PREFETCH({'B' if ahead % 2 else 'A'}") == {(u + ahead * shs, v) for u, v in loads}
+    if medium == "model":
+        kappa = found.pop("Kappa[uint64(")  # every tile cell's K, each tier
+        front = {(u, v) for u, v in kappa if (u + shs, v) not in kappa}
+        assert found.pop("PREFETCH(Kappa") == {(u + ahead * shs, v) for u, v in front}
+    assert not found, found
+    assert f"if k + {ahead} < nt:" in tier
+    assert "PREFETCH(" not in source.split("def torre_boundary(")[1].split("\n@cuda.jit")[0]
+    assert "PREFETCH(" not in generate_source(order, size, medium=medium)
+
+
+def test_prefetch_is_checked():
+    with pytest.raises(ValueError, match=r"prefetch must be one of \(0, 1, 2\) tiers ahead; got 3"):
+        TorreVariant(interior=True, prefetch=3).check(TilePlan(DiamondTile(2, 1)))

@@ -202,7 +202,7 @@ class CUDABackend(Backend):
 
     name = "cuda"
     OPTIONS = ("max_registers", "specialize", "left_from_memory", "pipelined", "band", "chunk", "launch",
-               "kappa_in_registers", "boundary_profiles", "exchange_barrier")
+               "kappa_in_registers", "boundary_profiles", "exchange_barrier", "prefetch")
     PEER_HALO = True
 
     @staticmethod
@@ -379,7 +379,9 @@ class CUDABackend(Backend):
         what a tier's z exchange waits for, ``"block"`` (every warp of the
         torre's block) or ``"neighbours"`` (the warps above and below, on named
         barriers; columns of at most 512 cells; default: the tuning's
-        ``exchange_barrier``).
+        ``exchange_barrier``).  ``prefetch``: tiers ahead (0, 1 or 2) whose loads
+        each tier of an interior torre prefetches into L2 (default: the tuning's
+        ``prefetch`` table, else 0; the values are the same either way).
         """
         from diamondlab.kernels import cuda as kernels
         from diamondlab.kernels.cuda_source import (
@@ -387,6 +389,7 @@ class CUDABackend(Backend):
             EXCHANGE_BARRIERS,
             NEIGHBOUR_BARRIER_WARPS,
             PIPELINE_FLAG_STRIDE,
+            PREFETCH_TIERS,
         )
 
         # geometry checks (DTS >= 1, Nt >= 1, the domain holds one tile) before anything else
@@ -402,6 +405,9 @@ class CUDABackend(Backend):
         exchange_barrier = options.get("exchange_barrier")
         if exchange_barrier is not None and exchange_barrier not in EXCHANGE_BARRIERS:
             raise ValueError(f"exchange_barrier must be one of {EXCHANGE_BARRIERS}; got {exchange_barrier!r}")
+        prefetch = options.get("prefetch")
+        if prefetch is not None and (isinstance(prefetch, bool) or prefetch not in PREFETCH_TIERS):
+            raise ValueError(f"prefetch must be one of {PREFETCH_TIERS} (tiers ahead); got {prefetch!r}")
         if launch == "per-stage":
             if pipelined or band or chunk not in (None, 1):
                 raise ValueError("launch='per-stage' synchronises after whole stages: it takes no "
@@ -467,6 +473,7 @@ class CUDABackend(Backend):
             "boundary_profiles": boundary_profiles or tuning.boundary_profiles.get((params.order, size),
                                                                                    "held"),
             "exchange_barrier": exchange_barrier,
+            "prefetch": int(tuning.prefetch.get((params.order, size), 0) if prefetch is None else prefetch),
         }  # fmt: skip
 
     def _build(self, params: WaveParameters, shape, size: int, nt: int, options: dict) -> None:
@@ -491,6 +498,7 @@ class CUDABackend(Backend):
         self.kappa_in_registers = options["kappa_in_registers"]
         self.boundary_profiles = options["boundary_profiles"]
         self.exchange_barrier = options["exchange_barrier"]
+        self.prefetch = options["prefetch"]
         self.segments = kernels.sweep_segments(params.order, size, shape[2])  # where level n-1 lives
         self._kernels = None  # the variant's module, selected on first use (after set_physics)
         self._coeffs = cuda.to_device(np.ascontiguousarray(params.coefficients, dtype=np.float32))
@@ -638,7 +646,7 @@ class CUDABackend(Backend):
                 medium=medium, points=self._points is not None, pipelined=self.pipelined,
                 kappa_in_registers=self.kappa_in_registers and medium == "model",
                 boundary_profiles=self.boundary_profiles if medium else "held", segments=self.segments,
-                exchange_barrier=self.exchange_barrier,
+                exchange_barrier=self.exchange_barrier, prefetch=self.prefetch,
             )
         return self._kernels
 
@@ -782,7 +790,7 @@ class CUDABackend(Backend):
         """The sweep options in force (after the tuning's defaults)."""
         return {"pipelined": self.pipelined, "band": self.band, "chunk": self.chunk, "launch": self.launch,
                 "kappa_in_registers": self.kappa_in_registers, "boundary_profiles": self.boundary_profiles,
-                "exchange_barrier": self.exchange_barrier}
+                "exchange_barrier": self.exchange_barrier, "prefetch": self.prefetch}
 
     def synchronize(self) -> None:
         self._cuda.synchronize()
