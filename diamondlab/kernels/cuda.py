@@ -247,6 +247,18 @@ def preferred_size(order: int, size: int, nz: int) -> int:
     return size
 
 
+def _element_pointer(context, builder, sig, args):
+    """The address of ``array[index]`` in an intrinsic's code (no negative-index wrap)."""
+    from numba.core import types as nbtypes
+    from numba.cuda import cgutils
+
+    array_type, index_type = sig.args
+    ary, idx = args
+    idx = context.cast(builder, idx, index_type, nbtypes.intp)
+    struct = context.make_array(array_type)(context, builder, value=ary)
+    return cgutils.get_item_pointer(context, builder, array_type, struct, [idx], wraparound=False)
+
+
 @functools.cache
 def ldcg_intrinsic():
     """``ldcg(array, i)``: an ``ld.global.cg`` load of a 1D array without the negative-index check.
@@ -257,7 +269,6 @@ def ldcg_intrinsic():
     """
     from llvmlite import ir
     from numba.core import types as nbtypes
-    from numba.cuda import cgutils
     from numba.cuda.extending import intrinsic
 
     @intrinsic
@@ -268,13 +279,8 @@ def ldcg_intrinsic():
         signature = array.dtype(array, index)
 
         def codegen(context, builder, sig, args):
-            array_type, index_type = sig.args
-            ary, idx = args
-            idx = context.cast(builder, idx, index_type, nbtypes.intp)
-            struct = context.make_array(array_type)(context, builder, value=ary)
-            ptr = cgutils.get_item_pointer(context, builder, array_type, struct, [idx],
-                                           wraparound=False)
-            value_type = context.get_value_type(array_type.dtype)
+            ptr = _element_pointer(context, builder, sig, args)
+            value_type = context.get_value_type(sig.args[0].dtype)
             fn = ir.FunctionType(value_type, [value_type.as_pointer()])
             asm = ir.InlineAsm(fn, "ld.global.cg.b32 $0, [$1];", "=r,l")
             return builder.call(asm, [ptr])
@@ -297,7 +303,6 @@ def prefetch_l2_intrinsic():
     """
     from llvmlite import ir
     from numba.core import types as nbtypes
-    from numba.cuda import cgutils
     from numba.cuda.extending import intrinsic
 
     @intrinsic
@@ -307,11 +312,7 @@ def prefetch_l2_intrinsic():
         signature = nbtypes.void(array, index)
 
         def codegen(context, builder, sig, args):
-            array_type, index_type = sig.args
-            ary, idx = args
-            idx = context.cast(builder, idx, index_type, nbtypes.intp)
-            struct = context.make_array(array_type)(context, builder, value=ary)
-            ptr = cgutils.get_item_pointer(context, builder, array_type, struct, [idx], wraparound=False)
+            ptr = _element_pointer(context, builder, sig, args)
             fn = ir.FunctionType(ir.VoidType(), [ptr.type])
             builder.call(ir.InlineAsm(fn, "prefetch.global.L2 [$0];", "l", side_effect=True), [ptr])
             return context.get_dummy_value()
