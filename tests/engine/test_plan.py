@@ -50,7 +50,7 @@ def test_unknown_backend_options_name_the_allowed_ones():
     with pytest.raises(ValueError, match=r"backend_options \['bands'\] do not apply to backend 'cuda' "
                                          r"\(it takes: max_registers, specialize, left_from_memory, "
                                          r"pipelined, band, chunk, launch, kappa_in_registers, "
-                                         r"boundary_profiles, exchange_barrier\)"):
+                                         r"boundary_profiles, exchange_barrier, prefetch\)"):
         CUDABackend.check(None, (8, 8, 8), 1, 1, {"bands": 3})
 
 
