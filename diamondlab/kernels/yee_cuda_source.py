@@ -187,8 +187,12 @@ class _YeeTorrePrinter:
             return f"store_if({array}, {at}, {value}, {self.guard(u, v)})"
         return f"{array}[{at}] = {value}" if self.sim else f"{array}[uint64({at})] = {value}"
 
+    @staticmethod
+    def medium_offset(c: int, u: int, v: int) -> str:
+        return f"q + {('0', 'nu', 'nu2')[c]} + ({u}) * nyz + ({v}) * nz"
+
     def medium(self, c: int, u: int, v: int) -> str:
-        at = f"q + {('0', 'nu', 'nu2')[c]} + ({u}) * nyz + ({v}) * nz"
+        at = self.medium_offset(c, u, v)
         if not self.interior:
             return f"index_if(mat, {at}, {self.guard(u, v)})"
         return f"mat[{at}]" if self.sim else f"mat[uint64({at})]"
@@ -340,12 +344,9 @@ class _YeeTorrePrinter:
         for u, v in self.y_halo(forward):
             for c in Y_READ:
                 e(3, f"PREFETCH({field}, {self.offset(c, u + ahead * m, v)})")
-        cells = set(plan.cells)
-        for u, v in plan.cells:
-            if (u + m, v) not in cells:  # the tile's front: a cell no earlier tier's tile held
-                for c in range(3):
-                    at = f"q + {('0', 'nu', 'nu2')[c]} + ({u + ahead * m}) * nyz + ({v}) * nz"
-                    e(3, f"PREFETCH(mat, {at})")
+        for u, v in plan.kappa_entering:  # the tile's front: the cells no earlier tier's tile held
+            for c in range(3):
+                e(3, f"PREFETCH(mat, {self.medium_offset(c, u + ahead * m, v)})")
 
     def update(self, u: int, v: int, forward: bool, buf: str) -> None:
         """One cell's three components, as ``h_cell``/``e_cell`` compute them: the six differences (``dca``:
