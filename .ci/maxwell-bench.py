@@ -66,6 +66,9 @@ def main() -> None:
     ap.add_argument("--stepwise-groups", action="store_true",
                     help="CUDA stepwise: a kernel per group of columns, the points after them "
                          "(YeeCUDABackend.stepwise_groups)")
+    ap.add_argument("--split-z-layers", choices=("on", "off"), default=None,
+                    help="CUDA stepwise by column groups: the columns split at the CPML's z layers "
+                         "(YeeCUDABackend.split_z_layers; default: on)")
     ap.add_argument("--lean-stepwise", choices=("on", "off"), default=None,
                     help="CUDA stepwise on plain scenes: the kernel with 32-bit offsets or the general one "
                          "(YeeCUDABackend.lean_stepwise; default: the engine's choice by order)")
@@ -78,7 +81,8 @@ def main() -> None:
     args = ap.parse_args()
     stepwise = {"block_order": args.block_order, "stepwise_groups": args.stepwise_groups or None,
                 "lean_stepwise": None if args.lean_stepwise is None else args.lean_stepwise == "on",
-                "prefetch": args.prefetch}
+                "prefetch": args.prefetch,
+                "split_z_layers": None if args.split_z_layers is None else args.split_z_layers == "on"}
     if any(v is not None for v in stepwise.values()):  # the CUDA options asked for, on the class
         from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
 
@@ -145,6 +149,8 @@ def _bench(args, shape, parts, device) -> None:
                            prefetch=(getattr(sim.backend, "tiers_prefetched", None)
                                      if alg == "diamondtorre" else None),
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
+                           stepwise_groups=getattr(sim.backend, "stepwise_groups", None),
+                           split_z_layers=getattr(sim.backend, "split_z_layers", None),
                            median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
                            bit_equal=row["bit_equal"], calm=_calm_share(sim),
                            model_bytes=round(model.bytes_per_update, 1),

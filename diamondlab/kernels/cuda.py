@@ -52,6 +52,7 @@ from diamondlab.numerics import validate_order
 __all__ = [
     "MAX_NZ",
     "SUPPORTED_SIZES",
+    "PreparedLaunch",
     "check_nz",
     "check_pair",
     "cuda_kernels",
@@ -601,6 +602,27 @@ def _core_stream(stream):
     return driver._to_core_stream(stream)
 
 
+def _launch_words(kernel, args, stream, writeback: list, starts: list | None = None) -> list:
+    """The launch words of ``args`` for ``kernel`` (Numba's own marshalling; a device array's marshalled once
+    and cached by identity); a host array handed in is copied up, its copy back appended to ``writeback``;
+    ``starts`` (where given) gets the index of each argument's first word, then the words' count."""
+    words: list = []
+    for ty, value in zip(kernel.argument_types, args, strict=True):
+        if starts is not None:
+            starts.append(len(words))
+        hit = None if type(value) in _SCALARS else _cached_words(value)
+        if hit is None:
+            start = len(words)
+            kernel._prepare_args(ty, value, stream, writeback, words)
+            if hasattr(value, "__cuda_array_interface__"):
+                _ARRAY_WORDS[value] = (ty, words[start:])
+        else:
+            words.extend(hit[1])
+    if starts is not None:
+        starts.append(len(words))
+    return words
+
+
 def _launch(kernel, args, grid, block, stream, shared) -> None:
     """Launch a compiled kernel object directly: no per-call typing by the dispatcher, and the
     launch words of a device array marshalled once (Numba's own marshalling, cached by identity).
@@ -612,21 +634,72 @@ def _launch(kernel, args, grid, block, stream, shared) -> None:
     from cuda.core import launch
 
     stream = _core_stream(stream)
-    words: list = []
     writeback: list = []  # a host array handed in is copied up and back, as by ``kernel.launch``
-    for ty, value in zip(kernel.argument_types, args, strict=True):
-        hit = None if type(value) in _SCALARS else _cached_words(value)
-        if hit is None:
-            start = len(words)
-            kernel._prepare_args(ty, value, stream, writeback, words)
-            if hasattr(value, "__cuda_array_interface__"):
-                _ARRAY_WORDS[value] = (ty, words[start:])
-        else:
-            words.extend(hit[1])
+    words = _launch_words(kernel, args, stream, writeback)
     config = _launch_config(tuple(grid), tuple(block), int(shared))
     launch(stream, config, kernel._codelibrary.get_cufunc().kernel, *words)
     for copy_back in writeback:
         copy_back()
+
+
+class PreparedLaunch:
+    """A launch of ``module.kernel_name`` made ready once and repeated with new values of a few scalar
+    arguments: ``PreparedLaunch(module, name, args, blocks, threads, varying=(6, 7))(half, step)`` launches
+    it with ``args[6] = half`` and ``args[7] = step``, as :func:`launch_generated` would.
+
+    :func:`launch_generated` types and marshals every argument at every call: about 65 us of host time for a
+    Yee stepwise kernel's 36 arguments on the H200's host, more than a small launch's GPU time, so a half
+    step cut into several launches waited for the host (BENCHMARKS.md, "The Maxwell physics scene's stepwise
+    half step, launch by launch").  Here the words are built once; a call replaces the varying ones and
+    launches.  The arguments must be device arrays and scalars (no host array to copy back), and a varying
+    argument keeps the Python type it was prepared with.  Under the simulator a call launches the kernel
+    with the arguments replaced.
+    """
+
+    def __init__(self, module: ModuleType, kernel_name: str, args: tuple, blocks: int | tuple, threads: int,
+                 varying: tuple[int, ...] = (), shared: int = 0, stream=0):
+        self._module, self._name, self._args = module, kernel_name, tuple(args)
+        self._blocks, self._threads, self._shared, self._stream = blocks, threads, shared, stream
+        self._varying = tuple(int(i) for i in varying)
+        if simulator_enabled():
+            self._kernel = None
+            return
+        kernel = launch_generated(module, kernel_name, self._args, blocks, threads, shared, stream,
+                                  compile_only=True)
+        stream = _core_stream(stream)
+        writeback: list = []
+        starts: list[int] = []
+        words = _launch_words(kernel, self._args, stream, writeback, starts)
+        self._slots: list[tuple[int, type]] = []
+        for i in self._varying:
+            if starts[i + 1] != starts[i] + 1:
+                raise ValueError(f"PreparedLaunch: argument {i} of {kernel_name} is not a scalar")
+            self._slots.append((starts[i], type(words[starts[i]])))
+        if writeback:
+            raise ValueError(f"PreparedLaunch: {kernel_name} was given a host array; give device arrays")
+        grid = (*blocks, 1, 1)[:3] if isinstance(blocks, tuple) else (blocks, 1, 1)
+        self._words, self._kernel = words, kernel
+        self._cufunc = kernel._codelibrary.get_cufunc().kernel
+        self._config = _launch_config(tuple(grid), (threads, 1, 1), int(shared))
+        self._core = stream
+        from cuda.core import launch
+
+        self._launch = launch
+
+    def __call__(self, *values) -> None:
+        if len(values) != len(self._varying):
+            raise TypeError(f"PreparedLaunch: {len(self._varying)} values expected; got {len(values)}")
+        if self._kernel is None:  # the simulator: the kernel with the arguments replaced
+            args = list(self._args)
+            for i, v in zip(self._varying, values, strict=True):
+                args[i] = v
+            launch_generated(self._module, self._name, tuple(args), self._blocks, self._threads, self._shared,
+                             self._stream)
+            return
+        words = list(self._words)
+        for (w, make), v in zip(self._slots, values, strict=True):
+            words[w] = make(v)
+        self._launch(self._core, self._config, self._cufunc, *words)
 
 
 @functools.lru_cache(maxsize=256)

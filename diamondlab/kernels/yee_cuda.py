@@ -47,7 +47,7 @@ import numpy as np
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
 __all__ = ["MAX_NZ", "plain_offsets", "point_range", "segment_copy_kernels", "stepwise_launches",
-           "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes"]
+           "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes", "z_slabs"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
@@ -384,7 +384,9 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
     # H200 512x512x256 with the physics scene ran 22.2 -> 24.9 G/s at order 2 and 19.9 -> 21.3 at order 4
     # (BENCHMARKS.md, "... a register cap for the physics stepwise kernels").  The simulator takes no cap.
-    launch = (cuda.jit(max_registers=STEPWISE_PML_REGISTERS) if PML and not config.ENABLE_CUDASIM
+    # A kernel with the Drude current and no CPML (the Drude columns' box of the column groups) is capped
+    # alike: uncapped, it ran the box at a third of the rate of the boxes beside it on the H200.
+    launch = (cuda.jit(max_registers=STEPWISE_PML_REGISTERS) if (PML or DRUDE) and not config.ENABLE_CUDASIM
               else cuda.jit)
 
     @launch
@@ -408,14 +410,46 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
+    def box_kernel(y_fastest: bool):
+        @launch
+        def stepwise_box(E, H, J, drude, mat, table, half, step, x0, y0, z0, lx, ly, lz, pbh, pah, pbe, pae,
+                         psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src,
+                         rec, wy, wz):
+            """As :func:`stepwise` on a box of (x, y) columns from ``(x0, y0)``, its extent the launch's grid
+            (``stepwise_box_yx``: (wy, wx), consecutive blocks neighbouring columns in memory, as in
+            :func:`stepwise_yx`), the cells from ``z0`` (a thread each)."""
+            if y_fastest:
+                X = cuda.blockIdx.y + x0 + M  # noqa: N806 - padded indices
+                Y = cuda.blockIdx.x + y0 + M  # noqa: N806
+            else:
+                X = cuda.blockIdx.x + x0 + M  # noqa: N806
+                Y = cuda.blockIdx.y + y0 + M  # noqa: N806
+            Z = cuda.threadIdx.x + z0 + M  # noqa: N806
+            cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
+        return stepwise_box
+
+    stepwise_box_yx, stepwise_box = box_kernel(True), box_kernel(False)
+
     @launch
-    def stepwise_box(E, H, J, drude, mat, table, half, step, x0, y0, lx, ly, lz, pbh, pah, pbe, pae, psix,
-                     psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy,
-                     wz):
-        """As :func:`stepwise` on a box of (x, y) columns from ``(x0, y0)``, its extent the launch's grid."""
-        X = cuda.blockIdx.x + x0 + M  # noqa: N806 - padded indices
-        Y = cuda.blockIdx.y + y0 + M  # noqa: N806
-        Z = cuda.threadIdx.x + M  # noqa: N806
+    def stepwise_slabs(E, H, J, drude, mat, table, half, step, x0, y0, wy_box, below, above, lx, ly, lz, pbh,
+                       pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
+                       pt_cell, src, rec, wy, wz):
+        """As :func:`stepwise` on the z slabs of a box of (x, y) columns: the ``below`` lowest and ``above``
+        highest cells of each column (the CPML's z layers), a column's ``below + above`` cells consecutive
+        threads, as many whole columns a block as it holds (y fastest from ``y0``; ``wy_box`` columns a row of
+        the box, the launch's grid ``(blocks along y, wx)``)."""
+        per = below + above
+        t = cuda.threadIdx.x
+        c = t // per
+        columns = cuda.blockDim.x // per
+        v = cuda.blockIdx.x * columns + c
+        if c >= columns or v >= wy_box:
+            return
+        r = t - c * per
+        X = cuda.blockIdx.y + x0 + M  # noqa: N806 - padded indices
+        Y = v + y0 + M  # noqa: N806
+        Z = (r if r < below else lz.size - above + r - below) + M  # noqa: N806
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
@@ -531,6 +565,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
             YZ[i, j] = F[base + (X * py + yi) * pz + zj]
 
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, stepwise_box=stepwise_box,
+                           stepwise_box_yx=stepwise_box_yx, stepwise_slabs=stepwise_slabs,
                            stepwise_listed=stepwise_listed, stepwise_plain=stepwise_plain,
                            stepwise_plain_yx=stepwise_plain_yx, stepwise_yx=stepwise_yx,
                            points_after=points_after,
@@ -603,6 +638,23 @@ def stepwise_launches(x_layer, y_layer, drude_columns=None) -> list[tuple[bool, 
     if xs.size:
         launches.append((True, bool(drude[xs, ys].any()), np.stack([xs, ys]).astype(np.int32)))
     return launches
+
+
+def z_slabs(z_layer) -> tuple[int, int]:
+    """The CPML's z layers of a column as ``(below, above)``: its lowest and highest cells in a layer
+    (``z_layer``: a boolean a cell of the column, whether it lies in a layer).
+
+    >>> z_slabs(np.array([1, 1, 0, 0, 0, 1], bool)), z_slabs(np.zeros(4, bool))
+    ((2, 1), (0, 0))
+    """
+    z_layer = np.asarray(z_layer, bool)
+    inner = np.flatnonzero(~z_layer)
+    if inner.size == 0:
+        return int(z_layer.size), 0
+    below, above = int(inner[0]), int(z_layer.size - 1 - inner[-1])
+    if z_layer[below:z_layer.size - above].any():
+        raise ValueError("z_slabs: the CPML's layers must lie at the faces")
+    return below, above
 
 
 @functools.cache

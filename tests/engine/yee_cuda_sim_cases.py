@@ -24,7 +24,8 @@ CASES = [(2, 1, 2, (8, 7, 6), 2, 3, False), (4, 1, 2, (10, 9, 6), 2, 3, False),
          (4, 1, 2, (10, 8, 5), 2, 3, False, True)]
 
 
-def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, groups=False) -> str:
+def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, groups=False,
+             split=True) -> str:
     import numpy as np
 
     from diamondlab import Simulation
@@ -63,6 +64,7 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, gr
     runs = {}
     YeeCUDABackend.SAMPLE_RING = 2  # fewer buffers than sweeps (6 steps of Nt 2): the samples' ring wraps
     YeeCUDABackend.stepwise_groups = groups  # stepwise by column groups, the points after them
+    YeeCUDABackend.split_z_layers = split  # the groups' columns split at the z layers, or whole
     for backend in ("cuda", "cpu"):
         for algorithm in ("stepwise", "diamondtorre"):
             sim = Simulation(shape, order, equation="maxwell", size=size, nt=nt, backend=backend,
@@ -94,9 +96,9 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, gr
         scale = max(float(np.abs(b).max()), 1e-30)
         if not np.allclose(a, b, rtol=1e-4, atol=1e-5 * scale):
             raise SystemExit(f"order {order}: GPU and CPU differ beyond float32 rounding")
-    YeeCUDABackend.stepwise_groups = False
+    YeeCUDABackend.stepwise_groups, YeeCUDABackend.split_z_layers = False, True
     kind = " plane waves" if waves else " periodic y, z" if periodic else ""
-    kind += ", stepwise by column groups" if groups else ""
+    kind += (", stepwise by column groups" + ("" if split else " (whole columns)")) if groups else ""
     return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
 
@@ -308,6 +310,49 @@ def run_dft_case(order=2, shape=(8, 7, 6), steps=5) -> str:
     return f"order {order} {shape} monitors (DFT plane, flux plane, flux box): ok"
 
 
+def run_kept_launches_case() -> str:
+    """The stepwise launches prepared once are kept from call to call while their arguments are the same
+    objects, and prepared again when one is replaced: a field array swapped for a copy between two calls
+    gives the fields of the run without the swap (a kept launch would write into the old array)."""
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+    from diamondlab.maxwell import Dipole, Drude, Probe, Ricker, Sphere
+
+    shape = (8, 7, 6)
+    scene = dict(materials=[Sphere((4, 3, 3), 1.5, Drude(1.0, 1.0, 0.1))],
+                 sources=[Dipole((3, 3, 3), "Ez", Ricker(0.2), amplitude=100.0)],
+                 probes=[Probe((4, 3, 3), "Ez")], pml=2)
+    start = [np.random.default_rng(3).standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
+    YeeCUDABackend.stepwise_groups = True
+    try:
+        runs = []
+        for swap in (False, True):
+            sim = Simulation(shape, 2, equation="maxwell", size=1, nt=2, algorithm="stepwise", backend="cuda",
+                             **scene)
+            sim.reset(start)
+            b = sim.backend
+            sim.run(2)
+            first = {i: kept[1] for i, kept in b._prepared.items()}
+            sim.run(2)
+            again = {i: kept[1] for i, kept in b._prepared.items()}
+            points = len(first) - 1  # the points' launch, last: new samples and records each call
+            if any(again[i] is not first[i] for i in range(points)) or again[points] is first[points]:
+                raise SystemExit("the column groups' launches were not kept, or the points' launch was")
+            if swap:  # the same values in a new array: every launch that takes it is prepared again
+                b._e = b._cuda.to_device(b._e.copy_to_host())
+            sim.run(2)
+            if swap and any(b._prepared[i][1] is again[i] for i in range(points + 1)):
+                raise SystemExit("a launch was kept after its field array was replaced")
+            runs.append(sim.fields)
+    finally:
+        YeeCUDABackend.stepwise_groups = False
+    if not all(np.array_equal(a, c) for a, c in zip(*runs, strict=True)):
+        raise SystemExit("a field array replaced between two calls changed the run")
+    return "stepwise launches kept between calls, prepared again for a new array: ok"
+
+
 if __name__ == "__main__":
     import warnings
 
@@ -315,9 +360,14 @@ if __name__ == "__main__":
     only_dft = sys.argv[1:] == ["dft"]
     for case in [] if only_dft else CASES:
         print(run_case(*case), flush=True)
-    for case in [] if only_dft else (CASES[0], CASES[4]):  # CPML, Drude, dipole, probes; periodic y and z
-        print(run_case(*case[:7], periodic=len(case) > 7, groups=True), flush=True)
+    # CPML, Drude, dipole, probes (orders 2 and 4: the columns split at the z layers; order 2 again whole);
+    # periodic y and z
+    grouped = ((CASES[0], True), (CASES[1], True), (CASES[0], False), (CASES[4], True))
+    for case, split in [] if only_dft else grouped:
+        print(run_case(*case[:7], periodic=len(case) > 7, groups=True, split=split), flush=True)
     print(run_dft_case(), flush=True)
+    if not only_dft:
+        print(run_kept_launches_case(), flush=True)
     import numpy as np
 
     from diamondlab import Simulation

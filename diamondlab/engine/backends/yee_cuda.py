@@ -22,7 +22,7 @@ import numpy as np
 from diamondlab.engine.backends.cuda import MEMORY_MARGIN_BYTES, CUDABackend, SampleRing, device_memory
 from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
-from diamondlab.kernels.cuda import launch_generated
+from diamondlab.kernels.cuda import PreparedLaunch
 from diamondlab.kernels.yee_cuda import (
     MAX_NZ,
     plain_offsets,
@@ -32,6 +32,7 @@ from diamondlab.kernels.yee_cuda import (
     yee_register_cap,
     yee_register_sweep,
     yee_shared_bytes,
+    z_slabs,
 )
 
 __all__ = ["YeeCUDABackend"]
@@ -119,8 +120,16 @@ class YeeCUDABackend(YeeCPUBackend):
     #: features for every column. Both give the same values. Grouped, an H100 ran the bench's physics scene
     #: 1.10x and 1.15x (order 2, 256^3 and 512x512x256), 0.94x and 1.00x at order 4, and 0.42x at 128^3,
     #: where seven launches a half step cost more than the work they save (BENCHMARKS.md, "Maxwell stepwise
-    #: physics by column groups"), so it is off by default
+    #: physics by column groups").  On an H200, split at the z layers (:attr:`split_z_layers`) and with the
+    #: launches kept between calls, 512x512x256 ran 1.12x and 1.02x (orders 2 and 4); 256^3 was not measured
+    #: with the launches kept (BENCHMARKS.md, "The Maxwell physics scene's stepwise half step, launch by
+    #: launch"), so it stays off by default
     stepwise_groups = False
+    #: whether the column groups (:attr:`stepwise_groups`) split the columns no x or y layer crosses at the
+    #: CPML's z layers: their cells between the layers run the kernel without a CPML (blocks y fastest, as a
+    #: plain scene's), the layers' cells of all of them one launch of whole columns' slabs
+    #: (``stepwise_slabs``); False: each of those columns whole in one kernel that checks the z layers
+    split_z_layers = True
     #: whether a plain scene's stepwise half steps run the kernel with 32-bit offsets (``stepwise_plain`` and
     #: ``stepwise_plain_yx``: half the general kernel's instructions a cell, the same values) where every
     #: offset fits in 32 bits;
@@ -253,6 +262,7 @@ class YeeCUDABackend(YeeCPUBackend):
         none with the points'; then, where the scene has points, a thread a cell with points adds them
         (``points_after``: the same values; BENCHMARKS.md, "Maxwell stepwise physics by column groups")."""
         to = self._cuda.to_device
+        self._prepared: dict[int, tuple] = {}  # the launches prepared, by their place (_step_launches)
         lean = self.params.order == 4 if self.lean_stepwise is None else self.lean_stepwise
         sizes = plain_offsets(self.shape, self.params.order) if lean and self.plain else None
         yx = (self.block_order or ("yx" if self.plain else "xy")) == "yx"
@@ -260,21 +270,40 @@ class YeeCUDABackend(YeeCPUBackend):
             # a plain scene whose offsets fit in 32 bits: the lean kernel (its sizes the launch's values)
             name = ("stepwise_plain" if sizes is not None else "stepwise") + ("_yx" if yx else "")
             grid = self.shape[1::-1] if yx else self.shape[:2]
-            self._stepwise, self._point_cells = [(self.kernels, name, grid, sizes or ())], None
+            self._stepwise = [(self.kernels, name, grid, self.shape[2], sizes or ())]
+            self._point_cells = None
             return
-        z_layers = bool((prof[2].layer >= 0).any())
+        z_layer = prof[2].layer >= 0
+        below, above = z_slabs(z_layer) if self.split_z_layers else (0, 0)
+        nz, split = self.shape[2], 0 < below + above < self.shape[2]
         launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0,
                                      self._drude_columns() if self._drude else None)
-        self._stepwise = []
-        for layered, drude, where in launches:
-            kernels = yee_cuda_kernels(self.params.order, pml=layered or z_layers, points=False, drude=drude,
-                                       pml_xy=layered or not z_layers)
-            if not isinstance(where, tuple):  # a list of columns
-                self._stepwise.append((kernels, "stepwise_listed", where.shape[1], (to(where),)))
-            elif where == (0, 0, *self.shape[:2]):  # every column
-                self._stepwise.append((kernels, "stepwise", where[2:], ()))
-            else:  # a box: its origin, its extent the grid
-                self._stepwise.append((kernels, "stepwise_box", where[2:], where[:2]))
+        self._stepwise, boxes = [], []
+        for _layered, drude, where in launches:
+            if not isinstance(where, tuple):  # a list of columns: every feature of the scene they hold
+                kernels = yee_cuda_kernels(self.params.order, pml=True, points=False, drude=drude)
+                self._stepwise.append((kernels, "stepwise_listed", where.shape[1], nz, (to(where),)))
+            elif split:  # a box's cells between the z layers: no CPML, its blocks y fastest
+                kernels = yee_cuda_kernels(self.params.order, pml=False, points=False, drude=drude)
+                x0, y0, wx, wy = where
+                self._stepwise.append((kernels, "stepwise_box_yx", (wy, wx), nz - below - above,
+                                       (x0, y0, below)))
+                boxes.append(where)
+            else:
+                kernels = yee_cuda_kernels(self.params.order, pml=bool(z_layer.any()), points=False,
+                                           drude=drude, pml_xy=False)
+                name, origin = ("stepwise", ()) if where == (0, 0, *self.shape[:2]) else ("stepwise_box",
+                                                                                          (*where[:2], 0))
+                self._stepwise.append((kernels, name, where[2:], nz, origin))
+        if boxes:  # the z layers of every box in one launch, as many columns a block as 128 threads hold
+            x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+            wx, wy = max(b[0] + b[2] for b in boxes) - x0, max(b[1] + b[3] for b in boxes) - y0
+            per = below + above
+            columns = max(1, 128 // per)
+            kernels = yee_cuda_kernels(self.params.order, pml=True, points=False, drude=self._drude,
+                                       pml_xy=False)
+            self._stepwise.append((kernels, "stepwise_slabs", (-(-wy // columns), wx), columns * per,
+                                   (x0, y0, wy, below, above)))
         self._point_cells = None if cells is None else to(
             (np.argwhere(cells.reshape(self.shape)) + self.halo).T.astype(np.int32))
 
@@ -493,9 +522,11 @@ class YeeCUDABackend(YeeCPUBackend):
         grid = probe._stepwise[0][2]
         every = np.indices(grid[::-1]).reshape(2, -1)[::-1].astype(np.int32)  # (x, y), x fastest
         sizes = plain_offsets(probe.shape, self.params.order)
-        where = {"stepwise": (grid, ()), "stepwise_yx": (grid, ()), "stepwise_box": (grid, (0, 0)),
-                 "stepwise_plain": (grid, sizes), "stepwise_plain_yx": (grid, sizes),
-                 "stepwise_listed": (every.shape[1], (self._cuda.to_device(every),))}
+        where = {"stepwise": (grid, 1, ()), "stepwise_yx": (grid, 1, ()),
+                 "stepwise_box": (grid, 1, (0, 0, 0)), "stepwise_box_yx": (grid[::-1], 1, (0, 0, 0)),
+                 "stepwise_slabs": (grid[::-1], 1, (0, 0, 1, 1, 0)),
+                 "stepwise_plain": (grid, 1, sizes), "stepwise_plain_yx": (grid, 1, sizes),
+                 "stepwise_listed": (every.shape[1], 1, (self._cuda.to_device(every),))}
         probe._stepwise = [(kernels, name, *where[name]) for kernels, name, *_ in self._stepwise]
         probe.tile_in_registers = self.tile_in_registers
         probe.registers_for_physics = self.registers_for_physics
@@ -542,21 +573,49 @@ class YeeCUDABackend(YeeCPUBackend):
 
     def step(self, nsteps: int, src_samples=None) -> None:
         args = self._device_args(nsteps, src_samples)
-        threads, cells = self.shape[2], self._point_cells
+        launches = self._step_launches(args)
+        for k in range(2 * nsteps):
+            for launch in launches:
+                launch(k % 2, k // 2)
+        self._keep(args)
+
+    def _step_launches(self, args: tuple) -> list:
+        """The launches of a stepwise half step (:attr:`_stepwise`, then the points'), each prepared with this
+        call's arguments (:class:`~diamondlab.kernels.cuda.PreparedLaunch`) and called with the half step and
+        the step: a launch then costs the host about 17 us instead of the 65 of typing and marshalling its 36
+        arguments, which a half step cut into groups of columns waited for (BENCHMARKS.md, "The Maxwell
+        physics scene's stepwise half step, launch by launch").
+
+        Preparing costs as much as a launch did, so a launch is kept from call to call while every one of
+        its arguments is the same object (the fields, tables and layers are made anew with a new scene or
+        state).  A kernel without the points' code is given placeholders for the sources' samples and the
+        records, which are new each call, so its launches are kept; the points' are prepared again."""
         *_, src, rec, wy, wz = args
         fields = (self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table)
-        for k in range(2 * nsteps):
-            for kernels, name, grid, where in self._stepwise:
-                if name.startswith("stepwise_plain"):  # where: the grid's sizes (plain_offsets)
-                    launch_generated(kernels, name, (self._e, self._h, self._d_index, self._d_table, k % 2,
-                                                     *where), grid, threads)
-                else:
-                    launch_generated(kernels, name, (*fields, k % 2, k // 2, *where, *args), grid, threads)
-            if cells is not None:
-                launch_generated(self.kernels, "points_after", (self._e, self._h, k % 2, k // 2, cells,
-                                                                *self._d_points[:6], src, rec, wy, wz),
-                                 -(-cells.shape[1] // 128), 128)
-        self._keep(args)
+        lean = (self._e, self._h, self._d_index, self._d_table, 0)
+        pointless = (*args[:-4], self._placeholder(("src", 1), (1, 1)), self._placeholder(("rec", 1), (1, 1)),
+                     wy, wz)
+        wanted = []
+        for kernels, name, grid, threads, where in self._stepwise:
+            if name.startswith("stepwise_plain"):  # where: the grid's sizes (plain_offsets)
+                wanted.append((kernels, name, (*lean, *where), grid, threads, (4,)))
+            else:
+                own = args if kernels is self.kernels and self._features["points"] else pointless
+                wanted.append((kernels, name, (*fields, 0, 0, *where, *own), grid, threads, (6, 7)))
+        cells = self._point_cells
+        if cells is not None:
+            values = (self._e, self._h, 0, 0, cells, *self._d_points[:6], src, rec, wy, wz)
+            wanted.append((self.kernels, "points_after", values, -(-cells.shape[1] // 128), 128, (2, 3)))
+        launches = []
+        for i, (kernels, name, values, grid, threads, varying) in enumerate(wanted):
+            kept = self._prepared.get(i)
+            if kept is None or len(kept[0]) != len(values) or any(
+                    a is not b for a, b in zip(kept[0], values, strict=True)):
+                kept = self._prepared[i] = (values, PreparedLaunch(kernels, name, values, grid, threads,
+                                                                   varying=varying))
+            launch = kept[1]
+            launches.append(launch if len(varying) == 2 else (lambda half, step, p=launch: p(half)))
+        return launches
 
     def _stages(self, height: int) -> tuple:
         """Device copies of the schedule's torre tables, launch order and dependencies, and its progress
