@@ -661,6 +661,10 @@ class PreparedLaunch:
         self._module, self._name, self._args = module, kernel_name, tuple(args)
         self._blocks, self._threads, self._shared, self._stream = blocks, threads, shared, stream
         self._varying = tuple(int(i) for i in varying)
+        for i in self._varying:
+            if not 0 <= i < len(self._args) or type(self._args[i]) not in _SCALARS:
+                raise ValueError(f"PreparedLaunch: varying must name scalar arguments of {kernel_name} (0 to "
+                                 f"{len(self._args) - 1}); got {i}")
         if simulator_enabled():
             self._kernel = None
             return

@@ -384,9 +384,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
     # H200 512x512x256 with the physics scene ran 22.2 -> 24.9 G/s at order 2 and 19.9 -> 21.3 at order 4
     # (BENCHMARKS.md, "... a register cap for the physics stepwise kernels").  The simulator takes no cap.
-    # A kernel with the Drude current and no CPML (the Drude columns' box of the column groups) is capped
-    # alike: uncapped, it ran the box at a third of the rate of the boxes beside it on the H200.
-    launch = (cuda.jit(max_registers=STEPWISE_PML_REGISTERS) if (PML or DRUDE) and not config.ENABLE_CUDASIM
+    launch = (cuda.jit(max_registers=STEPWISE_PML_REGISTERS) if PML and not config.ENABLE_CUDASIM
               else cuda.jit)
 
     @launch

@@ -25,7 +25,7 @@ CASES = [(2, 1, 2, (8, 7, 6), 2, 3, False), (4, 1, 2, (10, 9, 6), 2, 3, False),
 
 
 def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, groups=False,
-             split=True) -> str:
+             split=True, z_only=False) -> str:
     import numpy as np
 
     from diamondlab import Simulation
@@ -59,6 +59,8 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, gr
                      sources=[Dipole((pml + 1, 0, c[2]), "Ez", Ricker(0.2), amplitude=100.0)],
                      probes=[Probe((c[0], shape[1] - 1, 0), "Ez"), Probe((c[0] + 1, 0, c[2]), "Hy")],
                      pml=CPML(pml, axes="x"), periodic="yz")
+    if z_only:  # the CPML on the z faces only (every column a box's), the sphere across the low z layer
+        scene.update(materials=[Sphere((c[0], c[1], 1), 1.5, Drude(1.0, 1.0, 0.1))], pml=CPML(pml, axes="z"))
     rng = np.random.default_rng(order)
     start = [rng.standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
     runs = {}
@@ -98,6 +100,7 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, gr
             raise SystemExit(f"order {order}: GPU and CPU differ beyond float32 rounding")
     YeeCUDABackend.stepwise_groups, YeeCUDABackend.split_z_layers = False, True
     kind = " plane waves" if waves else " periodic y, z" if periodic else ""
+    kind += " CPML on z, Drude in it" if z_only else ""
     kind += (", stepwise by column groups" + ("" if split else " (whole columns)")) if groups else ""
     return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
@@ -334,16 +337,16 @@ def run_kept_launches_case() -> str:
             sim.reset(start)
             b = sim.backend
             sim.run(2)
-            first = {i: kept[1] for i, kept in b._prepared.items()}
+            first = {i: kept[-1] for i, kept in b._prepared.items()}
             sim.run(2)
-            again = {i: kept[1] for i, kept in b._prepared.items()}
+            again = {i: kept[-1] for i, kept in b._prepared.items()}
             points = len(first) - 1  # the points' launch, last: new samples and records each call
             if any(again[i] is not first[i] for i in range(points)) or again[points] is first[points]:
                 raise SystemExit("the column groups' launches were not kept, or the points' launch was")
             if swap:  # the same values in a new array: every launch that takes it is prepared again
                 b._e = b._cuda.to_device(b._e.copy_to_host())
             sim.run(2)
-            if swap and any(b._prepared[i][1] is again[i] for i in range(points + 1)):
+            if swap and any(b._prepared[i][-1] is again[i] for i in range(points + 1)):
                 raise SystemExit("a launch was kept after its field array was replaced")
             runs.append(sim.fields)
     finally:
@@ -361,10 +364,12 @@ if __name__ == "__main__":
     for case in [] if only_dft else CASES:
         print(run_case(*case), flush=True)
     # CPML, Drude, dipole, probes (orders 2 and 4: the columns split at the z layers; order 2 again whole);
-    # periodic y and z
+    # periodic y and z; then a CPML on z only
     grouped = ((CASES[0], True), (CASES[1], True), (CASES[0], False), (CASES[4], True))
     for case, split in [] if only_dft else grouped:
         print(run_case(*case[:7], periodic=len(case) > 7, groups=True, split=split), flush=True)
+    if not only_dft:  # the z layers only, a Drude medium in them: the slabs with the Drude current
+        print(run_case(*CASES[0][:7], groups=True, z_only=True), flush=True)
     print(run_dft_case(), flush=True)
     if not only_dft:
         print(run_kept_launches_case(), flush=True)

@@ -90,6 +90,14 @@ def test_shared_bytes_and_block():
     assert kc.sweep_shared_bytes(6, 2, 256) == (2 * 19 * (256 + 6) + 73 * 256) * 4
 
 
+@pytest.mark.parametrize("varying", [(0,), (2,), (-1,)])
+def test_a_prepared_launch_varies_only_scalar_arguments(varying):
+    """PreparedLaunch names the argument it cannot vary (an array, or a place past the arguments) before it
+    compiles or launches anything."""
+    with pytest.raises(ValueError, match=r"varying must name scalar arguments of k \(0 to 1\); got"):
+        kc.PreparedLaunch(None, "k", (np.zeros(3, np.float32), 1), 1, 1, varying=varying)
+
+
 def test_import_does_not_load_numba_cuda():
     code = (
         "import sys, diamondlab, diamondlab.kernels.cuda, diamondlab.engine.backends.cuda; "

@@ -220,6 +220,7 @@ class YeeCUDABackend(YeeCPUBackend):
     def set_physics(self, materials=(), dipoles=(), probes=(), pml=None, periodic: str = "",
                     monitors=None, eps_averaging=True) -> None:
         """As on the CPU (the same host tables), then copied to the device; fields start at zero."""
+        self._prepared: dict[int, tuple] = {}  # the old scene's launches let go of its arrays first
         super().set_physics(materials, dipoles, probes, pml, periodic, monitors, eps_averaging)
         self._stage_lists = {}  # the schedule follows periodic y
         self._placeholders: dict = {}  # the launches' unused source and record arrays, per height
@@ -262,7 +263,7 @@ class YeeCUDABackend(YeeCPUBackend):
         none with the points'; then, where the scene has points, a thread a cell with points adds them
         (``points_after``: the same values; BENCHMARKS.md, "Maxwell stepwise physics by column groups")."""
         to = self._cuda.to_device
-        self._prepared: dict[int, tuple] = {}  # the launches prepared, by their place (_step_launches)
+        self._prepared = {}  # the launches prepared, by their place (_step_launches)
         lean = self.params.order == 4 if self.lean_stepwise is None else self.lean_stepwise
         sizes = plain_offsets(self.shape, self.params.order) if lean and self.plain else None
         yx = (self.block_order or ("yx" if self.plain else "xy")) == "yx"
@@ -586,10 +587,11 @@ class YeeCUDABackend(YeeCPUBackend):
         arguments, which a half step cut into groups of columns waited for (BENCHMARKS.md, "The Maxwell
         physics scene's stepwise half step, launch by launch").
 
-        Preparing costs as much as a launch did, so a launch is kept from call to call while every one of
-        its arguments is the same object (the fields, tables and layers are made anew with a new scene or
-        state).  A kernel without the points' code is given placeholders for the sources' samples and the
-        records, which are new each call, so its launches are kept; the points' are prepared again."""
+        Preparing costs as much as a launch did, so a launch is kept from call to call while its kernel,
+        grid and block are the same and every one of its arguments is the same object (the fields, tables
+        and layers are made anew with a new scene).  A kernel without the points' code is given placeholders
+        for the sources' samples and the records, which are new each call, so its launches are kept; the
+        points' are prepared again."""
         *_, src, rec, wy, wz = args
         fields = (self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table)
         lean = (self._e, self._h, self._d_index, self._d_table, 0)
@@ -609,11 +611,11 @@ class YeeCUDABackend(YeeCPUBackend):
         launches = []
         for i, (kernels, name, values, grid, threads, varying) in enumerate(wanted):
             kept = self._prepared.get(i)
-            if kept is None or len(kept[0]) != len(values) or any(
-                    a is not b for a, b in zip(kept[0], values, strict=True)):
-                kept = self._prepared[i] = (values, PreparedLaunch(kernels, name, values, grid, threads,
-                                                                   varying=varying))
-            launch = kept[1]
+            if kept is None or kept[0] is not kernels or kept[1] != (name, grid, threads) or len(
+                    kept[2]) != len(values) or any(a is not b for a, b in zip(kept[2], values, strict=True)):
+                prepared = PreparedLaunch(kernels, name, values, grid, threads, varying=varying)
+                kept = self._prepared[i] = (kernels, (name, grid, threads), values, prepared)
+            launch = kept[3]
             launches.append(launch if len(varying) == 2 else (lambda half, step, p=launch: p(half)))
         return launches
 
