@@ -288,12 +288,8 @@ class _YeeTorrePrinter:
         plan, e, m = self.plan, self.e, self.m
         forward = half == 0
         self.anchor(2, f"x0 + {m} * k")
-        for u, v in plan.entering:
-            for c in range(3):
-                e(2, f"{_reg('a', c, u, v)} = {self.load(read, c, u, v)}")
-        for u, v in self.y_halo(forward):
-            for c in Y_READ:
-                e(2, f"{_reg('a', c, u, v)} = {self.load(read, c, u, v)}")
+        for c, u, v in self.front_loads(forward):
+            e(2, f"{_reg('a', c, u, v)} = {self.load(read, c, u, v)}")
         # the tile's material indices before the exchange's barrier (they need no exchange): the coefficient
         # loads that wait on them leave the tier's critical path (+5-10 % a sweep, BENCHMARKS.md)
         for u, v in plan.cells:
@@ -329,6 +325,12 @@ class _YeeTorrePrinter:
             for c in range(3):
                 e(2, f"{_reg('b', c, u, v)} = {_reg('t', c, u, v)}")
 
+    def front_loads(self, forward: bool) -> list[tuple[int, int, int]]:
+        """``(component, u, v)`` of what a tier loads that no tier before it did, in the order it loads them:
+        the three components of its entering cells, then the y-halo rows' (``forward``: the H half step's)."""
+        return ([(c, u, v) for u, v in self.plan.entering for c in range(3)]
+                + [(c, u, v) for u, v in self.y_halo(forward) for c in Y_READ])
+
     def prefetches(self, half: int, read: str, written: str) -> None:
         """L2 prefetches of what tier ``k + D`` (``D``: :attr:`prefetch`) loads that no tier before it did:
         its entering cells and y-halo rows (of ``written`` where ``D`` is odd) and the material indices of its
@@ -338,12 +340,8 @@ class _YeeTorrePrinter:
         field = written if ahead % 2 else read
         forward = (half + ahead) % 2 == 0
         e(2, f"if k + {ahead} < nt2:")
-        for u, v in plan.entering:
-            for c in range(3):
-                e(3, f"PREFETCH({field}, {self.offset(c, u + ahead * m, v)})")
-        for u, v in self.y_halo(forward):
-            for c in Y_READ:
-                e(3, f"PREFETCH({field}, {self.offset(c, u + ahead * m, v)})")
+        for c, u, v in self.front_loads(forward):
+            e(3, f"PREFETCH({field}, {self.offset(c, u + ahead * m, v)})")
         for u, v in plan.kappa_entering:  # the tile's front: the cells no earlier tier's tile held
             for c in range(3):
                 e(3, f"PREFETCH(mat, {self.medium_offset(c, u + ahead * m, v)})")
