@@ -39,9 +39,10 @@ def _launches(b, half: int, args: tuple):
         else:
             cells = blocks * threads
         yield name, grid, threads, cells, (lambda p=launch: p(half, 0))
-    if b._point_cells is not None:
-        n = b._point_cells.shape[1]
-        yield "points_after", -(-n // 128), 128, n, (lambda p=prepared[-1]: p(half, 0))
+    if b._point_lists is not None:  # the cells with points of this half step
+        bounds = b._point_lists[0][0].copy_to_host()
+        n = int(bounds[half + 1] - bounds[half])
+        yield "points_after", b._point_lists[1], 128, n, (lambda p=prepared[-1]: p(half, 0))
 
 
 def main() -> None:

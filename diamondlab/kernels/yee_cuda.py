@@ -46,8 +46,8 @@ import numpy as np
 
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
-__all__ = ["MAX_NZ", "plain_offsets", "point_range", "segment_copy_kernels", "stepwise_launches",
-           "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes", "z_slabs"]
+__all__ = ["MAX_NZ", "plain_offsets", "point_lists", "point_range", "segment_copy_kernels",
+           "stepwise_launches", "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes", "z_slabs"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
@@ -340,12 +340,15 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         return (diff32(F, pw, pz, forward), diff32(F, py, one, forward), diff32(F, px, one, forward),
                 diff32(F, pw, sx, forward), diff32(F, py, sx, forward), diff32(F, px, pz, forward))
 
-    def plain_kernel(y_fastest: bool):
+    def plain_kernel(y_fastest: bool, box: bool = False):
         @cuda.jit
-        def stepwise_plain(E, H, mat, table, half, n, nu, sx, pz, ny, nz):
+        def stepwise_plain(E, H, mat, table, half, n, nu, sx, pz, ny, nz, x0, y0, z0):
             """Half step ``half`` (0: H, 1: E) of a plain scene: a block per (x, y) column, a thread a cell;
             ``n``, ``nu``: cells of one padded and one unpadded component; ``sx``, ``pz``: the padded x and y
-            strides; all ``uint32``."""
+            strides; all ``uint32``.  ``stepwise_plain_box_yx`` runs the box of columns from ``(x0, y0)``
+            (its extent the launch's grid, y fastest), their cells from ``z0`` (``uint32``; the others take
+            and ignore them): the cells of a physics scene that no CPML layer, point or Drude medium touches
+            (:func:`stepwise_launches`)."""
             if y_fastest:  # consecutive blocks: neighbouring columns in memory
                 X = uint32(cuda.blockIdx.y)  # noqa: N806
                 Y = uint32(cuda.blockIdx.x)  # noqa: N806
@@ -353,6 +356,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                 X = uint32(cuda.blockIdx.x)  # noqa: N806
                 Y = uint32(cuda.blockIdx.y)  # noqa: N806
             Z = uint32(cuda.threadIdx.x)  # noqa: N806
+            if box:
+                X, Y, Z = uint32(X + x0), uint32(Y + y0), uint32(Z + z0)  # noqa: N806
             px = uint32((X + M) * sx + (Y + M) * pz + Z + M)
             py, pw = uint32(px + n), uint32(px + 2 * n)
             q0 = uint32((X * ny + Y) * nz + Z)
@@ -379,6 +384,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         return stepwise_plain
 
     stepwise_plain_yx, stepwise_plain = plain_kernel(True), plain_kernel(False)
+    stepwise_plain_box_yx = plain_kernel(True, box=True)
 
     # A kernel with the CPML's layers holds 54-56 registers uncapped; capped at 48 (no spill) a multiprocessor
     # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
@@ -434,20 +440,26 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                        pah, pbe, pae, psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot,
                        pt_cell, src, rec, wy, wz):
         """As :func:`stepwise` on the z slabs of a box of (x, y) columns: the ``below`` lowest and ``above``
-        highest cells of each column (the CPML's z layers), a column's ``below + above`` cells consecutive
-        threads, as many whole columns a block as it holds (y fastest from ``y0``; ``wy_box`` columns a row of
-        the box, the launch's grid ``(blocks along y, wx)``)."""
+        highest cells of each column (the CPML's z layers).  A run of ``above + below`` consecutive threads
+        takes the top of one column and the bottom of the next (y + 1), which lie next to each other in memory
+        (only the padding between them), as do their ``psi``: ``wy_box + 1`` runs a row of the box from
+        ``y0`` (the first without a top, the last without a bottom), as many whole runs a block as it holds,
+        the launch's grid ``(blocks along y, wx)``."""
         per = below + above
         t = cuda.threadIdx.x
         c = t // per
-        columns = cuda.blockDim.x // per
-        v = cuda.blockIdx.x * columns + c
-        if c >= columns or v >= wy_box:
-            return
+        runs = cuda.blockDim.x // per
+        v = cuda.blockIdx.x * runs + c  # the run: the top of column v - 1, the bottom of column v
         r = t - c * per
+        if c >= runs or (r < above and v == 0) or (r >= above and v >= wy_box) or v > wy_box:
+            return
         X = cuda.blockIdx.y + x0 + M  # noqa: N806 - padded indices
-        Y = v + y0 + M  # noqa: N806
-        Z = (r if r < below else lz.size - above + r - below) + M  # noqa: N806
+        if r < above:
+            Y = v - 1 + y0 + M  # noqa: N806
+            Z = lz.size - above + r + M  # noqa: N806
+        else:
+            Y = v + y0 + M  # noqa: N806
+            Z = r - above + M  # noqa: N806
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
@@ -464,22 +476,27 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
     @cuda.jit
-    def points_after(E, H, half, step, cells, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src, rec,
-                     wy, wz):
-        """After a stepwise half step whose kernels left the points out: the points of the padded cells
-        ``cells`` (``(3, ncells)`` int32, a thread a cell) add to the field just updated and record, as
-        :func:`cell` does after the cell's update (the same additions in the same order, so the same
-        values); the cell's periodic images are written again."""
-        i = cuda.grid(1)
-        if i < cells.shape[1]:
-            X, Y, Z = cells[0, i], cells[1, i], cells[2, i]  # noqa: N806
-            py = colstart.shape[1]  # the padded y extent (colstart is a padded (x, y) table)
-            pz = E.size // 3 // (colstart.shape[0] * py)
-            sx = py * pz
-            cell_points(E, H, half, step, X, Y, Z, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, src,
-                        rec, pz, sx)
+    def points_after(E, H, half, step, bounds, cells, first, where, code, src, rec, py, pz, wy, wz):
+        """After a stepwise half step whose kernels left the points out: a thread a cell with points of half
+        step ``half`` (:func:`point_lists`: cells ``bounds[half]`` to ``bounds[half + 1] - 1``) adds its
+        sources to the field just updated and records its probes, in the order :func:`cell` takes them (the
+        same additions, so the same values); the cell's periodic images are written again (``py``, ``pz``:
+        the padded y and z extents)."""
+        i = bounds[half] + cuda.grid(1)
+        if i < bounds[half + 1]:
+            F = H if half == 0 else E  # noqa: N806
+            for k in range(first[i], first[i + 1]):
+                s = code[k]
+                if s >= 0:
+                    F[where[k]] += src[s, step]
+                else:
+                    rec[step, -1 - s] = F[where[k]]
             if wy or wz:
-                mirror(H if half == 0 else E, X, Y, Z, py - 2 * M, pz - 2 * M, pz, sx, wy, wz)
+                p = cells[i]
+                sx = py * pz
+                X = p // sx  # noqa: N806 - padded indices
+                Y = (p - X * sx) // pz  # noqa: N806
+                mirror(F, X, Y, p - X * sx - Y * pz, py - 2 * M, pz - 2 * M, pz, sx, wy, wz)
 
     @cuda.jit(device=True)
     def tier(E, H, J, drude, mat, table, radius, x0, yc, k, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
@@ -565,6 +582,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     return SimpleNamespace(order=order, reach=M, stepwise=stepwise, stepwise_box=stepwise_box,
                            stepwise_box_yx=stepwise_box_yx, stepwise_slabs=stepwise_slabs,
                            stepwise_listed=stepwise_listed, stepwise_plain=stepwise_plain,
+                           stepwise_plain_box_yx=stepwise_plain_box_yx,
                            stepwise_plain_yx=stepwise_plain_yx, stepwise_yx=stepwise_yx,
                            points_after=points_after,
                            diamondtorre=diamondtorre,
@@ -636,6 +654,56 @@ def stepwise_launches(x_layer, y_layer, drude_columns=None) -> list[tuple[bool, 
     if xs.size:
         launches.append((True, bool(drude[xs, ys].any()), np.stack([xs, ys]).astype(np.int32)))
     return launches
+
+
+def point_lists(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, padded) -> tuple[np.ndarray, ...]:
+    """The points of a stepwise half step as ``points_after`` of :func:`yee_cuda_kernels` takes them, from
+    the column tables (``colstart`` .. ``pt_slot``, of
+    :func:`~diamondlab.engine.backends.yee_cpu._column_tables`; ``padded``: the padded grid's shape).
+
+    Returns ``(bounds, cells, first, where, code)``: the cells with points of the H half step (their
+    components 3 to 5), then those of the E half step (0 to 2), ``bounds`` ``[0, H cells, all cells]``
+    (``uint32``); ``cells``: each cell's flat padded offset; its points are ``first[i]`` to
+    ``first[i + 1] - 1``, in the tables' order (sources before probes within a cell); ``where``: the flat
+    offset of the point's component in ``E`` or ``H``; ``code``: a source's row of the samples, or
+    ``-1 - slot`` for a probe's record (``int32``).  Offsets are ``uint32`` where they fit, else ``int64``.
+    A half step's thread reads 8 bytes a point and 8 a cell, where the column tables' bisection read
+    about ten 8-byte values a cell, in both half steps.
+
+    >>> colstart = np.full((3, 3), -1); colstart[1, 1] = 0
+    >>> colcount = np.zeros((3, 3), int); colcount[1, 1] = 3
+    >>> bounds, cells, first, where, code = point_lists(colstart, colcount, np.array([1, 1, 1]),
+    ...     np.array([2, 5, 2]), np.array([0, 0, 1]), np.array([7, 8, 0]), (3, 3, 3))
+    >>> bounds.tolist(), cells.tolist(), first.tolist(), where.tolist(), code.tolist()
+    ([0, 1, 2], [13, 13], [0, 1, 3], [67, 67, 67], [8, 7, -1])
+    """
+    colstart, colcount = np.asarray(colstart), np.asarray(colcount)
+    n = int(colcount.sum())
+    xs, ys = np.nonzero(colstart >= 0)
+    order = np.argsort(colstart[xs, ys], kind="stable")  # the columns in the tables' order
+    xs, ys = xs[order], ys[order]
+    counts = colcount[xs, ys]
+    X, Y = np.repeat(xs, counts).astype(np.int64), np.repeat(ys, counts).astype(np.int64)  # noqa: N806
+    Z, comp = np.asarray(pt_z[:n], np.int64), np.asarray(pt_comp[:n], np.int64)  # noqa: N806
+    kind, slot = np.asarray(pt_kind[:n], np.int64), np.asarray(pt_slot[:n], np.int64)
+    px, py, pz = padded
+    cell = (X * py + Y) * pz + Z
+    target = (comp % 3) * (px * py * pz) + cell
+    code = np.where(kind == 0, slot, -1 - slot)
+    parts = []
+    for half in (0, 1):  # H points (components 3 to 5), then E points
+        sel = np.flatnonzero((comp >= 3) == (half == 0))
+        c = cell[sel]
+        new = np.ones(sel.size, bool)
+        new[1:] = c[1:] != c[:-1]
+        parts.append((c[new], np.flatnonzero(new), target[sel], code[sel]))
+    (c0, f0, w0, k0), (c1, f1, w1, k1) = parts
+    fits = 3 * px * py * pz < 2**32
+    offsets = np.uint32 if fits else np.int64
+    bounds = np.array([0, c0.size, c0.size + c1.size], np.uint32)
+    first = np.concatenate([f0, f1 + w0.size, [w0.size + w1.size]]).astype(np.uint32)
+    return (bounds, np.concatenate([c0, c1]).astype(offsets), first,
+            np.concatenate([w0, w1]).astype(offsets), np.concatenate([k0, k1]).astype(np.int32))
 
 
 def z_slabs(z_layer) -> tuple[int, int]:

@@ -26,6 +26,7 @@ from diamondlab.kernels.cuda import PreparedLaunch
 from diamondlab.kernels.yee_cuda import (
     MAX_NZ,
     plain_offsets,
+    point_lists,
     segment_copy_kernels,
     stepwise_launches,
     yee_cuda_kernels,
@@ -36,6 +37,8 @@ from diamondlab.kernels.yee_cuda import (
 )
 
 __all__ = ["YeeCUDABackend"]
+
+_AT_0 = (np.uint32(0),) * 3  # the origin of a box of the plain kernel with 32-bit offsets: the whole grid
 
 
 def _profiles(prof, which: str) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +135,8 @@ class YeeCUDABackend(YeeCPUBackend):
     split_z_layers = True
     #: whether a plain scene's stepwise half steps run the kernel with 32-bit offsets (``stepwise_plain`` and
     #: ``stepwise_plain_yx``: half the general kernel's instructions a cell, the same values) where every
-    #: offset fits in 32 bits;
+    #: offset fits in 32 bits, and so do the column groups' boxes between the z layers that hold no Drude
+    #: medium (``stepwise_plain_box_yx``);
     #: None: at order 4, where an H200 ran it 2-5 % faster than the general kernel, not at order 2, where
     #: it ran 3 % slower (BENCHMARKS.md, "The Yee stepwise kernel: columns launched in memory order")
     lean_stepwise: bool | None = None
@@ -271,11 +275,13 @@ class YeeCUDABackend(YeeCPUBackend):
             # a plain scene whose offsets fit in 32 bits: the lean kernel (its sizes the launch's values)
             name = ("stepwise_plain" if sizes is not None else "stepwise") + ("_yx" if yx else "")
             grid = self.shape[1::-1] if yx else self.shape[:2]
-            self._stepwise = [(self.kernels, name, grid, self.shape[2], sizes or ())]
-            self._point_cells = None
+            where = () if sizes is None else (*sizes, *_AT_0)
+            self._stepwise = [(self.kernels, name, grid, self.shape[2], where)]
+            self._point_lists = None
             return
         z_layer = prof[2].layer >= 0
         below, above = z_slabs(z_layer) if self.split_z_layers else (0, 0)
+        lean_boxes = plain_offsets(self.shape, self.params.order) if lean else None
         nz, split = self.shape[2], 0 < below + above < self.shape[2]
         launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0,
                                      self._drude_columns() if self._drude else None)
@@ -285,10 +291,15 @@ class YeeCUDABackend(YeeCPUBackend):
                 kernels = yee_cuda_kernels(self.params.order, pml=True, points=False, drude=drude)
                 self._stepwise.append((kernels, "stepwise_listed", where.shape[1], nz, (to(where),)))
             elif split:  # a box's cells between the z layers: no CPML, its blocks y fastest
-                kernels = yee_cuda_kernels(self.params.order, pml=False, points=False, drude=drude)
                 x0, y0, wx, wy = where
-                self._stepwise.append((kernels, "stepwise_box_yx", (wy, wx), nz - below - above,
-                                       (x0, y0, below)))
+                kernels = yee_cuda_kernels(self.params.order, pml=False, points=False, drude=drude)
+                if lean_boxes and not drude:  # the plain scene's kernel with 32-bit offsets, on the box
+                    origin = tuple(np.uint32(a) for a in (x0, y0, below))
+                    self._stepwise.append((kernels, "stepwise_plain_box_yx", (wy, wx), nz - below - above,
+                                           (*lean_boxes, *origin)))
+                else:
+                    self._stepwise.append((kernels, "stepwise_box_yx", (wy, wx), nz - below - above,
+                                           (x0, y0, below)))
                 boxes.append(where)
             else:
                 kernels = yee_cuda_kernels(self.params.order, pml=bool(z_layer.any()), points=False,
@@ -296,17 +307,20 @@ class YeeCUDABackend(YeeCPUBackend):
                 name, origin = ("stepwise", ()) if where == (0, 0, *self.shape[:2]) else ("stepwise_box",
                                                                                           (*where[:2], 0))
                 self._stepwise.append((kernels, name, where[2:], nz, origin))
-        if boxes:  # the z layers of every box in one launch, as many columns a block as 128 threads hold
+        if boxes:  # the z layers of every box in one launch, as many runs of them a block as 128 threads hold
             x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
             wx, wy = max(b[0] + b[2] for b in boxes) - x0, max(b[1] + b[3] for b in boxes) - y0
             per = below + above
             columns = max(1, 128 // per)
             kernels = yee_cuda_kernels(self.params.order, pml=True, points=False, drude=self._drude,
                                        pml_xy=False)
-            self._stepwise.append((kernels, "stepwise_slabs", (-(-wy // columns), wx), columns * per,
+            self._stepwise.append((kernels, "stepwise_slabs", (-(-(wy + 1) // columns), wx), columns * per,
                                    (x0, y0, wy, below, above)))
-        self._point_cells = None if cells is None else to(
-            (np.argwhere(cells.reshape(self.shape)) + self.halo).T.astype(np.int32))
+        self._point_lists = None  # the points' launch: its arrays and blocks (points_after)
+        if cells is not None:
+            lists = point_lists(*self._points, self._padded[1:])
+            most = max(int(lists[0][1]), int(lists[0][2] - lists[0][1]), 1)
+            self._point_lists = (tuple(to(a) for a in lists), -(-most // 128))
 
     def _new_sums(self) -> None:
         """The DFT sums on the device, zero: a float64 ``(nf, npoints)`` pair (real, imaginary) a monitor."""
@@ -526,7 +540,9 @@ class YeeCUDABackend(YeeCPUBackend):
         where = {"stepwise": (grid, 1, ()), "stepwise_yx": (grid, 1, ()),
                  "stepwise_box": (grid, 1, (0, 0, 0)), "stepwise_box_yx": (grid[::-1], 1, (0, 0, 0)),
                  "stepwise_slabs": (grid[::-1], 1, (0, 0, 1, 1, 0)),
-                 "stepwise_plain": (grid, 1, sizes), "stepwise_plain_yx": (grid, 1, sizes),
+                 "stepwise_plain": (grid, 1, (*sizes, *_AT_0)),
+                 "stepwise_plain_yx": (grid, 1, (*sizes, *_AT_0)),
+                 "stepwise_plain_box_yx": (grid[::-1], 1, (*sizes, *_AT_0)),
                  "stepwise_listed": (every.shape[1], 1, (self._cuda.to_device(every),))}
         probe._stepwise = [(kernels, name, *where[name]) for kernels, name, *_ in self._stepwise]
         probe.tile_in_registers = self.tile_in_registers
@@ -604,10 +620,10 @@ class YeeCUDABackend(YeeCPUBackend):
             else:
                 own = args if kernels is self.kernels and self._features["points"] else pointless
                 wanted.append((kernels, name, (*fields, 0, 0, *where, *own), grid, threads, (6, 7)))
-        cells = self._point_cells
-        if cells is not None:
-            values = (self._e, self._h, 0, 0, cells, *self._d_points[:6], src, rec, wy, wz)
-            wanted.append((self.kernels, "points_after", values, -(-cells.shape[1] // 128), 128, (2, 3)))
+        lists = self._point_lists
+        if lists is not None:  # a thread a cell with points of the half step
+            values = (self._e, self._h, 0, 0, *lists[0], src, rec, *self._padded[2:], wy, wz)
+            wanted.append((self.kernels, "points_after", values, lists[1], 128, (2, 3)))
         launches = []
         for i, (kernels, name, values, grid, threads, varying) in enumerate(wanted):
             kept = self._prepared.get(i)
