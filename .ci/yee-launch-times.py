@@ -51,7 +51,17 @@ def main() -> None:
     ap.add_argument("--orders", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--plans", nargs="+", choices=tuple(PLANS), default=list(PLANS))
+    ap.add_argument("--only", nargs="+", default=None,
+                    help="time only these kernels (the others neither compiled nor run; no step before)")
+    ap.add_argument("--cap", default=None, help="the register cap of the kernels with a CPML (or none)")
+    ap.add_argument("--slab-threads", type=int, default=None, help="YeeCUDABackend.SLAB_THREADS")
     args = ap.parse_args()
+    if args.cap is not None:  # read when the kernels are made: before the first
+        import diamondlab.kernels.yee_cuda as kernels
+
+        kernels.STEPWISE_PML_REGISTERS = None if args.cap == "none" else int(args.cap)
+    if args.slab_threads:
+        YeeCUDABackend.SLAB_THREADS = args.slab_threads
     from numba import cuda
 
     for grid in args.grids:
@@ -67,8 +77,14 @@ def main() -> None:
                                  **scene)
                 sim.reset(start)
                 b, kept = sim.backend, []
-                b._keep = lambda a, keep=b._keep, kept=kept: (kept.append(a), keep(a))
-                sim.run(2)
+                if args.only:  # these launches alone, with the arguments of a one-step call
+                    b._stepwise = [e for e in b._stepwise if e[1] in args.only]
+                    if "points_after" not in args.only:
+                        b._point_lists = None
+                    kept.append(b._device_args(1, None))
+                else:
+                    b._keep = lambda a, keep=b._keep, kept=kept: (kept.append(a), keep(a))
+                    sim.run(2)
                 cuda.synchronize()
                 total = 0.0
                 for half in (0, 1):
@@ -89,6 +105,7 @@ def main() -> None:
                         print(json.dumps(dict(grid=shape, order=order, plan=plan, half="HE"[half],
                                               kernel=name, launch_grid=launch_grid, threads=threads,
                                               cells=cells, us=round(us, 2), host_us=round(host_us, 2),
+                                              cap=args.cap, slab_threads=YeeCUDABackend.SLAB_THREADS,
                                               gcells=round(cells / max(us, 1e-9) / 1e3, 2))), flush=True)
                     total += half_us
                     print(json.dumps(dict(grid=shape, order=order, plan=plan, half="HE"[half],

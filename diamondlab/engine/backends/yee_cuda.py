@@ -133,6 +133,9 @@ class YeeCUDABackend(YeeCPUBackend):
     #: plain scene's), the layers' cells of all of them one launch of whole columns' slabs
     #: (``stepwise_slabs``); False: each of those columns whole in one kernel that checks the z layers
     split_z_layers = True
+    #: the most threads a block of the split groups' z slabs (``stepwise_slabs``) holds, in whole runs of a
+    #: column's z layers
+    SLAB_THREADS = 128
     #: whether a plain scene's stepwise half steps run the kernel with 32-bit offsets (``stepwise_plain`` and
     #: ``stepwise_plain_yx``: half the general kernel's instructions a cell, the same values) where every
     #: offset fits in 32 bits, and so do the column groups' boxes between the z layers that hold no Drude
@@ -283,8 +286,8 @@ class YeeCUDABackend(YeeCPUBackend):
         below, above = z_slabs(z_layer) if self.split_z_layers else (0, 0)
         lean_boxes = plain_offsets(self.shape, self.params.order) if lean else None
         nz, split = self.shape[2], 0 < below + above < self.shape[2]
-        launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0,
-                                     self._drude_columns() if self._drude else None)
+        drude_xy, drude_z = self._drude_columns() if self._drude else (None, None)
+        launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0, drude_xy)
         self._stepwise, boxes = [], []
         for _layered, drude, where in launches:
             if not isinstance(where, tuple):  # a list of columns: every feature of the scene they hold
@@ -311,9 +314,9 @@ class YeeCUDABackend(YeeCPUBackend):
             x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
             wx, wy = max(b[0] + b[2] for b in boxes) - x0, max(b[1] + b[3] for b in boxes) - y0
             per = below + above
-            columns = max(1, 128 // per)
-            kernels = yee_cuda_kernels(self.params.order, pml=True, points=False, drude=self._drude,
-                                       pml_xy=False)
+            columns = max(1, self.SLAB_THREADS // per)
+            kernels = yee_cuda_kernels(self.params.order, pml=True, points=False, pml_xy=False,
+                                       drude=bool(self._drude and drude_z[z_layer].any()))
             self._stepwise.append((kernels, "stepwise_slabs", (-(-(wy + 1) // columns), wx), columns * per,
                                    (x0, y0, wy, below, above)))
         self._point_lists = None  # the points' launch: its arrays and blocks (points_after)
@@ -720,19 +723,22 @@ class YeeCUDABackend(YeeCPUBackend):
                 cells = _point_cells(self._points, self.shape, self.halo).reshape(self.shape)
                 calm, point_z = calm_torres(self.params.order, self.size, 2 * height, s.torre_x0,
                                             s.torre_yc, prof[0].layer >= 0, prof[1].layer >= 0,
-                                            self._drude_columns(), cells)
+                                            self._drude_columns()[0], cells)
             tables = self._calm[height] = (self._cuda.to_device(calm.astype(np.uint8)),
                                            self._cuda.to_device(point_z))
         return tables
 
-    def _drude_columns(self) -> np.ndarray:
-        """``(nx, ny)`` booleans: the columns with a cell of a Drude medium (any component)."""
+    def _drude_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(nx, ny)`` booleans, the columns with a cell of a Drude medium (any component), and ``(nz,)``
+        booleans, the z planes with one."""
         drude = self.table.coefficients.reshape(-1, 8)[:, 3] != 0
-        out = np.zeros(self.shape[:2], bool)
+        columns, planes = np.zeros(self.shape[:2], bool), np.zeros(self.shape[2], bool)
         if drude.any():
             for c in range(3):
-                out |= drude[self.table.index[c]].any(axis=2)
-        return out
+                cells = drude[self.table.index[c]]
+                columns |= cells.any(axis=2)
+                planes |= cells.any(axis=(0, 1))
+        return columns, planes
 
     def _keep(self, args) -> None:
         rec = args[-3]  # before the two periodic flags
