@@ -63,9 +63,10 @@ def main() -> None:
                     help="CUDA register-tile physics sweep: calm torres with the plain tile's code")
     ap.add_argument("--tile", nargs="+", choices=("registers", "caches"), default=["registers"],
                     help="CUDA sweep: the tile in registers (physics scenes too), or read through the caches")
-    ap.add_argument("--stepwise-groups", action="store_true",
-                    help="CUDA stepwise: a kernel per group of columns, the points after them "
-                         "(YeeCUDABackend.stepwise_groups)")
+    ap.add_argument("--stepwise-groups", nargs="?", const="on", choices=("on", "off", "auto"), default=None,
+                    help="CUDA stepwise: a kernel per group of columns, the points after them, or one "
+                         "kernel, or the engine's choice by the cells a launch "
+                         "(YeeCUDABackend.stepwise_groups; default: auto)")
     ap.add_argument("--split-z-layers", choices=("on", "off"), default=None,
                     help="CUDA stepwise by column groups: the columns split at the CPML's z layers "
                          "(YeeCUDABackend.split_z_layers; default: on)")
@@ -79,16 +80,19 @@ def main() -> None:
                     help="CUDA register-tile sweep: L2 prefetch, tiers ahead (YeeCUDABackend.prefetch; "
                          "default: the engine's per order)")
     args = ap.parse_args()
-    stepwise = {"block_order": args.block_order, "stepwise_groups": args.stepwise_groups or None,
+    groups = {"on": True, "off": False, "auto": None}
+    stepwise = {"block_order": args.block_order,
                 "lean_stepwise": None if args.lean_stepwise is None else args.lean_stepwise == "on",
                 "prefetch": args.prefetch,
                 "split_z_layers": None if args.split_z_layers is None else args.split_z_layers == "on"}
-    if any(v is not None for v in stepwise.values()):  # the CUDA options asked for, on the class
+    if any(v is not None for v in stepwise.values()) or args.stepwise_groups:  # the CUDA options asked for
         from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
 
         for name, value in stepwise.items():
             if value is not None:
                 setattr(YeeCUDABackend, name, value)
+        if args.stepwise_groups:
+            YeeCUDABackend.stepwise_groups = groups[args.stepwise_groups]
     shapes = ([tuple(int(n) for n in g.split("x")) for g in args.grids] if args.grids else
               [tuple(args.shape * 3 if len(args.shape) == 1 else args.shape)])
     parts = tuple(args.parts or (PARTS if args.physics else ()))
@@ -150,6 +154,8 @@ def _bench(args, shape, parts, device) -> None:
                                      if alg == "diamondtorre" else None),
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
                            stepwise_groups=getattr(sim.backend, "stepwise_groups", None),
+                           stepwise_launches=(len(sim.backend._stepwise) if alg == "stepwise" and cuda else
+                                              None),
                            split_z_layers=getattr(sim.backend, "split_z_layers", None),
                            median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
                            bit_equal=row["bit_equal"], calm=_calm_share(sim),

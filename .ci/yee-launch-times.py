@@ -113,7 +113,7 @@ def main() -> None:
                 rate = float(np.prod(shape)) / max(total, 1e-9) / 1e3
                 print(json.dumps(dict(grid=shape, order=order, plan=plan, step_us=round(total, 1),
                                       gcells=round(rate, 2))), flush=True)
-                YeeCUDABackend.stepwise_groups, YeeCUDABackend.split_z_layers = False, True
+                YeeCUDABackend.stepwise_groups, YeeCUDABackend.split_z_layers = None, True
                 del sim, b, kept
                 gc.collect()
 

@@ -102,7 +102,7 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, gr
         scale = max(float(np.abs(b).max()), 1e-30)
         if not np.allclose(a, b, rtol=1e-4, atol=1e-5 * scale):
             raise SystemExit(f"order {order}: GPU and CPU differ beyond float32 rounding")
-    YeeCUDABackend.stepwise_groups, YeeCUDABackend.split_z_layers = False, True
+    YeeCUDABackend.stepwise_groups, YeeCUDABackend.split_z_layers = None, True
     kind = " plane waves" if waves else " periodic y, z" if periodic else ""
     kind += " CPML on z, Drude in it" if z_only else ""
     kind += (", stepwise by column groups" + ("" if split else " (whole columns)")) if groups else ""
@@ -354,10 +354,44 @@ def run_kept_launches_case() -> str:
                 raise SystemExit("a launch was kept after its field array was replaced")
             runs.append(sim.fields)
     finally:
-        YeeCUDABackend.stepwise_groups = False
+        YeeCUDABackend.stepwise_groups = None
     if not all(np.array_equal(a, c) for a, c in zip(*runs, strict=True)):
         raise SystemExit("a field array replaced between two calls changed the run")
     return "stepwise launches kept between calls, prepared again for a new array: ok"
+
+
+def auto_groups_case() -> str:
+    """``stepwise_groups`` None: one kernel where the grid has fewer than ``GROUP_CELLS`` cells a launch of
+    the column groups, the groups where it has as many (the threshold lowered to this grid); the same
+    fields."""
+    import numpy as np
+
+    from diamondlab import Simulation
+    from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
+    from diamondlab.maxwell import Dipole, Drude, Probe, Ricker, Sphere
+
+    shape = (8, 7, 6)
+    scene = dict(materials=[Sphere((4, 3, 3), 1.5, Drude(1.0, 1.0, 0.1))],
+                 sources=[Dipole((3, 3, 3), "Ez", Ricker(0.2), amplitude=100.0)],
+                 probes=[Probe((4, 3, 3), "Ez")], pml=2)
+    start = [np.random.default_rng(4).standard_normal((3, *shape)).astype(np.float32) for _ in range(2)]
+    runs, launches = [], []
+    default = YeeCUDABackend.GROUP_CELLS
+    try:
+        for cells in (default, 1):  # 336 cells: one kernel, then every grid counts as large
+            YeeCUDABackend.GROUP_CELLS = cells
+            sim = Simulation(shape, 2, equation="maxwell", algorithm="stepwise", backend="cuda", **scene)
+            sim.reset(start)
+            sim.run(3)
+            launches.append(len(sim.backend._stepwise))
+            runs.append([*sim.fields, sim.traces.copy()])
+    finally:
+        YeeCUDABackend.GROUP_CELLS = default
+    if launches[0] != 1 or launches[1] < 3:
+        raise SystemExit(f"stepwise_groups None launched {launches} kernels a half step (1, then the groups)")
+    if not all(np.array_equal(a, b) for a, b in zip(*runs, strict=True)):
+        raise SystemExit("the column groups chosen by the cells a launch changed the fields")
+    return "stepwise groups by the cells a launch (one kernel, then the groups): ok"
 
 
 if __name__ == "__main__":
@@ -378,6 +412,7 @@ if __name__ == "__main__":
     print(run_dft_case(), flush=True)
     if not only_dft:
         print(run_kept_launches_case(), flush=True)
+        print(auto_groups_case(), flush=True)
     import numpy as np
 
     from diamondlab import Simulation

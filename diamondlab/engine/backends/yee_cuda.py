@@ -120,14 +120,15 @@ class YeeCUDABackend(YeeCPUBackend):
     calm_torres = True
     #: whether a stepwise half step of a scene with a CPML, points or Drude media launches a kernel per group
     #: of columns and the points after them (:meth:`_stepwise_launches`), or one kernel with the scene's
-    #: features for every column. Both give the same values. Grouped, an H100 ran the bench's physics scene
-    #: 1.10x and 1.15x (order 2, 256^3 and 512x512x256), 0.94x and 1.00x at order 4, and 0.42x at 128^3,
-    #: where seven launches a half step cost more than the work they save (BENCHMARKS.md, "Maxwell stepwise
-    #: physics by column groups").  On an H200, split at the z layers (:attr:`split_z_layers`) and with the
-    #: launches kept between calls, 512x512x256 ran 1.12x and 1.02x (orders 2 and 4); 256^3 was not measured
-    #: with the launches kept (BENCHMARKS.md, "The Maxwell physics scene's stepwise half step, launch by
-    #: launch"), so it stays off by default
-    stepwise_groups = False
+    #: features for every column. Both give the same values. None: the groups where the grid has at least
+    #: :attr:`GROUP_CELLS` cells a launch of theirs.  On an H200 (the bench's physics scene, split at the z
+    #: layers, the launches kept between calls; BENCHMARKS.md, "The Maxwell physics scene's stepwise half
+    #: step: ..."), the groups ran 512x512x256 1.16x and 1.09x (orders 2 and 4), 256^3 1.00x and 1.10x, and
+    #: 128^3 0.54x, where a launch costs the host about 17 us and the GPU less
+    stepwise_groups: bool | None = None
+    #: the fewest cells a launch of the column groups for :attr:`stepwise_groups` None: 256^3 with a Drude
+    #: sphere (eight launches a half step) has 2.1 million, 128^3 a quarter of a million
+    GROUP_CELLS = 1_500_000
     #: whether the column groups (:attr:`stepwise_groups`) split the columns no x or y layer crosses at the
     #: CPML's z layers: their cells between the layers run the kernel without a CPML (blocks y fastest, as a
     #: plain scene's), the layers' cells of all of them one launch of whole columns' slabs
@@ -274,13 +275,13 @@ class YeeCUDABackend(YeeCPUBackend):
         lean = self.params.order == 4 if self.lean_stepwise is None else self.lean_stepwise
         sizes = plain_offsets(self.shape, self.params.order) if lean and self.plain else None
         yx = (self.block_order or ("yx" if self.plain else "xy")) == "yx"
-        if sizes is not None or not self.stepwise_groups:  # one kernel for every cell (points too)
-            # a plain scene whose offsets fit in 32 bits: the lean kernel (its sizes the launch's values)
-            name = ("stepwise_plain" if sizes is not None else "stepwise") + ("_yx" if yx else "")
-            grid = self.shape[1::-1] if yx else self.shape[:2]
-            where = () if sizes is None else (*sizes, *_AT_0)
-            self._stepwise = [(self.kernels, name, grid, self.shape[2], where)]
-            self._point_lists = None
+        # one kernel for every cell (points too); a plain scene whose offsets fit in 32 bits: the lean kernel
+        # (its sizes the launch's values)
+        name = ("stepwise_plain" if sizes is not None else "stepwise") + ("_yx" if yx else "")
+        grid = self.shape[1::-1] if yx else self.shape[:2]
+        one = [(self.kernels, name, grid, self.shape[2], () if sizes is None else (*sizes, *_AT_0))]
+        self._stepwise, self._point_lists = one, None
+        if sizes is not None or self.stepwise_groups is False:
             return
         z_layer = prof[2].layer >= 0
         below, above = z_slabs(z_layer) if self.split_z_layers else (0, 0)
@@ -319,8 +320,11 @@ class YeeCUDABackend(YeeCPUBackend):
                                        drude=bool(self._drude and drude_z[z_layer].any()))
             self._stepwise.append((kernels, "stepwise_slabs", (-(-(wy + 1) // columns), wx), columns * per,
                                    (x0, y0, wy, below, above)))
-        self._point_lists = None  # the points' launch: its arrays and blocks (points_after)
-        if cells is not None:
+        count = len(self._stepwise) + (cells is not None)
+        if self.stepwise_groups is None and np.prod(self.shape) < self.GROUP_CELLS * count:
+            self._stepwise = one  # too few cells a launch: the host's time for the launches would bound it
+            return
+        if cells is not None:  # the points' launch: its arrays and blocks (points_after)
             lists = point_lists(*self._points, self._padded[1:])
             most = max(int(lists[0][1]), int(lists[0][2] - lists[0][1]), 1)
             self._point_lists = (tuple(to(a) for a in lists), -(-most // 128))
