@@ -652,8 +652,9 @@ class PreparedLaunch:
     step cut into several launches waited for the host (BENCHMARKS.md, "The Maxwell physics scene's stepwise
     half step, launch by launch").  Here the words are built once; a call replaces the varying ones and
     launches.  The arguments must be device arrays and scalars (no host array to copy back), and a varying
-    argument keeps the Python type it was prepared with.  Under the simulator a call launches the kernel
-    with the arguments replaced.
+    argument keeps the Python type it was prepared with.  :meth:`swap` replaces device arrays (a source's
+    samples, a record: a new buffer each call) by arrays of the same type, their words marshalled once per
+    array.  Under the simulator a call launches the kernel with the arguments replaced.
     """
 
     def __init__(self, module: ModuleType, kernel_name: str, args: tuple, blocks: int | tuple, threads: int,
@@ -665,6 +666,7 @@ class PreparedLaunch:
             if not 0 <= i < len(self._args) or type(self._args[i]) not in _SCALARS:
                 raise ValueError(f"PreparedLaunch: varying must name scalar arguments of {kernel_name} (0 to "
                                  f"{len(self._args) - 1}); got {i}")
+        self._starts: list[int] = []
         if simulator_enabled():
             self._kernel = None
             return
@@ -672,7 +674,7 @@ class PreparedLaunch:
                                   compile_only=True)
         stream = _core_stream(stream)
         writeback: list = []
-        starts: list[int] = []
+        starts = self._starts
         words = _launch_words(kernel, self._args, stream, writeback, starts)
         self._slots: list[tuple[int, type]] = []
         for i in self._varying:
@@ -689,6 +691,34 @@ class PreparedLaunch:
         from cuda.core import launch
 
         self._launch = launch
+
+    @property
+    def args(self) -> tuple:
+        """The arguments the launch runs with (the varying ones as prepared)."""
+        return self._args
+
+    def swap(self, arrays: dict[int, object]) -> None:
+        """Run with the device array ``arrays[i]`` as argument ``i`` from now on (the same Numba type as the
+        array it replaces: its words have the same places); a scalar argument is refused."""
+        args = list(self._args)
+        for i, array in arrays.items():
+            if type(args[i]) in _SCALARS:
+                raise ValueError(f"PreparedLaunch.swap: argument {i} of {self._name} is not a device array")
+            args[i] = array
+        if self._kernel is not None:
+            words = list(self._words)
+            for i, array in arrays.items():
+                hit = _cached_words(array)
+                if hit is None:
+                    new: list = []
+                    self._kernel._prepare_args(self._kernel.argument_types[i], array, self._core, [], new)
+                    hit = _ARRAY_WORDS[array] = (self._kernel.argument_types[i], new)
+                if hit[0] != self._kernel.argument_types[i]:
+                    raise ValueError(f"PreparedLaunch.swap: argument {i} of {self._name} is {hit[0]}, not "
+                                     f"{self._kernel.argument_types[i]}")
+                words[self._starts[i]:self._starts[i + 1]] = hit[1]
+            self._words = words
+        self._args = tuple(args)
 
     def __call__(self, *values) -> None:
         if len(values) != len(self._varying):

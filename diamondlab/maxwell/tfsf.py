@@ -211,6 +211,7 @@ class TFSF:
         self.sign_e = 1.0 if q == (p + 2) % 3 else -1.0  # (curl H)_p = sign_e d_a H_q
         del a
         self._n1d = n
+        self._weights = self.params.weights.astype(np.float64)  # asked once: the property computes them
         self.rewind()
 
     def rewind(self) -> None:
@@ -229,7 +230,7 @@ class TFSF:
 
     def _advance(self) -> tuple[np.ndarray, np.ndarray]:
         """One step: returns ``(E_inc^n, H_inc^{n+1/2})`` on the rows' window."""
-        M, n, w = self.params.reach, self._n1d, self.params.weights.astype(np.float64)  # noqa: N806
+        M, n, w = self.params.reach, self._n1d, self._weights  # noqa: N806
         e, h = self.e, self.h
         k0 = M + self.window0 - self.u0
         nwin = self._matrix.shape[2]

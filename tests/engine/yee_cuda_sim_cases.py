@@ -319,8 +319,9 @@ def run_dft_case(order=2, shape=(8, 7, 6), steps=5) -> str:
 
 def run_kept_launches_case() -> str:
     """The stepwise launches prepared once are kept from call to call while their arguments are the same
-    objects, and prepared again when one is replaced: a field array swapped for a copy between two calls
-    gives the fields of the run without the swap (a kept launch would write into the old array)."""
+    objects (the points' launch with each call's samples and records swapped in), and prepared again when
+    one is replaced: a field array swapped for a copy between two calls gives the fields of the run without
+    the swap (a kept launch would write into the old array)."""
     import numpy as np
 
     from diamondlab import Simulation
@@ -342,11 +343,14 @@ def run_kept_launches_case() -> str:
             b = sim.backend
             sim.run(2)
             first = {i: kept[-1] for i, kept in b._prepared.items()}
+            records = b._prepared[len(first) - 1][2][10]  # the points' launch, last: its records
             sim.run(2)
             again = {i: kept[-1] for i, kept in b._prepared.items()}
-            points = len(first) - 1  # the points' launch, last: new samples and records each call
-            if any(again[i] is not first[i] for i in range(points)) or again[points] is first[points]:
-                raise SystemExit("the column groups' launches were not kept, or the points' launch was")
+            points = len(first) - 1
+            if any(again[i] is not first[i] for i in range(points + 1)):
+                raise SystemExit("the column groups' launches were not kept")
+            if again[points].args[10] is records or again[points].args[10] is not b._prepared[points][2][10]:
+                raise SystemExit("the points' launch kept the records of the call before")
             if swap:  # the same values in a new array: every launch that takes it is prepared again
                 b._e = b._cuda.to_device(b._e.copy_to_host())
             sim.run(2)
