@@ -123,8 +123,8 @@ class YeeCUDABackend(YeeCPUBackend):
     #: features for every column. Both give the same values. None: the groups where the grid has at least
     #: :attr:`GROUP_CELLS` cells a launch of theirs.  On an H200 (the bench's physics scene, split at the z
     #: layers, the launches kept between calls; BENCHMARKS.md, "The Maxwell physics scene's stepwise half
-    #: step: ..."), the groups ran 512x512x256 1.16x and 1.09x (orders 2 and 4), 256^3 1.00x and 1.10x, and
-    #: 128^3 0.54x, where a launch costs the host about 17 us and the GPU less
+    #: step: points as lists, ..."), the groups ran 512x512x256 1.16x and 1.09x (orders 2 and 4), 256^3
+    #: 1.00x and 1.10x, and 128^3 0.54x, where a launch costs the host about 17 us and the GPU less
     stepwise_groups: bool | None = None
     #: the fewest cells a launch of the column groups for :attr:`stepwise_groups` None: 256^3 with a Drude
     #: sphere (eight launches a half step) has 2.1 million, 128^3 a quarter of a million
@@ -615,7 +615,7 @@ class YeeCUDABackend(YeeCPUBackend):
         and layers are made anew with a new scene).  A kernel without the points' code is given placeholders
         for the sources' samples and the records; a launch with the points' code keeps its other arguments
         and swaps in each call's samples and records (:meth:`~diamondlab.kernels.cuda.PreparedLaunch.swap`:
-        about 100-270 us of host time a call less at 128^3 on the H200's host)."""
+        100-270 us less host time a call of 4 steps at 128^3 on the H200's host)."""
         *_, src, rec, wy, wz = args
         fields = (self._e, self._h, self._d_j, self._drude, self._d_index, self._d_table)
         lean = (self._e, self._h, self._d_index, self._d_table, 0)
