@@ -123,6 +123,11 @@ def _configure(sims: list, chunk, band, tile, calm, cuda: bool):
     return configure
 
 
+def _launches(sim) -> int:
+    """The CUDA stepwise half step's launches: its kernels and the points' after them."""
+    return len(sim.backend._stepwise) + (sim.backend._point_lists is not None)
+
+
 def _bench(args, shape, parts, device) -> None:
     """One grid's rows: per order, stepwise and each DiamondTorre configuration asked for."""
     kw = yee_bench_scene(shape, parts) if parts else {}
@@ -154,8 +159,7 @@ def _bench(args, shape, parts, device) -> None:
                                      if alg == "diamondtorre" else None),
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
                            stepwise_groups=getattr(sim.backend, "stepwise_groups", None),
-                           stepwise_launches=(len(sim.backend._stepwise) if alg == "stepwise" and cuda else
-                                              None),
+                           stepwise_launches=_launches(sim) if alg == "stepwise" and cuda else None,
                            split_z_layers=getattr(sim.backend, "split_z_layers", None),
                            median=row[alg], min=lo, max=hi, spread=row["spreads"][alg], flag=row["flag"],
                            bit_equal=row["bit_equal"], calm=_calm_share(sim),

@@ -101,7 +101,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     layers are (False: only its z layers, for columns no x or y layer crosses).
     """
     global cuda  # a module global, as the CUDA simulator expects to find it in a kernel's globals
-    from numba import config, cuda, uint32, uint64
+    from numba import config, cuda, int64, uint32, uint64
 
     M = order // 2  # noqa: N806 - the reach, a compile-time constant
     PML, POINTS, DRUDE = bool(pml), bool(points), bool(drude)  # noqa: N806 - compile-time constants
@@ -492,7 +492,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                 else:
                     rec[step, -1 - s] = F[where[k]]
             if wy or wz:
-                p = cells[i]
+                p = int64(cells[i])  # signed: the images' offsets below are differences
                 sx = py * pz
                 X = p // sx  # noqa: N806 - padded indices
                 Y = (p - X * sx) // pz  # noqa: N806
@@ -676,6 +676,10 @@ def point_lists(colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, padded) -> 
     ...     np.array([2, 5, 2]), np.array([0, 0, 1]), np.array([7, 8, 0]), (3, 3, 3))
     >>> bounds.tolist(), cells.tolist(), first.tolist(), where.tolist(), code.tolist()
     ([0, 1, 2], [13, 13], [0, 1, 3], [67, 67, 67], [8, 7, -1])
+    >>> lists = point_lists(colstart, colcount, np.array([1, 1, 1]), np.array([2, 5, 2]), np.array([0, 0, 1]),
+    ...                     np.array([7, 8, 0]), (1200, 1200, 1200))  # past 2**32 offsets: int64
+    >>> lists[1].dtype, lists[3].dtype, lists[3].tolist()
+    (dtype('int64'), dtype('int64'), [3457441201, 3457441201, 3457441201])
     """
     colstart, colcount = np.asarray(colstart), np.asarray(colcount)
     n = int(colcount.sum())

@@ -338,8 +338,8 @@ class TFSF:
         ``(height, nwin)`` float64, for the steps ``first_step ..``."""
         if first_step < self.step:
             self.rewind()
-        if self.step < first_step:
-            self._advance_steps(first_step - self.step)
+        while self.step < first_step:  # the window's history not kept: a thousand steps at a time
+            self._advance_steps(min(first_step - self.step, 1024))
         return self._advance_steps(height)
 
     def samples(self, first_step: int, height: int) -> np.ndarray:

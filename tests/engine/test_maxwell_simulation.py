@@ -190,15 +190,15 @@ def test_cuda_kernels_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
-    # four cases (two with plane waves), the periodic one, six stepwise by column groups (five with the
-    # columns split at the z layers, one of them with two plane waves, one with a CPML on z only; one
-    # whole), the bare kernels, the
+    # four cases (two with plane waves), the periodic one, seven stepwise by column groups (six with the
+    # columns split at the z layers, one of them with two plane waves, one with a CPML on z only, one with a
+    # periodic y and a CPML on x and z; one whole), the bare kernels, the
     # monitors, the stepwise kernels' variants at orders 2 and 4, two register-tile sweeps (prefetching 1 and
     # 2 tiers ahead), one with calm torres, the stepwise launches kept between calls, the groups chosen by
     # the cells a launch, a resumed GPU run
-    assert out.stdout.count(": ok") == 21, out.stdout
+    assert out.stdout.count(": ok") == 22, out.stdout
     assert out.stdout.count("equal to the general kernel: ok") == 2, out.stdout
-    assert out.stdout.count("stepwise by column groups: ok") == 5, out.stdout
+    assert out.stdout.count("stepwise by column groups: ok") == 6, out.stdout
     assert out.stdout.count("stepwise by column groups (whole columns): ok") == 1, out.stdout
     assert "GPU record resumed: ok" in out.stdout, out.stdout
     assert "prepared again for a new array: ok" in out.stdout, out.stdout

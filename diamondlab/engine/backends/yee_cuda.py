@@ -281,11 +281,12 @@ class YeeCUDABackend(YeeCPUBackend):
         grid = self.shape[1::-1] if yx else self.shape[:2]
         one = [(self.kernels, name, grid, self.shape[2], () if sizes is None else (*sizes, *_AT_0))]
         self._stepwise, self._point_lists = one, None
-        if sizes is not None or self.stepwise_groups is False:
+        if self.plain or self.stepwise_groups is False:  # nothing to group: no layer, point or Drude medium
             return
         z_layer = prof[2].layer >= 0
         below, above = z_slabs(z_layer) if self.split_z_layers else (0, 0)
-        lean_boxes = plain_offsets(self.shape, self.params.order) if lean else None
+        # the 32-bit kernel writes no periodic images: the boxes of a periodic scene take the general one
+        lean_boxes = plain_offsets(self.shape, self.params.order) if lean and not self.periodic else None
         nz, split = self.shape[2], 0 < below + above < self.shape[2]
         drude_xy, drude_z = self._drude_columns() if self._drude else (None, None)
         launches = stepwise_launches(prof[0].layer >= 0, prof[1].layer >= 0, drude_xy)
