@@ -28,11 +28,25 @@ PLANS = {"vacuum": None, "one kernel": (False, True), "groups, whole columns": (
          "groups, split at z": (True, True)}
 
 
+_resources: dict = {}  # a kernel's registers and local (spilled) bytes a thread, by its name
+
+
+def _registers(dispatcher) -> tuple:
+    """Registers and local bytes a thread of ``dispatcher``'s compiled kernel (its largest overload)."""
+    try:
+        regs, local = dispatcher.get_regs_per_thread(), dispatcher.get_local_mem_per_thread()
+    except Exception:  # noqa: BLE001 - the simulator has no such numbers
+        return (None, None)
+    one = lambda v: max(v.values()) if isinstance(v, dict) and v else v  # noqa: E731 - the largest overload
+    return (one(regs), one(local))
+
+
 def _launches(b, half: int, args: tuple):
     """``(name, grid, threads, cells, call)`` for each launch of half step ``half`` as ``step`` makes them
     (:meth:`~diamondlab.engine.backends.yee_cuda.YeeCUDABackend._step_launches`, prepared once)."""
     prepared = b._step_launches(args)
-    for (_, name, grid, threads, where), launch in zip(b._stepwise, prepared, strict=False):
+    for (kernels, name, grid, threads, where), launch in zip(b._stepwise, prepared, strict=False):
+        _resources[name] = _registers(getattr(kernels, name))
         blocks = grid if isinstance(grid, int) else int(np.prod(grid))
         if name == "stepwise_slabs":  # its idle threads left out
             cells = int(where[2]) * int(grid[1]) * int(where[3] + where[4])
@@ -55,11 +69,17 @@ def main() -> None:
                     help="time only these kernels (the others neither compiled nor run; no step before)")
     ap.add_argument("--cap", default=None, help="the register cap of the kernels with a CPML (or none)")
     ap.add_argument("--slab-threads", type=int, default=None, help="YeeCUDABackend.SLAB_THREADS")
+    ap.add_argument("--plain-cap", type=int, default=None, help="the 32-bit plain kernels' register cap")
     args = ap.parse_args()
     if args.cap is not None:  # read when the kernels are made: before the first
         import diamondlab.kernels.yee_cuda as kernels
 
         kernels.STEPWISE_PML_REGISTERS = None if args.cap == "none" else int(args.cap)
+        kernels.STEPWISE_LISTED_REGISTERS = kernels.STEPWISE_PML_REGISTERS
+    if args.plain_cap:
+        import diamondlab.kernels.yee_cuda as kernels
+
+        kernels.STEPWISE_PLAIN_REGISTERS = args.plain_cap
     if args.slab_threads:
         YeeCUDABackend.SLAB_THREADS = args.slab_threads
     from numba import cuda
@@ -106,6 +126,9 @@ def main() -> None:
                                               kernel=name, launch_grid=launch_grid, threads=threads,
                                               cells=cells, us=round(us, 2), host_us=round(host_us, 2),
                                               cap=args.cap, slab_threads=YeeCUDABackend.SLAB_THREADS,
+                                              plain_cap=args.plain_cap,
+                                              registers=_resources.get(name, (None,))[0],
+                                              local_bytes=_resources.get(name, (None, None))[1],
                                               gcells=round(cells / max(us, 1e-9) / 1e3, 2))), flush=True)
                     total += half_us
                     print(json.dumps(dict(grid=shape, order=order, plan=plan, half="HE"[half],

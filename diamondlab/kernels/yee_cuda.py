@@ -88,6 +88,17 @@ def point_range():
 
 #: The register cap of the stepwise kernels with a CPML (see :func:`yee_cuda_kernels`)
 STEPWISE_PML_REGISTERS = 48
+#: The register cap of ``stepwise_listed`` (the columns an x or y layer crosses, a block of a whole column
+#: each): 40 holds six blocks of 256 a multiprocessor against five at 48, with no spill; on the H200 at
+#: 512x512x256 its half steps took 305 -> 279 us a step at order 2 and 324 -> 306 at order 4 (BENCHMARKS.md,
+#: "The physics scene's stepwise launches under Nsight Compute")
+STEPWISE_LISTED_REGISTERS = 40
+#: The register cap of the plain scene's 32-bit kernels (``stepwise_plain*``; None: none).  At order 4 they
+#: hold 40 registers uncapped: six blocks of 256 a multiprocessor; at 36 (8 bytes spilled) seven, and on the
+#: H200 the vacuum's step at 512x512x256 took 2302 -> 2261 us (32: 16 bytes spilled, 2551 us).  The engine
+#: runs them at order 4 (``lean_stepwise``); BENCHMARKS.md, "The physics scene's stepwise launches under
+#: Nsight Compute"
+STEPWISE_PLAIN_REGISTERS = 36
 
 
 @functools.cache
@@ -341,7 +352,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                 diff32(F, pw, sx, forward), diff32(F, py, sx, forward), diff32(F, px, pz, forward))
 
     def plain_kernel(y_fastest: bool, box: bool = False):
-        @cuda.jit
+        @(cuda.jit(max_registers=STEPWISE_PLAIN_REGISTERS) if STEPWISE_PLAIN_REGISTERS and
+          not config.ENABLE_CUDASIM else cuda.jit)
         def stepwise_plain(E, H, mat, table, half, n, nu, sx, pz, ny, nz, x0, y0, z0):
             """Half step ``half`` (0: H, 1: E) of a plain scene: a block per (x, y) column, a thread a cell;
             ``n``, ``nu``: cells of one padded and one unpadded component; ``sx``, ``pz``: the padded x and y
@@ -463,7 +475,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
-    @launch
+    @(cuda.jit(max_registers=STEPWISE_LISTED_REGISTERS) if not config.ENABLE_CUDASIM else cuda.jit)
     def stepwise_listed(E, H, J, drude, mat, table, half, step, columns, lx, ly, lz, pbh, pah, pbe, pae,
                         psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src,
                         rec, wy, wz):
