@@ -426,26 +426,18 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
-    def box_kernel(y_fastest: bool):
-        @launch
-        def stepwise_box(E, H, J, drude, mat, table, half, step, x0, y0, z0, lx, ly, lz, pbh, pah, pbe, pae,
-                         psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src,
-                         rec, wy, wz):
-            """As :func:`stepwise` on a box of (x, y) columns from ``(x0, y0)``, its extent the launch's grid
-            (``stepwise_box_yx``: (wy, wx), consecutive blocks neighbouring columns in memory, as in
-            :func:`stepwise_yx`), the cells from ``z0`` (a thread each)."""
-            if y_fastest:
-                X = cuda.blockIdx.y + x0 + M  # noqa: N806 - padded indices
-                Y = cuda.blockIdx.x + y0 + M  # noqa: N806
-            else:
-                X = cuda.blockIdx.x + x0 + M  # noqa: N806
-                Y = cuda.blockIdx.y + y0 + M  # noqa: N806
-            Z = cuda.threadIdx.x + z0 + M  # noqa: N806
-            cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
-                 psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
-        return stepwise_box
-
-    stepwise_box_yx, stepwise_box = box_kernel(True), box_kernel(False)
+    @launch
+    def stepwise_box_yx(E, H, J, drude, mat, table, half, step, x0, y0, z0, lx, ly, lz, pbh, pah, pbe, pae,
+                        psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src,
+                        rec, wy, wz):
+        """As :func:`stepwise` on a box of (x, y) columns from ``(x0, y0)``, its extent the launch's grid
+        ``(wy, wx)`` (consecutive blocks neighbouring columns in memory, as in :func:`stepwise_yx`), the cells
+        from ``z0`` (a thread each)."""
+        X = cuda.blockIdx.y + x0 + M  # noqa: N806 - padded indices
+        Y = cuda.blockIdx.x + y0 + M  # noqa: N806
+        Z = cuda.threadIdx.x + z0 + M  # noqa: N806
+        cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
+             psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
     @launch
     def stepwise_slabs(E, H, J, drude, mat, table, half, step, x0, y0, wy_box, below, above, lx, ly, lz, pbh,
@@ -591,8 +583,8 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         if i < YZ.shape[0] and j < YZ.shape[1]:
             YZ[i, j] = F[base + (X * py + yi) * pz + zj]
 
-    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, stepwise_box=stepwise_box,
-                           stepwise_box_yx=stepwise_box_yx, stepwise_slabs=stepwise_slabs,
+    return SimpleNamespace(order=order, reach=M, stepwise=stepwise, stepwise_box_yx=stepwise_box_yx,
+                           stepwise_slabs=stepwise_slabs,
                            stepwise_listed=stepwise_listed, stepwise_plain=stepwise_plain,
                            stepwise_plain_box_yx=stepwise_plain_box_yx,
                            stepwise_plain_yx=stepwise_plain_yx, stepwise_yx=stepwise_yx,

@@ -306,12 +306,10 @@ class YeeCUDABackend(YeeCPUBackend):
                     self._stepwise.append((kernels, "stepwise_box_yx", (wy, wx), nz - below - above,
                                            (x0, y0, below)))
                 boxes.append(where)
-            else:
+            else:  # a box of whole columns that check the z layers, their blocks y fastest
                 kernels = yee_cuda_kernels(self.params.order, pml=bool(z_layer.any()), points=False,
                                            drude=drude, pml_xy=False)
-                name, origin = ("stepwise", ()) if where == (0, 0, *self.shape[:2]) else ("stepwise_box",
-                                                                                          (*where[:2], 0))
-                self._stepwise.append((kernels, name, where[2:], nz, origin))
+                self._stepwise.append((kernels, "stepwise_box_yx", where[:1:-1], nz, (*where[:2], 0)))
         if boxes:  # the z layers of every box in one launch, as many runs of them a block as 128 threads hold
             x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
             wx, wy = max(b[0] + b[2] for b in boxes) - x0, max(b[1] + b[3] for b in boxes) - y0
@@ -546,7 +544,7 @@ class YeeCUDABackend(YeeCPUBackend):
         every = np.indices(grid[::-1]).reshape(2, -1)[::-1].astype(np.int32)  # (x, y), x fastest
         sizes = plain_offsets(probe.shape, self.params.order)
         where = {"stepwise": (grid, 1, ()), "stepwise_yx": (grid, 1, ()),
-                 "stepwise_box": (grid, 1, (0, 0, 0)), "stepwise_box_yx": (grid[::-1], 1, (0, 0, 0)),
+                 "stepwise_box_yx": (grid[::-1], 1, (0, 0, 0)),
                  "stepwise_slabs": (grid[::-1], 1, (0, 0, 1, 1, 0)),
                  "stepwise_plain": (grid, 1, (*sizes, *_AT_0)),
                  "stepwise_plain_yx": (grid, 1, (*sizes, *_AT_0)),
