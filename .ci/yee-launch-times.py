@@ -67,19 +67,20 @@ def main() -> None:
     ap.add_argument("--plans", nargs="+", choices=tuple(PLANS), default=list(PLANS))
     ap.add_argument("--only", nargs="+", default=None,
                     help="time only these kernels (the others neither compiled nor run; no step before)")
-    ap.add_argument("--cap", default=None, help="the register cap of the kernels with a CPML (or none)")
+    ap.add_argument("--cap", default=None,
+                    help="the register cap of the kernels with a CPML, the listed columns' too (or none)")
     ap.add_argument("--slab-threads", type=int, default=None, help="YeeCUDABackend.SLAB_THREADS")
-    ap.add_argument("--plain-cap", type=int, default=None, help="the 32-bit plain kernels' register cap")
+    ap.add_argument("--plain-cap", default=None, help="the 32-bit plain kernels' register cap (or none)")
     args = ap.parse_args()
-    if args.cap is not None:  # read when the kernels are made: before the first
-        import diamondlab.kernels.yee_cuda as kernels
+    import diamondlab.kernels.yee_cuda as kernels  # its caps are read when the kernels are made
 
+    if args.cap is not None:
         kernels.STEPWISE_PML_REGISTERS = None if args.cap == "none" else int(args.cap)
         kernels.STEPWISE_LISTED_REGISTERS = kernels.STEPWISE_PML_REGISTERS
-    if args.plain_cap:
-        import diamondlab.kernels.yee_cuda as kernels
-
-        kernels.STEPWISE_PLAIN_REGISTERS = args.plain_cap
+    if args.plain_cap is not None:
+        kernels.STEPWISE_PLAIN_REGISTERS = None if args.plain_cap == "none" else int(args.plain_cap)
+    caps = dict(cap=kernels.STEPWISE_PML_REGISTERS, listed_cap=kernels.STEPWISE_LISTED_REGISTERS,
+                plain_cap=kernels.STEPWISE_PLAIN_REGISTERS)  # the caps in force
     if args.slab_threads:
         YeeCUDABackend.SLAB_THREADS = args.slab_threads
     from numba import cuda
@@ -125,8 +126,7 @@ def main() -> None:
                         print(json.dumps(dict(grid=shape, order=order, plan=plan, half="HE"[half],
                                               kernel=name, launch_grid=launch_grid, threads=threads,
                                               cells=cells, us=round(us, 2), host_us=round(host_us, 2),
-                                              cap=args.cap, slab_threads=YeeCUDABackend.SLAB_THREADS,
-                                              plain_cap=args.plain_cap,
+                                              **caps, slab_threads=YeeCUDABackend.SLAB_THREADS,
                                               registers=_resources.get(name, (None,))[0],
                                               local_bytes=_resources.get(name, (None, None))[1],
                                               gcells=round(cells / max(us, 1e-9) / 1e3, 2))), flush=True)

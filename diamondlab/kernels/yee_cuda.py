@@ -620,7 +620,7 @@ def stepwise_launches(x_layer, y_layer, drude_columns=None) -> list[tuple[bool, 
     ``drude_columns``: an ``(nx, ny)`` boolean table of the columns holding a Drude medium (None: none
     does).  Returns ``[(layered, drude, columns)]``: the kernel checks the x and y layers only where
     ``layered`` and has a Drude current only where ``drude``; ``columns`` is a box ``(x0, y0, wx, wy)`` (a
-    launch of ``(wx, wy)`` blocks from ``(x0, y0)``: no load to find a block's column) or, for the columns
+    launch of ``wx * wy`` blocks from ``(x0, y0)``: no load to find a block's column) or, for the columns
     the x and y layers cross, an ``(2, n)`` int32 array of their ``(x, y)``, x fastest.  The box of the
     columns no layer crosses is split around the box of its Drude columns, so a Drude medium's branch runs
     only near it.  Every column is in exactly one launch.
