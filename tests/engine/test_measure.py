@@ -56,6 +56,30 @@ def test_a_slowed_machine_is_said_from_the_lower_pace_around_the_measurement():
     assert timing.measure(lambda: None, 1.0, min_seconds=0).pace is None  # no probe given: not probed
 
 
+def test_the_pace_probe_says_its_bound_and_the_lower_reading_is_kept():
+    readings = iter([timing.PaceReading("compute", 0.6, 1.0, 2.0, 0.6), timing.PaceReading("compute", 0.9)])
+    m = timing.measure(lambda: None, 1.0, min_seconds=0, min_repeats=3, pace=lambda: next(readings))
+    assert m.pace == 0.6 and m.pace_kind == "compute" and m.slowed
+    assert "machine slowed (a compute reference run at 60 % of its best here)" in m.note
+
+
+def test_time_stolen_by_the_host_is_its_own_reading_and_flags_the_measurement(monkeypatch):
+    """The host's steal is counted apart from other processes (not twice), and above STOLEN_SHARE of the
+    machine's CPU the measurement is flagged."""
+    clock, busy, own = iter([0.0, 1.0]), iter([10.0, 11.5]), iter([2.0, 2.5])
+    stolen = iter([4.0, 4.4])  # 0.4 s of the 1.5 busy seconds were the host's
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(timing.LoadProbe, "_own", staticmethod(lambda: next(own)))
+    probe = timing.LoadProbe(busy=lambda: next(busy), cores=2, stolen=lambda: next(stolen)).start()
+    assert probe.stop() == pytest.approx((1.5 - 0.4 - 0.5) / 2) and probe.stolen == pytest.approx(0.4 / 2)
+    m = Measurement((1.0,) * 5, 1e9, busy=0.0, stolen=timing.STOLEN_SHARE + 0.01)
+    assert m.robbed and not m.trusted and "time stolen by the host (6 % of its CPU)" in m.note
+    assert Measurement((1.0,) * 5, 1e9, busy=0.0, stolen=0.0).trusted
+    ticks = os.sysconf("SC_CLK_TCK")
+    assert timing.stolen_seconds("cpu  10 0 5 100 7 1 1 3 0 0\n") == pytest.approx(3 / ticks)
+    assert timing.stolen_seconds("") is None
+
+
 def test_the_load_probe_counts_other_processes_only_and_is_unknown_without_proc_stat(monkeypatch):
     clock = iter([0.0, 1.0])  # perf_counter: one second of wall time
     busy = iter([10.0, 11.5])  # the machine's busy seconds: 1.5 s on its cores meanwhile
@@ -108,11 +132,44 @@ def test_compare_algorithms_checks_equality_and_reports_the_spread():
     assert all(r["bit_equal"] and r["ratio"] > 0 and r["spread"] >= 0 and r["launch"] is None for r in rows)
     assert all(len(r["seconds"]["stepwise"]) >= 2 and isinstance(r["flag"], str) for r in rows)
     assert all(0.0 < r["pace"] <= 1.0 for r in rows)  # the CPU's pace probe ran around the measurement
+    assert all(r["pace_kind"] == "compute" for r in rows)  # a grid in cache: the probe of the cores
     # runs of whole sweeps, at least 2, as many as last MIN_RUN_SECONDS (a tiny grid: the most there are)
     assert all(r["steps"] % 4 == 0 and 8 <= r["steps"] <= 4 * measure.MAX_RUN_SWEEPS for r in rows)
     assert rows[0]["steps"] > 8
     (given,) = compare_algorithms((24, 24, 16), (2,), backend="cpu", nt=4, steps=12, repeats=1)
     assert given["steps"] == 12
+
+
+def test_each_run_is_paced_by_the_probe_of_its_own_bound(monkeypatch):
+    """The CPU model's bound of each run decides its pace probe once: runs of two bounds measured together
+    take both probes (the lower kept); a measured simulation its own; a given kind is taken as given."""
+    from diamondlab.engine.measure import cpumodel
+
+    decided, probed = [], []
+
+    def kind(algorithm, *args, **kwargs):
+        decided.append(algorithm)
+        return "memory" if algorithm == "stepwise" else "compute"
+
+    def reading(kind, threads=None):
+        probed.append(kind)
+        return timing.PaceReading(kind, 0.5 if kind == "memory" else 0.95)
+
+    monkeypatch.setattr(cpumodel, "pace_kind", kind)
+    monkeypatch.setattr(cpumodel, "pace_reading", reading)
+    (row,) = compare_algorithms((24, 24, 16), (2,), backend="cpu", nt=4, steps=8, repeats=1)
+    assert sorted(decided) == ["diamondtorre", "stepwise"]  # once each
+    assert sorted(probed) == ["compute", "compute", "memory", "memory"]  # before and after
+    assert row["pace"] == 0.5 and row["pace_kind"] == "memory" and "a memory reference run" in row["flag"]
+    decided.clear(), probed.clear()
+    sim = Simulation((24, 24, 16), 2, backend="cpu", size=2, nt=4, algorithm="diamondtorre")
+    m = measure_simulation(sim, 4, repeats=1, min_seconds=0.0)
+    assert decided == ["diamondtorre"] and probed == ["compute"] * 2 and m.pace == 0.95 and not m.slowed
+    probed.clear()
+    m = measure_simulation(sim, 4, repeats=1, min_seconds=0.0, pace_kind="memory")
+    assert probed == ["memory"] * 2 and m.pace_kind == "memory"
+    assert measure.pace_kinds(sim, Simulation((24, 24, 16), 2, backend="cpu", algorithm="stepwise")) == (
+        "compute", "memory")
 
 
 def test_tuning_sweep_skips_what_the_backend_refuses():

@@ -39,29 +39,59 @@ from diamondlab.engine.run.simulation import Simulation
 
 __all__ = [
     "ALGORITHMS", "UPDATE_UNITS", "YEE_SCENE_PARTS", "BlockLevel", "ThreadLevel", "TuningRow", "best",
-    "bench_models", "block_sweep", "compare_algorithms", "measure_simulation", "random_start", "thread_sweep",
-    "tuning_sweep", "yee_bench_scene",
+    "bench_models", "block_sweep", "compare_algorithms", "measure_simulation", "pace_kinds", "random_start",
+    "thread_sweep", "tuning_sweep", "yee_bench_scene",
 ]
 
 
 def measure_simulation(sim, steps: int, repeats: int = MIN_REPEATS, warmup: bool = True,
-                       min_seconds: float = MIN_SECONDS) -> Measurement:
+                       min_seconds: float = MIN_SECONDS, *, pace_kind: str | None = None) -> Measurement:
     """Measure calls of ``sim.run(steps)`` by the rule (at least ``repeats``, lasting ``min_seconds``
-    together) after a warm-up of one sweep (or ``steps``); on the CPU with the machine's pace around it."""
+    together) after a warm-up of one sweep (or ``steps``); on the CPU with the machine's pace around it,
+    measured by the probe of the run's own bound (``pace_kind``; default :func:`pace_kinds` of ``sim``)."""
     if warmup:
         sim.run(min(int(steps), sim.nt))
+    kinds = (pace_kind,) if pace_kind is not None else pace_kinds(sim)
     return measure(lambda: sim.run(steps), float(steps) * sim.cells, min_repeats=repeats,
-                   min_seconds=min_seconds, warmup=False, pace=_pace_probe(sim.backend_name))
+                   min_seconds=min_seconds, warmup=False, pace=_pace_probe(sim.backend_name, kinds=kinds))
 
 
-def _pace_probe(backend: str, threads: int | None = None):
-    """The rule's ``pace`` probe for runs on ``backend``: the CPU's (:func:`machine_pace`), else None (a
-    GPU's rate does not follow the host's memory)."""
-    if backend != "cpu":
+def pace_kinds(*sims) -> tuple[str, ...]:
+    """The pace probes (:data:`~diamondlab.engine.measure.cpumodel.PACE_KINDS`) that runs of ``sims``
+    measured together take: each CPU run's bound as the CPU model gives it
+    (:func:`~diamondlab.engine.measure.cpumodel.pace_kind`: ``"compute"`` with the grid in a core's own
+    caches, ``"cache"`` in the shared last cache, ``"memory"`` where the model calls it memory-bound),
+    once each; ``()`` for runs on another backend (a GPU's rate does not follow the host's cores).
+
+    >>> sims = [Simulation((16, 16, 8), 2, backend="cpu", algorithm=a) for a in ALGORITHMS]
+    >>> pace_kinds(*sims)  # a grid in cache: both in the cores, one probe
+    ('compute',)
+    """
+    from diamondlab.engine.measure.cpumodel import pace_kind
+
+    kinds = []
+    for sim in sims:
+        if sim.backend_name != "cpu":
+            continue
+        maxwell = getattr(sim, "equation", "acoustic") == "maxwell"
+        variant = "constant" if maxwell else sim.physics.medium_variant
+        kinds.append(pace_kind(sim.algorithm, sim.params.order, sim.shape, sim.size, sim.nt, variant,
+                               cell_bytes=24.0 if maxwell else None))  # E and H: six floats a cell
+    return tuple(dict.fromkeys(kinds))
+
+
+def _pace_probe(backend: str, threads: int | None = None, kinds=("compute",)):
+    """The rule's ``pace`` probe for runs on ``backend`` bound by ``kinds``: on the CPU the lowest of
+    :func:`~diamondlab.engine.measure.cpumodel.pace_reading` of each kind, else None (a GPU's rate does
+    not follow the host's cores)."""
+    if backend != "cpu" or not kinds:
         return None
-    from diamondlab.engine.measure.cpumodel import machine_pace
+    from diamondlab.engine.measure.cpumodel import pace_reading
 
-    return functools.partial(machine_pace, threads)
+    def pace():
+        return min((pace_reading(kind, threads) for kind in kinds), key=lambda r: r.pace)
+
+    return pace
 
 
 #: Seconds a timed DiamondTorre run lasts at least when ``steps`` is not given (a run of 2 sweeps of a
@@ -167,10 +197,11 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
 
     A row holds per algorithm its median rate (G/s, under the algorithm's name), ``"rate_range"`` (the
     slowest and fastest repeat's), ``"seconds"`` (the repeats) and ``"spreads"``; ``"spread"`` the wider
-    spread, ``"busy"`` the machine's load, ``"pace"`` its pace (CPU runs; else None), ``"flag"`` what is
-    wrong with either measurement ('' for none), ``"ratio"`` DiamondTorre over stepwise and
-    ``"bit_equal"`` whether their fields agree bit for bit.  Bad ``equation``, ``orders`` or
-    ``algorithms``: a ValueError before any work.
+    spread, ``"busy"`` the machine's load, ``"pace"`` its pace (CPU runs; else None) and ``"pace_kind"``
+    the bound of its probe (:func:`pace_kinds`, the lower reading's), ``"stolen"`` the host's share of the
+    CPU (None: unknown), ``"flag"`` what is wrong with either measurement ('' for none), ``"ratio"``
+    DiamondTorre over stepwise and ``"bit_equal"`` whether their fields agree bit for bit.  Bad
+    ``equation``, ``orders`` or ``algorithms``: a ValueError before any work.
 
     >>> rows = compare_algorithms((12, 12, 12), [2], "cpu", steps=4, repeats=1, equation="maxwell")
     >>> r = rows[0]
@@ -212,8 +243,9 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
         runs = {alg: functools.partial(sim.run, n) for alg, sim in sims.items()}
         # MPI ranks run collectively: each takes exactly ``repeats`` (one stopping early would hang the rest)
         collective = {} if ref.plan.ranks == 1 else {"min_seconds": 0.0, "max_repeats": repeats}
+        kinds = pace_kinds(*sims.values())  # decided once: the bounds the CPU model gives these runs
         measured = measure_alternated(runs, float(n) * ref.cells, min_repeats=repeats, warmup=False,
-                                      pace=_pace_probe(ref.backend_name), **collective)
+                                      pace=_pace_probe(ref.backend_name, kinds=kinds), **collective)
         bar.update(repeats)
         first = measured[algorithms[0]]
         flag = "; ".join(f"{alg}: {m.flag}" for alg, m in measured.items() if not m.trusted) or (
@@ -235,7 +267,8 @@ def compare_algorithms(shape, orders, backend="auto", courant=None, size=None, n
             "spread": max(m.spread for m in measured.values()),
             "spreads": {alg: m.spread for alg, m in measured.items()},
             "repeats": min(m.repeats for m in measured.values()),
-            "busy": first.busy, "pace": first.pace, "flag": flag, "variant": variant,
+            "busy": first.busy, "pace": first.pace, "pace_kind": first.pace_kind, "stolen": first.stolen,
+            "flag": flag, "variant": variant,
             "seconds": {alg: list(m.seconds) for alg, m in measured.items()},
             "rate_range": {alg: [m.work / max(m.seconds) / 1e9, m.work / min(m.seconds) / 1e9]
                            for alg, m in measured.items()},
@@ -399,6 +432,7 @@ def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None 
     sims = {a: Simulation(shape, order, size=size, nt=nt, backend="cpu", algorithm=a, initial=init)
             for a in ("diamondtorre", "stepwise")}
     n = steps or 2 * sims["diamondtorre"].nt
+    kinds = pace_kinds(*sims.values())  # the grid's bounds, decided once for every thread count
     before = numba.get_num_threads()
     rows = []
     try:
@@ -408,7 +442,7 @@ def thread_sweep(shape, order: int = 2, size: int | None = None, nt: int | None 
                 sim.run(n)
             ms = measure_alternated({a: functools.partial(sim.run, n) for a, sim in sims.items()},
                                     float(n) * sims["stepwise"].cells, min_repeats=repeats, warmup=False,
-                                    pace=_pace_probe("cpu", count))
+                                    pace=_pace_probe("cpu", count, kinds))
             flag = "; ".join(f"{a}: {m.flag}" for a, m in ms.items() if not m.trusted)
             rows.append(ThreadLevel(count, ms["diamondtorre"].gcells, ms["stepwise"].gcells, flag))
     finally:

@@ -20,24 +20,41 @@ the device's work (CUDA events on the GPU, ``time.perf_counter`` and the
 ``synchronize`` given elsewhere).  Several runs compared with each other
 are timed alternately, so that all see the same machine.  Over the whole
 interval the machine's load is sampled (:class:`LoadProbe`): the CPU time
-other processes took (``/proc/stat``'s busy time less this process's own,
-``os.times``), as a share of the machine's cores; where ``/proc/stat`` is
-missing it is unknown (None), and said so.
+other processes took (``/proc/stat``'s busy time less the host's steal
+and this process's own, ``os.times``), as a share of the machine's cores,
+and apart from it the time the host of a virtual machine took from its
+vCPUs (``/proc/stat``'s steal: :func:`stolen_seconds`); where
+``/proc/stat`` is missing they are unknown (None), and said so.
 
 The value (:class:`Measurement`): the seconds of every repeat, the work of
 one repeat (cell updates, or bytes for a bandwidth probe) and the load.
 Its ``rate`` is the median repeat's, its ``spread`` the interquartile
 range of the repeats' rates relative to the median.  A machine can also be
-slowed by what no process of it shows (a virtual machine's host and its
-other guests sharing the memory and the last cache level): where a *pace*
-probe is given (a callable: a short reference run's rate over the best
-this machine has given it, :func:`~diamondlab.engine.measure.cpumodel.machine_pace`
-on the CPU), it runs before and after, and the lower of the two is kept.
-It is *flagged* (:attr:`Measurement.flag`) when the spread is wider than
-:data:`WIDE_SPREAD`, other processes took more than :data:`BUSY_SHARE`
-of the machine or the pace was below :data:`SLOW_PACE`: a figure, a panel or a bench line that shows a flagged
-measurement says so (:attr:`Measurement.note`) instead of drawing a
-conclusion from it.
+slowed by what no process of it shows and the host need not count as
+steal (a virtual machine's host and its other guests sharing a core, the
+memory and the last cache level): where a *pace* probe is given (a
+callable returning a :class:`PaceReading`: a short reference run's rate
+over the best this machine has given it, or a bare number), it runs before
+and after, and the lower of the two is kept.  The reference run must be
+bound by what bounds the measured run, or it reads the wrong machine
+(BENCHMARKS.md, "the pace probe reads the wrong bound": a memory probe
+that missed a shared vCPU).  On the CPU
+:func:`~diamondlab.engine.measure.cpumodel.pace_reading` has three kinds,
+each thread timed on its own (one shared vCPU slows the call):
+``"compute"`` (every thread's own arithmetic in L1) for runs whose grid a
+core's own caches hold or whose bound the CPU model puts in the cores,
+``"cache"`` (``b += a`` in the shared last cache) for grids that level
+holds, ``"memory"`` (``b += a`` past it) for runs the model calls
+memory-bound.  The caller passes the kind, decided once per run from the
+CPU model (:func:`~diamondlab.engine.measure.cpumodel.pace_kind`;
+:func:`~diamondlab.engine.measure.bench.pace_kinds`).
+
+A measurement is *flagged* (:attr:`Measurement.flag`) when the spread is
+wider than :data:`WIDE_SPREAD`, other processes took more than
+:data:`BUSY_SHARE` of the machine, the pace was below :data:`SLOW_PACE`
+or the host stole more than :data:`STOLEN_SHARE`: a figure, a panel or a
+bench line that shows a flagged measurement says so
+(:attr:`Measurement.note`) instead of drawing a conclusion from it.
 
 :func:`measure_backend` times a backend's DiamondTorre sweeps or stepwise
 steps (no physics, no Python bookkeeping between sweeps).
@@ -57,9 +74,10 @@ import numpy as np
 from diamondlab.engine.run.interrupts import held_while_compiling
 
 __all__ = [
-    "BUSY_SHARE", "MAX_REPEATS", "MIN_REPEATS", "MIN_SECONDS", "SLOW_PACE", "WIDE_SPREAD", "LoadProbe",
-    "Measurement",
-    "cpu_seconds", "flagged", "measure", "measure_alternated", "measure_backend", "time_repeats",
+    "BUSY_SHARE", "MAX_REPEATS", "MIN_REPEATS", "MIN_SECONDS", "SLOW_PACE", "STOLEN_SHARE", "WIDE_SPREAD",
+    "LoadProbe", "Measurement", "PaceReading",
+    "cpu_seconds", "flagged", "measure", "measure_alternated", "measure_backend", "stolen_seconds",
+    "time_repeats",
 ]
 
 #: The timed repeats of a measurement last this many seconds together at least ...
@@ -75,6 +93,24 @@ WIDE_SPREAD = 0.10
 BUSY_SHARE = 0.15
 #: A measurement whose machine ran a reference run below this fraction of its best there is "slowed".
 SLOW_PACE = 0.8
+#: A measurement during which the host took more than this share of the machine's CPU time from its
+#: virtual CPUs (``/proc/stat``'s steal) had "time stolen by the host".
+STOLEN_SHARE = 0.05
+
+
+def _cpu_line(stat: str | None) -> list[int] | None:
+    """The first 8 numbers of ``/proc/stat``'s ``cpu`` line (``stat``: the file's text), None without it."""
+    if stat is None:
+        try:
+            with open("/proc/stat") as fh:
+                stat = fh.readline()
+        except OSError:
+            return None
+    for line in stat.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu" and len(fields) >= 5:
+            return [int(v) for v in fields[1:9]]
+    return None
 
 
 def cpu_seconds(stat: str | None = None) -> float | None:
@@ -89,36 +125,54 @@ def cpu_seconds(stat: str | None = None) -> float | None:
     >>> cpu_seconds("intr 5\\n") is None
     True
     """
-    if stat is None:
-        try:
-            with open("/proc/stat") as fh:
-                stat = fh.readline()
-        except OSError:
-            return None
-    for line in stat.splitlines():
-        fields = line.split()
-        if fields and fields[0] == "cpu" and len(fields) >= 5:
-            values = [int(v) for v in fields[1:9]]
-            busy = sum(values) - values[3] - values[4]  # less idle and iowait
-            return busy / os.sysconf("SC_CLK_TCK")
-    return None
+    values = _cpu_line(stat)
+    if values is None:
+        return None
+    return (sum(values) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+
+
+def stolen_seconds(stat: str | None = None) -> float | None:
+    """CPU seconds the host of this virtual machine took from its vCPUs since boot (``/proc/stat``'s
+    steal, the ``cpu`` line's 8th number; 0 on a machine of its own), None without ``/proc/stat``.
+
+    A vCPU the host deschedules to run another guest counts here; a vCPU
+    slowed by the guest on its core's other hardware thread (SMT) or by
+    shared memory does not: :data:`SLOW_PACE`'s probe is what sees those.
+
+    >>> stolen_seconds("cpu  100 0 50 800 10 0 0 50 0 0\\n") * os.sysconf("SC_CLK_TCK")
+    50.0
+    >>> stolen_seconds("cpu  100 0 50 800\\n"), stolen_seconds("intr 5\\n")
+    (0.0, None)
+    """
+    values = _cpu_line(stat)
+    if values is None:
+        return None
+    return (values[7] if len(values) > 7 else 0) / os.sysconf("SC_CLK_TCK")
 
 
 class LoadProbe:
-    """Other processes' share of this machine's CPU time between :meth:`start` and :meth:`stop`.
+    """Other processes' share of this machine's CPU time between :meth:`start` and :meth:`stop`, and the
+    host's.
 
-    ``share = (machine busy seconds - this process's CPU seconds) / (wall seconds x cores)``,
-    at least 0; None where the machine's busy time is unknown (no ``/proc/stat``).
+    ``share = (machine busy seconds - stolen seconds - this process's CPU seconds) / (wall seconds x
+    cores)``, at least 0; None where the machine's busy time is unknown (no ``/proc/stat``).  After
+    :meth:`stop`, :attr:`stolen` is the host's share of the same (:func:`stolen_seconds`; None: unknown).
 
     >>> probe = LoadProbe().start()
     >>> share = probe.stop()
     >>> share is None or 0.0 <= share <= 1.0
     True
+    >>> probe.stolen is None or 0.0 <= probe.stolen <= 1.0
+    True
     """
 
-    def __init__(self, busy: Callable[[], float | None] = cpu_seconds, cores: int | None = None):
+    def __init__(self, busy: Callable[[], float | None] = cpu_seconds, cores: int | None = None,
+                 stolen: Callable[[], float | None] | None = None):
         self._busy = busy
+        # the host's time is asked of /proc/stat with the machine's busy time (tests give both, or neither)
+        self._stolen = stolen or (stolen_seconds if busy is cpu_seconds else _nothing)
         self.cores = cores or os.cpu_count() or 1
+        self.stolen: float | None = None
 
     @staticmethod
     def _own() -> float:
@@ -127,15 +181,40 @@ class LoadProbe:
 
     def start(self) -> LoadProbe:
         self._t0, self._own0, self._busy0 = time.perf_counter(), self._own(), self._busy()
+        self._stolen0 = self._stolen()
         return self
 
     def stop(self) -> float | None:
         wall = time.perf_counter() - self._t0
         own = self._own() - self._own0
-        busy1 = self._busy()
+        busy1, stolen1 = self._busy(), self._stolen()
+        stolen = None if self._stolen0 is None or stolen1 is None else max(0.0, stolen1 - self._stolen0)
+        self.stolen = None if stolen is None or wall <= 0 else min(1.0, stolen / (wall * self.cores))
         if self._busy0 is None or busy1 is None or wall <= 0:
             return None
-        return min(1.0, max(0.0, (busy1 - self._busy0 - own) / (wall * self.cores)))
+        return min(1.0, max(0.0, (busy1 - self._busy0 - (stolen or 0.0) - own) / (wall * self.cores)))
+
+
+@dataclass(frozen=True)
+class PaceReading:
+    """What a pace probe read: its ``kind`` of bound (``"compute"``, ``"memory"``), the ``pace`` the rule
+    keeps (1.0 at its best), the probe's ``rate`` now and its ``best`` here (its units: cell updates or
+    bytes a second of one thread), and its ``balance``, the fastest thread's time over the slowest's
+    (1.0: every thread as fast as the others).
+
+    >>> PaceReading("compute", 0.5, 2e9, 4e9, 0.55).describe()
+    'a compute reference run at 50 % of its best here'
+    """
+
+    kind: str
+    pace: float
+    rate: float = math.nan
+    best: float = math.nan
+    balance: float = 1.0
+
+    def describe(self) -> str:
+        """The reading in words, as a flag says it."""
+        return f"a {self.kind} reference run at {self.pace:.0%} of its best here".replace("%", " %")
 
 
 @dataclass(frozen=True)
@@ -145,7 +224,10 @@ class Measurement:
     ``busy``: other processes' share of the machine's CPU time over the
     measurement (:class:`LoadProbe`; None: unknown).  ``pace``: the
     machine's pace around it (a reference run's rate over its best on this
-    machine, the lower of before and after; None: not probed).
+    machine, the lower of before and after; None: not probed), ``pace_kind``
+    the bound of that reference run (:class:`PaceReading`; None: not said).
+    ``stolen``: the host's share of the machine's CPU time over it
+    (:attr:`LoadProbe.stolen`; None: unknown).
 
     >>> m = Measurement((2.0, 1.0, 4.0, 2.0, 2.0), 8e9, busy=0.02)
     >>> m.seconds_median, m.rate / 1e9, m.spread, m.flag
@@ -157,12 +239,18 @@ class Measurement:
     '2 G/s, spread 75 % (wide), machine busy (others 50 % of its CPU): not a steady measurement'
     >>> Measurement((1.0,) * 5, 1e9, busy=0.0, pace=0.6).note
     '1 G/s, spread 0 %, machine slowed (a reference run at 60 % of its best here): not a steady measurement'
+    >>> for part in Measurement((1.0,) * 5, 1e9, 0.0, 0.5, "compute", stolen=0.2).flag.split(", "):
+    ...     print(part)
+    machine slowed (a compute reference run at 50 % of its best here)
+    time stolen by the host (20 % of its CPU)
     """
 
     seconds: tuple[float, ...]
     work: float
     busy: float | None = None
     pace: float | None = None
+    pace_kind: str | None = None
+    stolen: float | None = None
 
     @property
     def cell_updates(self) -> float:
@@ -211,13 +299,23 @@ class Measurement:
         return self.pace is not None and self.pace < SLOW_PACE
 
     @property
+    def robbed(self) -> bool:
+        """Whether the host took more than :data:`STOLEN_SHARE` of the machine's CPU time meanwhile."""
+        return self.stolen is not None and self.stolen > STOLEN_SHARE
+
+    @property
     def trusted(self) -> bool:
-        """Neither wide nor busy nor slowed (an unknown load is not held against it, but :attr:`flag`
-        says so)."""
-        return not (self.wide or self.busy_machine or self.slowed)
+        """Neither wide nor busy nor slowed nor robbed (an unknown load is not held against it, but
+        :attr:`flag` says so)."""
+        return not (self.wide or self.busy_machine or self.slowed or self.robbed)
 
     def _slowed_text(self) -> str:
-        return f"machine slowed (a reference run at {self.pace:.0%} of its best here)".replace("%", " %")
+        kind = f"{self.pace_kind} " if self.pace_kind else ""
+        text = f"machine slowed (a {kind}reference run at {self.pace:.0%} of its best here)"
+        return text.replace("%", " %")
+
+    def _stolen_text(self) -> str:
+        return f"time stolen by the host ({self.stolen:.0%} of its CPU)".replace("%", " %")
 
     @property
     def flag(self) -> str:
@@ -233,6 +331,8 @@ class Measurement:
             parts.append(f"machine busy (others {self.busy:.0%} of its CPU)".replace("%", " %"))
         if self.slowed:
             parts.append(self._slowed_text())
+        if self.robbed:
+            parts.append(self._stolen_text())
         if self.busy is None:
             parts.append("machine load unknown")
         return ", ".join(parts)
@@ -249,6 +349,8 @@ class Measurement:
             text += ", machine load unknown"
         if self.slowed:
             text += ", " + self._slowed_text()
+        if self.robbed:
+            text += ", " + self._stolen_text()
         if not self.trusted:
             text += ": not a steady measurement"
         return text
@@ -306,8 +408,8 @@ def _nothing() -> None:
 def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchronize=None, *,
                        min_seconds: float = MIN_SECONDS, min_repeats: int = MIN_REPEATS,
                        max_repeats: int = MAX_REPEATS, cuda_events: bool = False,
-                       warmup: bool = True,
-                       pace: Callable[[], float | None] | None = None) -> dict[str, Measurement]:
+                       warmup: bool = True, pace: Callable[[], PaceReading | float | None] | None = None,
+                       ) -> dict[str, Measurement]:
     """Measure several runs by the rule (module contract), alternately: one :class:`Measurement` each.
 
     ``work``: the work of one call (one number for all, or a mapping by
@@ -316,7 +418,8 @@ def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchroni
     turn until every one has :data:`MIN_REPEATS` repeats lasting
     :data:`MIN_SECONDS` together (``min_repeats``, ``min_seconds``), at most
     ``max_repeats``.  The load is sampled over the whole interval; ``pace()``
-    (module contract), where given, is asked before and after it.
+    (module contract), where given, is asked before and after it: a
+    :class:`PaceReading` (or a bare pace, a number), the lower kept.
 
     >>> ms = measure_alternated({"a": lambda: None, "b": lambda: None}, 1.0, min_seconds=0, min_repeats=3)
     >>> [(name, m.repeats) for name, m in ms.items()]
@@ -343,10 +446,12 @@ def measure_alternated(runs: Mapping[str, Callable[[], object]], work, synchroni
         for name, run in runs.items():
             seconds[name] += time_repeats(run, sync, 1, cuda_events, warmup=False)
     busy = probe.stop()
-    paces = [p for p in (*paces, pace() if pace is not None else None) if p is not None]
-    slowest = min(paces) if paces else None
+    readings = [p for p in (*paces, pace() if pace is not None else None) if p is not None]
+    slowest = min(readings, key=lambda r: getattr(r, "pace", r), default=None)
+    value, kind = getattr(slowest, "pace", slowest), getattr(slowest, "kind", None)
     works = work if isinstance(work, Mapping) else dict.fromkeys(runs, work)
-    return {name: Measurement(tuple(s), float(works[name]), busy, slowest) for name, s in seconds.items()}
+    return {name: Measurement(tuple(s), float(works[name]), busy, value, kind, probe.stolen)
+            for name, s in seconds.items()}
 
 
 def measure(run: Callable[[], object], work: float, synchronize=None, **rule) -> Measurement:
