@@ -46,11 +46,14 @@ import numpy as np
 
 from diamondlab.kernels.tile_rows import tile_row_wrapped, wrap_y
 
-__all__ = ["MAX_NZ", "plain_offsets", "point_lists", "point_range", "segment_copy_kernels",
+__all__ = ["MAX_GRID_Y", "MAX_NZ", "plain_offsets", "point_lists", "point_range", "segment_copy_kernels",
            "stepwise_launches", "yee_cuda_kernels", "yee_register_sweep", "yee_shared_bytes", "z_slabs"]
 
 #: The tallest z column a block holds (one thread a cell).
 MAX_NZ = 1024
+#: The most blocks a launch takes along its grid's second axis (CUDA's limit): the stepwise launches put one
+#: horizontal extent there (y fastest: x; x fastest: y)
+MAX_GRID_Y = 65535
 
 #: numba.cuda, imported by the first :func:`yee_cuda_kernels` or :func:`segment_copy_kernels` call
 cuda = None

@@ -195,7 +195,8 @@ def test_cuda_kernels_under_the_simulator():
     # periodic y and a CPML on x and z; one whole), the bare kernels, the
     # monitors, the stepwise kernels' variants at orders 2 and 4, two register-tile sweeps (prefetching 1 and
     # 2 tiers ahead), one with calm torres, the stepwise launches kept between calls, the groups chosen by
-    # the cells a launch, a resumed GPU run
+    # the cells a launch (and one kernel x fastest where x is wider than a launch's second axis takes), a
+    # resumed GPU run
     assert out.stdout.count(": ok") == 22, out.stdout
     assert out.stdout.count("equal to the general kernel: ok") == 2, out.stdout
     assert out.stdout.count("stepwise by column groups: ok") == 6, out.stdout

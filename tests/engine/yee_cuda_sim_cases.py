@@ -406,6 +406,20 @@ def auto_groups_case() -> str:
         YeeCUDABackend.GROUP_CELLS = default
     if names != ["stepwise_yx"]:
         raise SystemExit(f"a plain scene with stepwise_groups None launched {names}")
+    # x wider than a launch's second axis takes: one kernel x fastest, plain or layered, groups or not
+    from diamondlab.kernels.yee_cuda import MAX_GRID_Y
+    from diamondlab.maxwell import CPML
+
+    wide = (MAX_GRID_Y + 5, 3, 4)
+    YeeCUDABackend.stepwise_groups = True
+    try:
+        for layers in (0, CPML(1, axes="y")):
+            sim = Simulation(wide, 2, equation="maxwell", algorithm="stepwise", backend="cuda", pml=layers)
+            plan = [(name, grid) for _, name, grid, *_ in sim.backend._stepwise]
+            if plan != [("stepwise", wide[:2])]:
+                raise SystemExit(f"x wider than {MAX_GRID_Y} blocks launched {plan}")
+    finally:
+        YeeCUDABackend.stepwise_groups = None
     if not all(np.array_equal(a, b) for a, b in zip(*runs, strict=True)):
         raise SystemExit("the column groups chosen by the cells a launch changed the fields")
     return "stepwise groups by the cells a launch (one kernel, then the groups): ok"

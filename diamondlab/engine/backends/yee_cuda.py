@@ -24,6 +24,7 @@ from diamondlab.engine.backends.yee_cpu import YeeCPUBackend, wrap_halo
 from diamondlab.geometry import DiamondTile
 from diamondlab.kernels.cuda import PreparedLaunch
 from diamondlab.kernels.yee_cuda import (
+    MAX_GRID_Y,
     MAX_NZ,
     plain_offsets,
     point_lists,
@@ -275,14 +276,16 @@ class YeeCUDABackend(YeeCPUBackend):
         lean = self.params.order == 4 if self.lean_stepwise is None else self.lean_stepwise
         sizes = plain_offsets(self.shape, self.params.order) if lean and self.plain else None
         yx = (self.block_order or ("yx" if self.plain else "xy")) == "yx"
+        if self.shape[0 if yx else 1] > MAX_GRID_Y:  # too many blocks along the launch's second axis
+            yx = not yx
         # one kernel for every cell (points too); a plain scene whose offsets fit in 32 bits: the lean kernel
         # (its sizes the launch's values)
         name = ("stepwise_plain" if sizes is not None else "stepwise") + ("_yx" if yx else "")
         grid = self.shape[1::-1] if yx else self.shape[:2]
         one = [(self.kernels, name, grid, self.shape[2], () if sizes is None else (*sizes, *_AT_0))]
         self._stepwise, self._point_lists = one, None
-        if self.plain or self.stepwise_groups is False:  # nothing to group: no layer, point or Drude medium
-            return
+        if self.plain or self.stepwise_groups is False or self.shape[0] > MAX_GRID_Y:
+            return  # nothing to group (no layer, point or Drude medium), or the groups' x too wide a launch
         z_layer = prof[2].layer >= 0
         below, above = z_slabs(z_layer) if self.split_z_layers else (0, 0)
         # the 32-bit kernel writes no periodic images: the boxes of a periodic scene take the general one
