@@ -130,6 +130,10 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     w2 = np.float32(0.0 if order == 2 else -1.0 / 24.0)
     ZERO = np.float32(0.0)  # noqa: N806 - a compile-time constant
 
+    def capped(registers):
+        """``cuda.jit`` with at most ``registers`` a thread (None: no cap; the simulator takes none)."""
+        return cuda.jit(max_registers=registers) if registers and not config.ENABLE_CUDASIM else cuda.jit
+
     row = cuda.jit(device=True)(tile_row_wrapped)
     wrap = cuda.jit(device=True)(wrap_y)
     points_of = point_range()
@@ -355,8 +359,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
                 diff32(F, pw, sx, forward), diff32(F, py, sx, forward), diff32(F, px, pz, forward))
 
     def plain_kernel(y_fastest: bool, box: bool = False):
-        @(cuda.jit(max_registers=STEPWISE_PLAIN_REGISTERS) if STEPWISE_PLAIN_REGISTERS and
-          not config.ENABLE_CUDASIM else cuda.jit)
+        @capped(STEPWISE_PLAIN_REGISTERS)
         def stepwise_plain(E, H, mat, table, half, n, nu, sx, pz, ny, nz, x0, y0, z0):
             """Half step ``half`` (0: H, 1: E) of a plain scene: a block per (x, y) column, a thread a cell;
             ``n``, ``nu``: cells of one padded and one unpadded component; ``sx``, ``pz``: the padded x and y
@@ -405,8 +408,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
     # keeps 40 warps in flight to hide its loads instead of 36 (blocks of 128) or 32 (blocks of 256): on the
     # H200 512x512x256 with the physics scene ran 22.2 -> 24.9 G/s at order 2 and 19.9 -> 21.3 at order 4
     # (BENCHMARKS.md, "... a register cap for the physics stepwise kernels").  The simulator takes no cap.
-    launch = (cuda.jit(max_registers=STEPWISE_PML_REGISTERS) if PML and not config.ENABLE_CUDASIM
-              else cuda.jit)
+    launch = capped(STEPWISE_PML_REGISTERS if PML else None)
 
     @launch
     def stepwise(E, H, J, drude, mat, table, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy, psiz,
@@ -470,7 +472,7 @@ def yee_cuda_kernels(order: int, pml: bool = True, points: bool = True,  # noqa:
         cell(E, H, J, drude, mat, table, X, Y, Z, half, step, lx, ly, lz, pbh, pah, pbe, pae, psix, psiy,
              psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src, rec, wy, wz)
 
-    @(cuda.jit(max_registers=STEPWISE_LISTED_REGISTERS) if not config.ENABLE_CUDASIM else cuda.jit)
+    @capped(STEPWISE_LISTED_REGISTERS)
     def stepwise_listed(E, H, J, drude, mat, table, half, step, columns, lx, ly, lz, pbh, pah, pbe, pae,
                         psix, psiy, psiz, colstart, colcount, pt_z, pt_comp, pt_kind, pt_slot, pt_cell, src,
                         rec, wy, wz):
