@@ -96,7 +96,19 @@ def record(orders, sizes, scenes) -> dict:
     return out
 
 
-def ptxas(ptx: str, nvcc: Path, cap: int | None) -> dict:
+def sass_counts(cubin: Path, nvcc: Path) -> dict:
+    """Static instruction counts of ``cubin``'s SASS (``nvdisasm``): all, integer (``IADD3``, ``IMAD``,
+    ``LEA``, ...), global loads, local (spill) loads and stores."""
+    text = subprocess.run([str(nvcc / "nvidia" / "cu13" / "bin" / "nvdisasm"), str(cubin)],
+                          capture_output=True, text=True, check=True).stdout
+    ops = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", text)
+    integer = ("IADD3", "IMAD", "LEA", "VIADD", "UIADD3", "UIMAD", "SHF", "ULEA", "IADD", "ISCADD", "SEL",
+               "USEL")
+    return dict(sass=len(ops), sass_integer=sum(o in integer for o in ops),
+                sass_ldg=ops.count("LDG"), sass_ldl=ops.count("LDL"), sass_stl=ops.count("STL"))
+
+
+def ptxas(ptx: str, nvcc: Path, cap: int | None, sass: bool = False) -> dict:
     """``ptxas -v`` of ``ptx`` for sm_90: registers, spill stores and loads (bytes), stack frame."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "k.ptx"
@@ -106,14 +118,17 @@ def ptxas(ptx: str, nvcc: Path, cap: int | None) -> dict:
         if cap:
             cmd += ["--maxrregcount", str(cap)]
         text = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+        counts = sass_counts(Path(tmp) / "k.cubin", nvcc) if sass else {}
     regs = [int(x) for x in re.findall(r"Used (\d+) registers", text)]
     stores = [int(x) for x in re.findall(r"(\d+) bytes spill stores", text)]
     loads = [int(x) for x in re.findall(r"(\d+) bytes spill loads", text)]
     frame = [int(x) for x in re.findall(r"(\d+) bytes stack frame", text)]
-    return dict(registers=max(regs), spill_stores=max(stores), spill_loads=max(loads), stack=max(frame))
+    return dict(registers=max(regs), spill_stores=max(stores), spill_loads=max(loads), stack=max(frame),
+                **counts)
 
 
-def compile_all(types: dict, nvcc: Path, threads: int, caps=None, prefetches=(0,)) -> list[dict]:
+def compile_all(types: dict, nvcc: Path, threads: int, caps=None, prefetches=(0,),
+                sass=False) -> list[dict]:
     from types import SimpleNamespace
 
     import numba.cuda.dispatcher as dispatcher
@@ -136,7 +151,7 @@ def compile_all(types: dict, nvcc: Path, threads: int, caps=None, prefetches=(0,
             for cap in caps or [engine]:  # the cap is ptxas's (the engine passes it as max_registers)
                 cap = None if cap in (0, None) else cap
                 rows.append(dict(kernel="register-tile sweep", order=order, dts=size, scene=scene, cap=cap,
-                                 engine_cap=engine, prefetch=ahead, **ptxas(ptx, nvcc, cap)))
+                                 engine_cap=engine, prefetch=ahead, **ptxas(ptx, nvcc, cap, sass)))
                 print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -152,6 +167,7 @@ def main() -> None:
                     help="register caps to assemble the sweep with (0: none; default: the engine's)")
     ap.add_argument("--prefetch", type=int, nargs="+", default=[0],
                     help="the sweep's L2 prefetch, tiers ahead (0: none)")
+    ap.add_argument("--sass", action="store_true", help="also the sweep's static SASS instruction counts")
     ap.add_argument("--record", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.record:
@@ -166,7 +182,7 @@ def main() -> None:
         subprocess.run(cmd, env=env, check=True, cwd=ROOT)
         types = pickle.loads(path.read_bytes())
     sys.path.insert(0, str(nvcc))  # cuda-pathfinder finds NVVM and NVRTC in the wheels' site folder
-    compile_all(types, nvcc, args.threads, args.caps, args.prefetch)
+    compile_all(types, nvcc, args.threads, args.caps, args.prefetch, args.sass)
 
 
 if __name__ == "__main__":
