@@ -28,7 +28,10 @@ def main() -> None:
     opener = gzip.open if args.csv.endswith(".gz") else open
     with opener(args.csv, "rt") as f:
         rows = list(csv.reader(f))
-    start = next(i for i, r in enumerate(rows) if r[:2] == ["Address", "Source"])
+    start = next((i for i, r in enumerate(rows) if r[:2] == ["Address", "Source"]), None)
+    if start is None:
+        raise SystemExit(f"{args.csv}: no 'Address,Source' header: not ncu's source page "
+                         "(--page source --csv --print-source sass)")
     head, data = rows[start], [r for r in rows[start + 1:] if len(r) == len(rows[start])]
     col = {k: i for i, k in enumerate(head)}
     executed = [_number(r[col["Instructions Executed"]]) for r in data]

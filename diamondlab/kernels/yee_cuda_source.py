@@ -58,10 +58,12 @@ Cell = tuple[int, int]
 #: A cell's three material indices in a tier of an interior torre: from its x component's flat index ``mq``
 #: (``uint64``), the y and z components a uniform add on, where an index each computed from the tier's anchor
 #: took more registers and instructions: order 2 ran 53.3 -> 58.8 G/s at 768x512x256 on an H200.  The
-#: ``+ 0`` (an ``int64`` index) is as measured: the same loads through ``mat[mq]`` (``uint64``) spilled 196
-#: bytes instead of 92 and ran about 6 % slower (BENCHMARKS.md, "The Yee register-tile sweep under Nsight
-#: Compute, and one index a cell")
+#: ``+ 0`` (an ``int64`` index) is as measured: the same loads through ``mat[mq]`` (``uint64``) spilled 156
+#: bytes instead of 92 (176 loaded instead of 100) and ran 6 % slower (BENCHMARKS.md, "The Yee register-tile
+#: sweep under Nsight Compute, and one index a cell").  Under the simulator the index is a plain integer
+#: (NumPy 1's ``uint64 + 0`` is a float): :data:`SIMULATED_MEDIUM_PLANES`.
 MEDIUM_PLANES = ("mq + 0", "mq + unu", "mq + unu2")
+SIMULATED_MEDIUM_PLANES = ("mq + 0", "mq + nu", "mq + nu2")
 
 #: The components a z difference reads (``x`` and ``y``) and a y difference reads (``x`` and ``z``).
 Z_READ = (0, 1)
@@ -199,11 +201,11 @@ class _YeeTorrePrinter:
     def medium_offset(c: int, u: int, v: int) -> str:
         return f"q + {('0', 'nu', 'nu2')[c]} + ({u}) * nyz + ({v}) * nz"
 
-    @staticmethod
-    def medium_row(u: int, v: int) -> str:
-        """The flat index (``uint64``) of cell ``(u, v)``'s x component in the material indices; its y and z
-        components lie ``unu`` and ``unu2`` on."""
-        return f"uint64(q + ({u}) * nyz + ({v}) * nz)"
+    def medium_row(self, u: int, v: int) -> str:
+        """The flat index (``uint64``; under the simulator a plain integer) of cell ``(u, v)``'s x component
+        in the material indices; its y and z components lie ``nu`` and ``2 nu`` on."""
+        at = f"q + ({u}) * nyz + ({v}) * nz"
+        return f"({at})" if self.sim else f"uint64({at})"
 
     def medium(self, c: int, u: int, v: int) -> str:
         at = self.medium_offset(c, u, v)
@@ -311,7 +313,7 @@ class _YeeTorrePrinter:
         for u, v in plan.cells:
             if self.interior:  # one index a cell (+10 % at order 2, fewer spills)
                 e(2, f"mq = {self.medium_row(u, v)}")
-                for c, at in enumerate(MEDIUM_PLANES):
+                for c, at in enumerate(SIMULATED_MEDIUM_PLANES if self.sim else MEDIUM_PLANES):
                     e(2, f"{_reg('mi', c, u, v)} = mat[{at}]")
                 continue
             for c in range(3):
