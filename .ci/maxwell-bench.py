@@ -79,11 +79,15 @@ def main() -> None:
     ap.add_argument("--prefetch", type=int, choices=(0, 1, 2), default=None,
                     help="CUDA register-tile sweep: L2 prefetch, tiers ahead (YeeCUDABackend.prefetch; "
                          "default: the engine's per order)")
+    ap.add_argument("--specialize", choices=("on", "off"), default=None,
+                    help="CUDA register-tile sweep: compiled for the grid, its sizes constants "
+                         "(YeeCUDABackend.specialize_shape; default: off)")
     args = ap.parse_args()
     groups = {"on": True, "off": False, "auto": None}
     stepwise = {"block_order": args.block_order,
                 "lean_stepwise": None if args.lean_stepwise is None else args.lean_stepwise == "on",
                 "prefetch": args.prefetch,
+                "specialize_shape": None if args.specialize is None else args.specialize == "on",
                 "split_z_layers": None if args.split_z_layers is None else args.split_z_layers == "on"}
     if any(v is not None for v in stepwise.values()) or args.stepwise_groups:  # the CUDA options asked for
         from diamondlab.engine.backends.yee_cuda import YeeCUDABackend
@@ -157,6 +161,8 @@ def _bench(args, shape, parts, device) -> None:
                            band=getattr(sim.backend, "band", None),
                            prefetch=(getattr(sim.backend, "tiers_prefetched", None)
                                      if alg == "diamondtorre" else None),
+                           specialized=(getattr(sim.backend, "specialize_shape", None)
+                                        if alg == "diamondtorre" and cuda else None),
                            tile=tile if alg == "diamondtorre" and cuda else None, physics=",".join(parts),
                            stepwise_groups=getattr(sim.backend, "stepwise_groups", None),
                            stepwise_launches=_launches(sim) if alg == "stepwise" and cuda else None,

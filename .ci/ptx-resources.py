@@ -128,7 +128,7 @@ def ptxas(ptx: str, nvcc: Path, cap: int | None, sass: bool = False) -> dict:
 
 
 def compile_all(types: dict, nvcc: Path, threads: int, caps=None, prefetches=(0,),
-                sass=False) -> list[dict]:
+                sass=False, shape=None) -> list[dict]:
     from types import SimpleNamespace
 
     import numba.cuda.dispatcher as dispatcher
@@ -145,13 +145,15 @@ def compile_all(types: dict, nvcc: Path, threads: int, caps=None, prefetches=(0,
         order, size, scene = key
         engine = yee_register_cap(order, size, threads, physics=not rec["plain"])
         for ahead in prefetches:
-            text = generate_yee_source(order, size, False, None, **rec["features"], prefetch=ahead)
+            text = generate_yee_source(order, size, False, None, **rec["features"], prefetch=ahead,
+                                       shape=shape)
             module = load_generated(text, f"ptx_yee_no{order}_dts{size}_{scene}")
             ptx, _ = cuda.compile_ptx(module.yee_sweep.py_func, rec["sweep"], cc=(9, 0))
             for cap in caps or [engine]:  # the cap is ptxas's (the engine passes it as max_registers)
                 cap = None if cap in (0, None) else cap
                 rows.append(dict(kernel="register-tile sweep", order=order, dts=size, scene=scene, cap=cap,
-                                 engine_cap=engine, prefetch=ahead, **ptxas(ptx, nvcc, cap, sass)))
+                                 engine_cap=engine, prefetch=ahead, shape=shape,
+                                 **ptxas(ptx, nvcc, cap, sass)))
                 print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -167,6 +169,8 @@ def main() -> None:
                     help="register caps to assemble the sweep with (0: none; default: the engine's)")
     ap.add_argument("--prefetch", type=int, nargs="+", default=[0],
                     help="the sweep's L2 prefetch, tiers ahead (0: none)")
+    ap.add_argument("--shape", default=None, help="NXxNYxNZ: the sweep compiled for this grid (its sizes "
+                    "constants, as YeeCUDABackend.specialize_shape compiles it)")
     ap.add_argument("--sass", action="store_true", help="also the sweep's static SASS instruction counts")
     ap.add_argument("--record", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -182,7 +186,8 @@ def main() -> None:
         subprocess.run(cmd, env=env, check=True, cwd=ROOT)
         types = pickle.loads(path.read_bytes())
     sys.path.insert(0, str(nvcc))  # cuda-pathfinder finds NVVM and NVRTC in the wheels' site folder
-    compile_all(types, nvcc, args.threads, args.caps, args.prefetch, args.sass)
+    shape = None if args.shape is None else tuple(int(v) for v in args.shape.split("x"))
+    compile_all(types, nvcc, args.threads, args.caps, args.prefetch, args.sass, shape)
 
 
 if __name__ == "__main__":

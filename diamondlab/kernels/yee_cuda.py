@@ -760,7 +760,8 @@ def segment_copy_kernels():
 
 @functools.cache
 def yee_register_sweep(order: int, size: int, simulator: bool = False, max_registers: int | None = None,
-                       pml: bool = False, points: bool = False, drude: bool = False, prefetch: int = 0):
+                       pml: bool = False, points: bool = False, drude: bool = False, prefetch: int = 0,
+                       shape: tuple[int, int, int] | None = None):
     """The module of the sweep kernel ``yee_sweep`` with its tile in registers for ``order`` and tile size
     ``size`` (DTS), with the features a run has (``pml``, ``points``, ``drude``; no periodic faces)
     (:mod:`diamondlab.kernels.yee_cuda_source`; launched by
@@ -769,14 +770,16 @@ def yee_register_sweep(order: int, size: int, simulator: bool = False, max_regis
     Its launch takes ``yee_shared_bytes(order, size, threads)`` bytes of dynamic shared memory;
     ``max_registers`` caps a thread's registers (:func:`yee_register_cap`: a block of a tall column must fit
     a multiprocessor's register file); ``prefetch``: tiers ahead whose first loads each tier prefetches
-    into L2 (0: none).
+    into L2 (0: none); ``shape``: the grid compiled in (a module for that grid only; None: any grid).
     """
     from diamondlab.kernels.generated import load_generated
     from diamondlab.kernels.yee_cuda_source import generate_yee_source
 
-    text = generate_yee_source(order, size, simulator, max_registers, pml, points, drude, prefetch)
+    text = generate_yee_source(order, size, simulator, max_registers, pml, points, drude, prefetch, shape)
     variant = "".join(f"_{name}" for name, on in (("pml", pml), ("points", points), ("drude", drude),
                                                    ("sim", simulator)) if on)
+    if shape is not None:
+        variant += "_" + "x".join(str(int(n)) for n in shape)
     return load_generated(text, f"diamondlab_yee_no{order}_dts{size}{variant}")
 
 

@@ -169,11 +169,12 @@ class _YeeTorrePrinter:
     torre of :func:`calm_torres`, the physics left to the threads it concerns)."""
 
     def __init__(self, plan: TilePlan, interior: bool, sim: bool, features: frozenset = frozenset(),
-                 calm: bool = False, prefetch: int = 0):
+                 calm: bool = False, prefetch: int = 0, shape: tuple[int, int, int] | None = None):
         if calm and not interior:
             raise ValueError("a calm torre is an interior torre")
         self.plan, self.interior, self.sim, self.features, self.calm = plan, interior, sim, features, calm
         self.prefetch = prefetch if interior else 0  # tiers ahead (interior torres)
+        self.shape = shape  # the grid (nx, ny, nz) compiled in as constants, or None: the kernel's arguments
         self.m = plan.shs
         self.e = _Emitter()
         self.slot = {c: 2 * j for j, c in enumerate(plan.cells)}  # a cell's x component in a z row
@@ -251,13 +252,22 @@ class _YeeTorrePrinter:
         e, plan = self.e, self.plan
         e(0, "@cuda.jit(device=True)")
         e(0, f"def {name}({TORRE_PARAMETERS}):")
-        e(1, "pz = nz + 2 * M")
-        e(1, "sx = (ny + 2 * M) * pz")
-        e(1, "n = E.size // 3")
-        e(1, "n2 = n + n")
-        e(1, "nyz = ny * nz")
-        e(1, "nu = nx * nyz")
-        e(1, "nu2 = nu + nu")
+        if self.shape is None:
+            e(1, "pz = nz + 2 * M")
+            e(1, "sx = (ny + 2 * M) * pz")
+            e(1, "n = E.size // 3")
+            e(1, "n2 = n + n")
+            e(1, "nyz = ny * nz")
+            e(1, "nu = nx * nyz")
+            e(1, "nu2 = nu + nu")
+        else:  # the grid's sizes as constants: an offset's sum folds, fewer registers hold sizes
+            nx, ny, nz = self.shape
+            m = self.m
+            pz, sx = nz + 2 * m, (ny + 2 * m) * (nz + 2 * m)
+            n, nu = (nx + 2 * m) * sx, nx * ny * nz
+            for name, value in (("nx", nx), ("ny", ny), ("nz", nz), ("pz", pz), ("sx", sx), ("n", n),
+                                ("n2", 2 * n), ("nyz", ny * nz), ("nu", nu), ("nu2", 2 * nu)):
+                e(1, f"{name} = {value}")
         e(1, "unu = uint64(nu)")
         e(1, "unu2 = uint64(nu2)")
         e(1, "bufsize = stride * NSP")
@@ -587,7 +597,8 @@ def _sweep_kernel(plan: TilePlan, jit_opts: str, calm: bool) -> str:
 
 def generate_yee_source(order: int, size: int, simulator: bool = False,
                         max_registers: int | None = None, pml: bool = False, points: bool = False,
-                        drude: bool = False, prefetch: int = 0) -> str:
+                        drude: bool = False, prefetch: int = 0,
+                        shape: tuple[int, int, int] | None = None) -> str:
     """Python source of the register-tile Yee sweep of ``order`` (2 or 4) and tile size ``size`` (DTS).
 
     ``simulator``: plain indexing instead of the CUDA-only ``ld.global.cg`` and ``nanosleep``.
@@ -595,7 +606,9 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
     handled (a run without one gets a kernel without its loads and branches, as the cache-read sweep).
     ``prefetch``: interior torres prefetch into L2, with each tier's loads, what the tier ``prefetch``
     tiers later loads first (0: none; under the simulator a prefetch checks that its element lies in its
-    array).  Values and results are the same.
+    array).  ``shape``: the grid ``(nx, ny, nz)`` compiled in, its sizes constants in the torres' code
+    (a kernel for that grid only: the caller passes fields of exactly its padded size); None: the sizes are
+    the kernel's arguments.  Values and results are the same.
 
     Examples
     --------
@@ -629,10 +642,13 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
     parts = [header, _PHYSICS if features else ""]
     if prefetch not in PREFETCH_TIERS:
         raise ValueError(f"prefetch must be one of {PREFETCH_TIERS} tiers ahead; got {prefetch!r}")
-    parts += [_YeeTorrePrinter(plan, interior, simulator, features, prefetch=prefetch).print(name) + "\n"
-              for name, interior in (("torre_interior", True), ("torre_boundary", False))]
+    if shape is not None and (len(shape) != 3 or min(shape) < 1):
+        raise ValueError(f"shape must be three sizes >= 1 (nx, ny, nz); got {shape!r}")
+    shape = None if shape is None else tuple(int(n) for n in shape)
+    parts += [_YeeTorrePrinter(plan, interior, simulator, features, prefetch=prefetch, shape=shape)
+              .print(name) + "\n" for name, interior in (("torre_interior", True), ("torre_boundary", False))]
     if features:  # the physics scene's calm torres (calm_torres)
-        calm = _YeeTorrePrinter(plan, True, simulator, features, calm=True, prefetch=prefetch)
+        calm = _YeeTorrePrinter(plan, True, simulator, features, calm=True, prefetch=prefetch, shape=shape)
         parts.append(calm.print("torre_calm") + "\n")
     parts += ["", _sweep_kernel(plan, sweep_opts, bool(features)), ""]
     return "\n".join(parts)

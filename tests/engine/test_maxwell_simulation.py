@@ -194,9 +194,9 @@ def test_cuda_kernels_under_the_simulator():
     # columns split at the z layers, one of them with two plane waves, one with a CPML on z only, one with a
     # periodic y and a CPML on x and z; one whole), the bare kernels, the
     # monitors, the stepwise kernels' variants at orders 2 and 4, two register-tile sweeps (prefetching 1 and
-    # 2 tiers ahead), one with calm torres, the stepwise launches kept between calls, the groups chosen by
-    # the cells a launch (and one kernel x fastest where x is wider than a launch's second axis takes), a
-    # resumed GPU run
+    # 2 tiers ahead; the first compiled for its grid), one with calm torres, the stepwise launches kept
+    # between calls, the groups chosen by the cells a launch (and one kernel x fastest where x is wider than a
+    # launch's second axis takes), a resumed GPU run
     assert out.stdout.count(": ok") == 22, out.stdout
     assert out.stdout.count("equal to the general kernel: ok") == 2, out.stdout
     assert out.stdout.count("stepwise by column groups: ok") == 6, out.stdout
@@ -204,7 +204,8 @@ def test_cuda_kernels_under_the_simulator():
     assert "GPU record resumed: ok" in out.stdout, out.stdout
     assert "prepared again for a new array: ok" in out.stdout, out.stdout
     assert "stepwise groups by the cells a launch (one kernel, then the groups): ok" in out.stdout, out.stdout
-    assert "prefetch 1): ok" in out.stdout and "prefetch 2): ok" in out.stdout, out.stdout
+    assert "prefetch 1, compiled for the grid): ok" in out.stdout, out.stdout
+    assert "prefetch 2): ok" in out.stdout, out.stdout
 
 
 @pytest.mark.gpu

@@ -114,11 +114,11 @@ def run_case(order, size, nt, shape, pml, steps, waves=False, periodic=False, gr
     return f"order {order} DTS {size} Nt {nt} {shape}{kind}: ok"
 
 
-def register_case(order, size, nt, shape, steps=3, physics=False, prefetch=0) -> str:
+def register_case(order, size, nt, shape, steps=3, physics=False, prefetch=0, specialize=False) -> str:
     """A plain scene (a dielectric sphere, a PEC box; with ``physics`` a Drude sphere, a CPML, a dipole and
     a probe too): the sweep with its tile in registers, with interior and boundary torres, equals stepwise
     bit for bit (``prefetch``: its interior torres prefetch that many tiers ahead, each element checked to
-    lie in its array)."""
+    lie in its array; ``specialize``: the sweep compiled for the grid, its sizes constants)."""
     import numpy as np
 
     from diamondlab import Simulation
@@ -129,6 +129,7 @@ def register_case(order, size, nt, shape, steps=3, physics=False, prefetch=0) ->
     c = tuple(n // 2 for n in shape)
     scene = dict(materials=[Sphere(c, 2.5, Dielectric(4.0)), Box((1, 1, 1), (3, 2, 2), PEC)])
     YeeCUDABackend.prefetch = prefetch
+    YeeCUDABackend.specialize_shape = specialize
     if physics:  # the register-tile sweep with the physics compiled in (off by default: slower there)
         YeeCUDABackend.registers_for_physics = True
         scene = dict(materials=[Sphere(c, 2.5, Drude(1.0, 1.0, 0.1)), Box((1, 1, 1), (3, 2, 2), PEC)],
@@ -150,15 +151,19 @@ def register_case(order, size, nt, shape, steps=3, physics=False, prefetch=0) ->
     if not (b.plain != physics and b.tile_in_registers and inner.any() and not inner.all()):
         raise SystemExit(f"register case {order, size, shape}: not the scene asked for, or not both kinds "
                          "of torre")
+    grid = "_" + "x".join(map(str, shape)) + "_"
+    if specialize and not any(grid in name for name in sys.modules if name.startswith("diamondlab_yee")):
+        raise SystemExit(f"register case {order, size, shape}: the sweep was not compiled for the grid")
     if physics and not (np.abs(fields["stepwise"][2]).max() > 0 and b._features["drude"]):
         raise SystemExit(f"register case {order, size, shape}: the probes recorded nothing")
     if not all(np.array_equal(a, d) for a, d in zip(fields["stepwise"], fields["diamondtorre"], strict=True)):
         raise SystemExit(f"register case {order, size, shape}: DiamondTorre differs from stepwise")
     YeeCUDABackend.registers_for_physics = False
     YeeCUDABackend.prefetch = None
+    YeeCUDABackend.specialize_shape = False
     kind = " with Drude, CPML, dipole, probes" if physics else ""
     return (f"order {order} DTS {size} {shape}{kind} tile in registers ({int(inner.sum())} interior "
-            f"torres, prefetch {prefetch}): ok")
+            f"torres, prefetch {prefetch}{', compiled for the grid' if specialize else ''}): ok")
 
 
 def lean_case(order, shape=(9, 7, 6), steps=3) -> str:
@@ -467,7 +472,7 @@ if __name__ == "__main__":
     print("bare kernels (no CPML, points, Drude): ok", flush=True)
     print(lean_case(2), flush=True)
     print(lean_case(4), flush=True)
-    print(register_case(2, 2, 2, (14, 10, 4), prefetch=1), flush=True)
+    print(register_case(2, 2, 2, (14, 10, 4), prefetch=1, specialize=True), flush=True)
     print(register_case(4, 1, 2, (16, 11, 4), physics=True, prefetch=2), flush=True)
     print(calm_case(), flush=True)
     plain = Simulation((6, 6, 6), 2, equation="maxwell", backend="cuda").plan

@@ -10,6 +10,10 @@ from diamondlab.kernels.yee_cuda_source import generate_yee_source
 FIELD = re.compile(r"(LDCG|PREFETCH)\((E|H), base \+ (0|n|n2) \+ \((-?\d+)\) \* sx \+ \((-?\d+)\) \* pz\)")
 MEDIUM = re.compile(r"(mat\[uint64\(|PREFETCH\(mat, )q \+ (0|nu|nu2) \+ "
                     r"\((-?\d+)\) \* nyz \+ \((-?\d+)\) \* nz")
+# an interior tier's loads of a cell's three material indices: its index once, then the three components
+MEDIUM_ROW = re.compile(r"mq = (?:uint64)?\(q \+ \((-?\d+)\) \* nyz \+ \((-?\d+)\) \* nz\)\n"
+                        r"\s+mi0_\w+ = mat\[mq \+ 0\]\n\s+mi1_\w+ = mat\[mq \+ u?nu\]\n"
+                        r"\s+mi2_\w+ = mat\[mq \+ u?nu2\]")
 
 
 def _tiers(source: str, torre: str) -> list[str]:
@@ -22,8 +26,10 @@ def _reads(tier: str, kind: str) -> tuple[set, set]:
     """``(fields, media)`` the tier loads (``kind`` "LDCG") or prefetches (``kind`` "PREFETCH"):
     ``(array, component, u, v)`` and ``(component, u, v)``."""
     fields = {(a, c, int(u), int(v)) for k, a, c, u, v in FIELD.findall(tier) if k == kind}
-    medium = "mat" if kind == "LDCG" else kind
-    media = {(c, int(u), int(v)) for k, c, u, v in MEDIUM.findall(tier) if k.startswith(medium)}
+    if kind == "LDCG":
+        media = {(c, int(u), int(v)) for u, v in MEDIUM_ROW.findall(tier) for c in ("0", "nu", "nu2")}
+    else:
+        media = {(c, int(u), int(v)) for k, c, u, v in MEDIUM.findall(tier) if k.startswith(kind)}
     return fields, media
 
 
@@ -48,6 +54,23 @@ def test_a_tier_prefetches_what_the_tier_ahead_loads_first(order, size, ahead):
         assert f"if k + {ahead} < nt2:" in tiers[half]
     assert "PREFETCH(" not in source.split("def torre_boundary(")[1].split("\n@cuda.jit")[0]
     assert "PREFETCH(" not in generate_yee_source(order, size)
+
+
+def test_a_sweep_compiled_for_its_grid_has_its_sizes_as_constants():
+    """``shape`` puts the grid's sizes in the torres' code (the kernel's arguments of the same names are not
+    read), and nothing else changes; a shape that is not three sizes is refused."""
+    generic = generate_yee_source(2, 2, prefetch=2)
+    fixed = generate_yee_source(2, 2, prefetch=2, shape=(96, 64, 32))
+    for line in ("nx = 96", "ny = 64", "nz = 32", "pz = 34", "sx = 2244", "n = 219912", "nyz = 2048",
+                 "nu = 196608"):
+        assert f"\n    {line}\n" in fixed.split("def torre_boundary(")[0]
+    assert "n = E.size // 3" in generic and "n = E.size // 3" not in fixed
+    for torre in ("torre_interior", "torre_boundary"):  # the code after the sizes: the same
+        after = [text.split(f"def {torre}(")[1].split("\n@cuda.jit")[0].split("unu2 = uint64(nu2)")[1]
+                 for text in (generic, fixed)]
+        assert after[0] == after[1] and "(E, base + " in after[0]
+    with pytest.raises(ValueError, match="shape must be three sizes"):
+        generate_yee_source(2, 2, shape=(4, 4))
 
 
 def test_prefetch_is_checked():

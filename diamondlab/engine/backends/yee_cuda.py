@@ -107,6 +107,11 @@ class YeeCUDABackend(YeeCPUBackend):
     #: tiers ahead the register-tile sweep prefetches (0: none; None: :attr:`PREFETCH`'s); the values are the
     #: same either way
     prefetch = None
+    #: the register-tile sweep compiled for the run's grid, its sizes constants in the code (a compile per
+    #: grid, cached on disk): ptxas offline (sm_90) counts 27 % fewer instructions and no spill at order 2
+    #: (DTS 2, cap 128), 184 registers instead of 254 at order 4; not yet measured on a GPU (BENCHMARKS.md,
+    #: "... one index a cell"), so off; the values are the same either way
+    specialize_shape = False
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
     #: False: the sweep that reads every value through the caches runs every scene
     tile_in_registers = True
@@ -556,6 +561,7 @@ class YeeCUDABackend(YeeCPUBackend):
         probe._stepwise = [(kernels, name, *where[name]) for kernels, name, *_ in self._stepwise]
         probe.tile_in_registers = self.tile_in_registers
         probe.registers_for_physics = self.registers_for_physics
+        probe.specialize_shape = False  # a kernel for the probe's grid alone would be compiled for nothing
         probe.sweep(1)
         probe.step(1)
         if self.monitors is not None:
@@ -709,8 +715,11 @@ class YeeCUDABackend(YeeCPUBackend):
 
         threads, sim = self.shape[2], simulator_enabled()
         cap = None if sim else _device_register_cap(self.params.order, self.size, threads, not self.plain)
+        # compiled for the grid only where the fields are the whole padded grid (not a window's rings)
+        whole = all(int(f.size) == int(np.prod(self._padded)) for f in fields[:2])
+        shape = self.shape if self.specialize_shape and whole else None
         module = yee_register_sweep(self.params.order, self.size, sim, cap, **self._features,
-                                    prefetch=self.tiers_prefetched)
+                                    prefetch=self.tiers_prefetched, shape=shape)
         shared = yee_shared_bytes(self.params.order, self.size, threads)
         nx, ny, nz = self.shape
         i64 = np.int64
