@@ -265,9 +265,9 @@ class _YeeTorrePrinter:
             m = self.m
             pz, sx = nz + 2 * m, (ny + 2 * m) * (nz + 2 * m)
             n, nu = (nx + 2 * m) * sx, nx * ny * nz
-            for name, value in (("nx", nx), ("ny", ny), ("nz", nz), ("pz", pz), ("sx", sx), ("n", n),
+            for size, value in (("nx", nx), ("ny", ny), ("nz", nz), ("pz", pz), ("sx", sx), ("n", n),
                                 ("n2", 2 * n), ("nyz", ny * nz), ("nu", nu), ("nu2", 2 * nu)):
-                e(1, f"{name} = {value}")
+                e(1, f"{size} = {value}")
         e(1, "unu = uint64(nu)")
         e(1, "unu2 = uint64(nu2)")
         e(1, "bufsize = stride * NSP")
@@ -642,8 +642,8 @@ def generate_yee_source(order: int, size: int, simulator: bool = False,
     parts = [header, _PHYSICS if features else ""]
     if prefetch not in PREFETCH_TIERS:
         raise ValueError(f"prefetch must be one of {PREFETCH_TIERS} tiers ahead; got {prefetch!r}")
-    if shape is not None and (len(shape) != 3 or min(shape) < 1):
-        raise ValueError(f"shape must be three sizes >= 1 (nx, ny, nz); got {shape!r}")
+    if shape is not None and (len(shape) != 3 or any(int(n) != n or n < 1 for n in shape)):
+        raise ValueError(f"shape must be three whole sizes >= 1 (nx, ny, nz); got {shape!r}")
     shape = None if shape is None else tuple(int(n) for n in shape)
     parts += [_YeeTorrePrinter(plan, interior, simulator, features, prefetch=prefetch, shape=shape)
               .print(name) + "\n" for name, interior in (("torre_interior", True), ("torre_boundary", False))]

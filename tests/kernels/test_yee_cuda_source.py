@@ -56,21 +56,31 @@ def test_a_tier_prefetches_what_the_tier_ahead_loads_first(order, size, ahead):
     assert "PREFETCH(" not in generate_yee_source(order, size)
 
 
-def test_a_sweep_compiled_for_its_grid_has_its_sizes_as_constants():
-    """``shape`` puts the grid's sizes in the torres' code (the kernel's arguments of the same names are not
-    read), and nothing else changes; a shape that is not three sizes is refused."""
-    generic = generate_yee_source(2, 2, prefetch=2)
-    fixed = generate_yee_source(2, 2, prefetch=2, shape=(96, 64, 32))
-    for line in ("nx = 96", "ny = 64", "nz = 32", "pz = 34", "sx = 2244", "n = 219912", "nyz = 2048",
-                 "nu = 196608"):
-        assert f"\n    {line}\n" in fixed.split("def torre_boundary(")[0]
-    assert "n = E.size // 3" in generic and "n = E.size // 3" not in fixed
-    for torre in ("torre_interior", "torre_boundary"):  # the code after the sizes: the same
-        after = [text.split(f"def {torre}(")[1].split("\n@cuda.jit")[0].split("unu2 = uint64(nu2)")[1]
-                 for text in (generic, fixed)]
-        assert after[0] == after[1] and "(E, base + " in after[0]
-    with pytest.raises(ValueError, match="shape must be three sizes"):
+@pytest.mark.parametrize(("order", "size"), [(2, 1), (2, 2), (4, 1)])
+@pytest.mark.parametrize("physics", [False, True])
+def test_a_sweep_compiled_for_its_grid_has_its_sizes_as_constants(order, size, physics):
+    """``shape`` puts the grid's sizes in every torre's code (the kernel's arguments of the same names are
+    not read), and nothing else changes; a shape that is not three whole sizes is refused."""
+    nx, ny, nz = 96, 64, 32
+    m = order // 2
+    pz, sx = nz + 2 * m, (ny + 2 * m) * (nz + 2 * m)
+    n, nu = (nx + 2 * m) * sx, nx * ny * nz
+    expected = dict(nx=nx, ny=ny, nz=nz, pz=pz, sx=sx, n=n, n2=2 * n, nyz=ny * nz, nu=nu, nu2=2 * nu)
+    features = dict(pml=physics, points=physics, drude=physics)
+    generic = generate_yee_source(order, size, prefetch=1, **features)
+    fixed = generate_yee_source(order, size, prefetch=1, shape=(nx, ny, nz), **features)
+    torres = ("torre_interior", "torre_boundary") + (("torre_calm",) if physics else ())
+    for torre in torres:
+        code = [text.split(f"def {torre}(")[1].split("\n@cuda.jit")[0] for text in (generic, fixed)]
+        head, after = code[1].split("unu = uint64(nu)")
+        sizes = dict(re.findall(r"^    (\w+) = (\d+)$", head, re.MULTILINE))
+        assert sizes == {k: str(v) for k, v in expected.items()}
+        assert "E.size" not in code[1] and "n = E.size // 3" in code[0]
+        assert code[0].split("unu = uint64(nu)")[1] == after and "(E, base + " in after
+    with pytest.raises(ValueError, match="shape must be three whole sizes"):
         generate_yee_source(2, 2, shape=(4, 4))
+    with pytest.raises(ValueError, match="shape must be three whole sizes"):
+        generate_yee_source(2, 2, shape=(4, 4.5, 4))
 
 
 def test_prefetch_is_checked():

@@ -108,9 +108,11 @@ class YeeCUDABackend(YeeCPUBackend):
     #: same either way
     prefetch = None
     #: the register-tile sweep compiled for the run's grid, its sizes constants in the code (a compile per
-    #: grid, cached on disk): ptxas offline (sm_90) counts 27 % fewer instructions and no spill at order 2
-    #: (DTS 2, cap 128), 184 registers instead of 254 at order 4; not yet measured on a GPU (BENCHMARKS.md,
-    #: "... one index a cell"), so off; the values are the same either way
+    #: grid, cached on disk): ptxas offline (sm_90) counts 27 % fewer instructions and 12 / 24 bytes spilled
+    #: instead of 92 / 100 at order 2 (DTS 2, cap 128), 184 registers instead of 245 at order 4; not yet
+    #: measured on a GPU (BENCHMARKS.md, "The sweep compiled for its grid: offline, before the device measures
+    #: it"), so off.  The values are the same either way.  Before it is turned on by default, :meth:`compile`
+    #: must compile the grid's kernel too (the first sweep compiles it now, inside the run's clock)
     specialize_shape = False
     #: the sweep whose tile lives in registers (:mod:`diamondlab.kernels.yee_cuda_source`) runs plain scenes;
     #: False: the sweep that reads every value through the caches runs every scene
